@@ -1,0 +1,108 @@
+//! Build script: compiles every compute shader under `shaders/` to SPIR-V (shaderc built from
+//! source, so the glslang is new enough for cooperative matrices and E4M3 types) and embeds the
+//! result; generates the C header with cbindgen.
+//!
+//! Outputs in `OUT_DIR`:
+//! * `shaders.rs` — `pub static SHADERS: &[(&str, &[u8])]`, one entry per `shaders/**/*.comp`,
+//!   keyed by the path relative to `shaders/` without extension (e.g. `nr/pool`).
+//! * `openngx.h` — the header cbindgen produces from `src/ngx`. The committed `include/openngx.h`
+//!   must equal it (a test checks); set `OPENNGX_UPDATE_HEADER=1` to rewrite the committed copy.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    compile_shaders(&root.join("shaders"), &out);
+    generate_header(&root, &out);
+}
+
+fn collect(dir: &Path, ext: &str, acc: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect(&p, ext, acc);
+        } else if p.extension().and_then(|e| e.to_str()) == Some(ext) {
+            acc.push(p);
+        }
+    }
+}
+
+fn compile_shaders(shader_dir: &Path, out: &Path) {
+    println!("cargo:rerun-if-changed={}", shader_dir.display());
+    let mut sources = Vec::new();
+    collect(shader_dir, "comp", &mut sources);
+    let mut includes = Vec::new();
+    collect(shader_dir, "glsl", &mut includes);
+    for p in sources.iter().chain(includes.iter()) {
+        println!("cargo:rerun-if-changed={}", p.display());
+    }
+
+    let compiler = shaderc::Compiler::new().expect("shaderc compiler");
+    let lib_dir = shader_dir.join("lib");
+    let mut table = String::from("/// Every compute shader of `shaders/`, compiled to SPIR-V at build time.\n");
+    table.push_str("pub static SHADERS: &[(&str, &[u8])] = &[\n");
+    let mut failures = Vec::new();
+    for src in &sources {
+        let rel = src.strip_prefix(shader_dir).expect("under shaders/");
+        let key = rel.with_extension("").to_string_lossy().replace('\\', "/");
+        let text = fs::read_to_string(src).expect("read shader");
+        let mut opts = shaderc::CompileOptions::new().expect("shaderc options");
+        opts.set_target_env(shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_2 as u32);
+        opts.set_target_spirv(shaderc::SpirvVersion::V1_5);
+        opts.set_optimization_level(shaderc::OptimizationLevel::Performance);
+        opts.set_generate_debug_info();
+        let lib = lib_dir.clone();
+        let src_dir = src.parent().map(Path::to_path_buf).unwrap_or_default();
+        opts.set_include_callback(move |name, _ty, _from, _depth| {
+            for base in [&src_dir, &lib] {
+                let p = base.join(name);
+                if let Ok(content) = fs::read_to_string(&p) {
+                    return Ok(shaderc::ResolvedInclude {
+                        resolved_name: p.to_string_lossy().into_owned(),
+                        content,
+                    });
+                }
+            }
+            Err(format!("include `{name}` not found in the shader's folder or shaders/lib"))
+        });
+        match compiler.compile_into_spirv(&text, shaderc::ShaderKind::Compute, &src.to_string_lossy(), "main", Some(&opts)) {
+            Ok(art) => {
+                let spv_name = format!("{}.spv", key.replace('/', "__"));
+                fs::write(out.join(&spv_name), art.as_binary_u8()).expect("write spv");
+                table.push_str(&format!(
+                    "    ({key:?}, include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{spv_name}\"))),\n"
+                ));
+            }
+            Err(e) => failures.push(format!("{}: {e}", src.display())),
+        }
+    }
+    if !failures.is_empty() {
+        panic!("shader compilation failed:\n{}", failures.join("\n"));
+    }
+    table.push_str("];\n");
+    fs::write(out.join("shaders.rs"), table).expect("write shaders.rs");
+}
+
+fn generate_header(root: &Path, out: &Path) {
+    println!("cargo:rerun-if-changed={}", root.join("src/ngx").display());
+    println!("cargo:rerun-if-changed={}", root.join("cbindgen.toml").display());
+    println!("cargo:rerun-if-env-changed=OPENNGX_UPDATE_HEADER");
+    let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
+    let header = match cbindgen::Builder::new()
+        .with_config(config)
+        .with_src(root.join("src/ngx/abi.rs"))
+        .generate()
+    {
+        Ok(b) => b,
+        Err(e) => panic!("cbindgen failed: {e}"),
+    };
+    let path = out.join("openngx.h");
+    header.write_to_file(&path);
+    if std::env::var("OPENNGX_UPDATE_HEADER").as_deref() == Ok("1") {
+        fs::copy(&path, root.join("include/openngx.h")).expect("update include/openngx.h");
+    }
+}

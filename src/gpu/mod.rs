@@ -1,0 +1,2 @@
+//! Vulkan on the caller's device: SPIR-V table, dispatch tables, allocation, pipelines.
+pub mod shaders;

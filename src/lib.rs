@@ -1,0 +1,8 @@
+//! openngx: a Vulkan stand-in for NVIDIA's NGX SDK that runs the DLSS-NR network bit-exactly.
+//!
+//! See `docs/architecture.md` for the layout; `numerics` is the single source of truth for the
+//! arithmetic, `nr::graph` for the network schedule.
+
+pub mod gpu;
+pub mod ngx;
+pub mod numerics;

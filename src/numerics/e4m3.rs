@@ -1,0 +1,159 @@
+//! E4M3 (e4m3fn): publication from f16 bits and decoding.
+//!
+//! Publication rules (spec nr-network §2.1): half NaN -> +0 (0x00); ±0 keep their sign; ±inf and
+//! overflow saturate to ±448 (0x7E/0xFE); RNE everywhere, subnormals included. Decoding maps the
+//! NaN codes 0x7F/0xFF to 0.
+
+use super::f16::{self, F16};
+
+/// An E4M3 code.
+pub type E4 = u8;
+
+/// Publish a half (given as bits) to E4M3.
+pub fn from_f16(h: F16) -> E4 {
+    if f16::is_nan(h) {
+        return 0x00;
+    }
+    let sign = ((h >> 8) & 0x80) as u8;
+    let e = ((h >> 10) & 0x1F) as u32;
+    let m = (h & 0x3FF) as u32;
+    if e == 0x1F {
+        return sign | 0x7E; // ±inf saturates
+    }
+    if e <= 8 {
+        // |x| < 2^-6: E4M3 subnormal m·2^-9. Significand (with the implicit bit for normals) is
+        // a multiple of 2^-24 (subnormal half) or 2^(e-25); shift to units of 2^-9 with RNE.
+        let (sig, shift) = if e == 0 { (m, 15) } else { (m | 0x400, 16 - e) };
+        let q = rne_shift(sig, shift).min(8);
+        return sign | q as u8;
+    }
+    // Normal: E4M3 exponent field = e - 8; mantissa = RNE(m >> 7).
+    let mut ee = e - 8;
+    let mut mm = rne_shift(m, 7);
+    if mm == 8 {
+        mm = 0;
+        ee += 1;
+    }
+    if ee > 15 || (ee == 15 && mm > 6) {
+        return sign | 0x7E;
+    }
+    sign | ((ee << 3) | mm) as u8
+}
+
+#[inline]
+fn rne_shift(v: u32, s: u32) -> u32 {
+    if s == 0 {
+        return v;
+    }
+    if s >= 32 {
+        return 0;
+    }
+    let kept = v >> s;
+    let rem = v & ((1 << s) - 1);
+    let half = 1 << (s - 1);
+    if rem > half || (rem == half && (kept & 1) == 1) {
+        kept + 1
+    } else {
+        kept
+    }
+}
+
+/// Decode an E4M3 code to the half it equals exactly (NaN codes decode to +0).
+pub fn to_f16(c: E4) -> F16 {
+    let sign = ((c as u16) & 0x80) << 8;
+    let e = ((c >> 3) & 0xF) as u16;
+    let m = (c & 7) as u16;
+    if (c & 0x7F) == 0x7F {
+        return 0;
+    }
+    if e == 0 {
+        if m == 0 {
+            return sign;
+        }
+        let p = 15 - m.leading_zeros() as i32; // index of top bit 0..2
+        let ue = p - 9; // value exponent
+        let frac = (m as u32) << (10 - p) & 0x3FF;
+        return sign | ((((ue + 15) as u16) << 10) | frac as u16);
+    }
+    // (1 + m/8)·2^(e-7) -> half exponent field e - 7 + 15 = e + 8.
+    sign | ((e + 8) << 10) | (m << 7)
+}
+
+/// Decode an E4M3 code to f32 (NaN codes decode to +0).
+pub fn to_f32(c: E4) -> f32 {
+    f16::to_f32(to_f16(c))
+}
+
+/// Publish an f32: f32 -> f16 (RNE) -> E4M3 (RNE), never directly.
+pub fn from_f32(x: f32) -> E4 {
+    from_f16(f16::from_f32_rne(x))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_values() {
+        assert_eq!(to_f32(0x00), 0.0);
+        assert!(to_f32(0x80).is_sign_negative());
+        assert_eq!(to_f32(0x7E), 448.0);
+        assert_eq!(to_f32(0xFE), -448.0);
+        assert_eq!(to_f32(0x01), 2f32.powi(-9));
+        assert_eq!(to_f32(0x07), 7.0 * 2f32.powi(-9));
+        assert_eq!(to_f32(0x08), 2f32.powi(-6));
+        assert_eq!(to_f32(0x38), 1.0);
+        assert_eq!(to_f32(0x7F), 0.0);
+        assert_eq!(to_f32(0xFF), 0.0);
+    }
+
+    #[test]
+    fn every_code_round_trips_through_f16() {
+        for c in 0..=255u8 {
+            if c & 0x7F == 0x7F {
+                continue;
+            }
+            assert_eq!(from_f16(to_f16(c)), c, "{c:#04x}");
+        }
+    }
+
+    #[test]
+    fn every_half_publishes_to_the_nearest_code() {
+        // Oracle: among all finite codes, the nearest by value; ties to the even code; values
+        // beyond 448 saturate; NaN -> 0.
+        let codes: Vec<(f64, u8)> = (0..=255u8)
+            .filter(|c| c & 0x7F != 0x7F)
+            .map(|c| (to_f32(c) as f64, c))
+            .collect();
+        for h in 0..=u16::MAX {
+            let got = from_f16(h);
+            if f16::is_nan(h) {
+                assert_eq!(got, 0);
+                continue;
+            }
+            let x = f16::to_f32(h) as f64;
+            if x == 0.0 {
+                assert_eq!(got, if h & 0x8000 != 0 { 0x80 } else { 0 });
+                continue;
+            }
+            if x.abs() >= 448.0 {
+                assert_eq!(got, if x < 0.0 { 0xFE } else { 0x7E }, "{h:#06x}");
+                continue;
+            }
+            let mut best = (f64::INFINITY, 0u8);
+            for &(v, c) in &codes {
+                if (v < 0.0) != (x < 0.0) && v != 0.0 {
+                    continue;
+                }
+                if v == 0.0 && ((c & 0x80 != 0) != (x < 0.0)) {
+                    continue;
+                }
+                let d = (v - x).abs();
+                if d < best.0 || (d == best.0 && (c & 1) == 0) {
+                    best = (d, c);
+                }
+            }
+            assert_eq!(got, best.1, "half {h:#06x} = {x}");
+        }
+    }
+}
