@@ -1,0 +1,321 @@
+//! Fixture directories ("captured frames"): the upstream parity format (spec nr-network §4.2) plus
+//! this project's temporal sequences. Written by `openngx reference`, read strictly by `parity`
+//! and the C harness. The format is documented in `docs/testing.md`.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::nr::geometry::Geometry;
+
+/// `manifest.json` of a fixture.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    pub source_dimensions: [usize; 2],
+    pub full_dimensions: [usize; 2],
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<ProxyRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_features: Option<FileRef>,
+    pub checks: Vec<String>,
+    #[serde(default)]
+    pub blocks: Vec<BlockRef>,
+    #[serde(default)]
+    pub transitions: Vec<TransitionRef>,
+    #[serde(default)]
+    pub omitted_boundaries: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_head: Option<FileRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_output: Option<OutputRef>,
+    /// openngx extension: a temporal sequence (frames 1.. after the frame described above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<Sequence>,
+    /// openngx extension: which MMA profile produced the references (`f13` = native).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct FileRef {
+    pub file: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ProxyRef {
+    pub file: String,
+    pub width: usize,
+    pub height: usize,
+    #[serde(default)]
+    pub conditioning: Conditioning,
+    #[serde(default)]
+    pub seed: u32,
+    #[serde(default = "yes")]
+    pub auto_mask: bool,
+    /// openngx extension: motion vectors (RG f32 pixels, 8 B/pixel) of this frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub motion: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Conditioning {
+    pub local_tone: f32,
+    pub local_structure: f32,
+    pub skin_structure: f32,
+    pub style: u32,
+}
+
+impl Default for Conditioning {
+    fn default() -> Self {
+        Conditioning { local_tone: 1.0, local_structure: 1.0, skin_structure: -1.0, style: 0 }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BlockRef {
+    pub block: usize,
+    pub width: usize,
+    pub height: usize,
+    pub channels: usize,
+    pub file: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TransitionRef {
+    pub id: String,
+    pub width: usize,
+    pub height: usize,
+    pub channels: usize,
+    pub file: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OutputRef {
+    pub file: String,
+    /// `f32` (RGBA halves stored as f32) or `u8`.
+    pub dtype: String,
+}
+
+/// A temporal sequence: frame 0 is the fixture's main frame, `frames[i]` is frame i+1.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Sequence {
+    pub frames: Vec<SequenceFrame>,
+}
+
+/// One later frame of a sequence.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SequenceFrame {
+    /// RGBA f32 proxy, valid size.
+    pub proxy: String,
+    /// RG f32 motion vectors (pixel displacement), valid size.
+    pub motion: String,
+    /// Evaluate-time parameters of this frame.
+    pub parameters: FrameParameters,
+    /// Expected composed output, RGBA halves as f32.
+    pub output: String,
+    /// Expected head, f32 `[field rows][4]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+}
+
+/// The DLSSNR.* evaluate parameters a sequence frame records.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FrameParameters {
+    pub enabled: bool,
+    pub reset: bool,
+    pub intensity: f32,
+    pub mvec_scale: [f32; 2],
+    pub conditioning: Conditioning,
+    pub auto_mask: bool,
+}
+
+impl Default for FrameParameters {
+    fn default() -> Self {
+        FrameParameters {
+            enabled: true,
+            reset: false,
+            intensity: 1.0,
+            mvec_scale: [1.0, 1.0],
+            conditioning: Conditioning::default(),
+            auto_mask: true,
+        }
+    }
+}
+
+/// Why a fixture is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum FixtureError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: invalid manifest: {source}")]
+    Json { path: PathBuf, source: serde_json::Error },
+    #[error("{path}: {what}")]
+    Invalid { path: PathBuf, what: String },
+}
+
+/// A loaded, validated fixture.
+#[derive(Clone, Debug)]
+pub struct Fixture {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub geometry: Geometry,
+}
+
+fn rel_ok(name: &str) -> bool {
+    let p = Path::new(name);
+    !name.is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+impl Fixture {
+    /// Read and validate `dir/manifest.json` and every file it names (sizes checked).
+    pub fn load(dir: &Path) -> Result<Fixture, FixtureError> {
+        let mpath = dir.join("manifest.json");
+        let text = fs::read_to_string(&mpath).map_err(|source| FixtureError::Io { path: mpath.clone(), source })?;
+        let manifest: Manifest =
+            serde_json::from_str(&text).map_err(|source| FixtureError::Json { path: mpath.clone(), source })?;
+        let bad = |what: String| FixtureError::Invalid { path: mpath.clone(), what };
+        let [w, h] = manifest.source_dimensions;
+        let geometry = Geometry::new(w, h).map_err(|e| bad(format!("sourceDimensions {w}x{h}: {e}")))?;
+        let (fw, fh) = geometry.field();
+        if manifest.full_dimensions != [fw, fh] {
+            return Err(bad(format!(
+                "fullDimensions {:?} do not match the geometry rule ({}x{} -> {}x{})",
+                manifest.full_dimensions, w, h, fw, fh
+            )));
+        }
+        if manifest.checks.is_empty() {
+            return Err(bad("checks is empty".into()));
+        }
+        for c in &manifest.checks {
+            if !["boundaries", "head", "output"].contains(&c.as_str()) {
+                return Err(bad(format!("unknown check `{c}`")));
+            }
+        }
+        if manifest.proxy.is_none() && manifest.input_features.is_none() {
+            return Err(bad("neither `proxy` nor `inputFeatures` is given".into()));
+        }
+        let fx = Fixture { dir: dir.to_path_buf(), manifest, geometry };
+        let field_rows = fw * fh;
+        if let Some(f) = &fx.manifest.input_features {
+            fx.check_file("inputFeatures", &f.file, field_rows * 16 * 4)?;
+        }
+        if let Some(p) = &fx.manifest.proxy {
+            if (p.width, p.height) != (w, h) {
+                return Err(bad(format!("proxy is {}x{}, sourceDimensions {w}x{h}", p.width, p.height)));
+            }
+            fx.check_file("proxy", &p.file, w * h * 16)?;
+            if let Some(m) = &p.motion {
+                fx.check_file("proxy.motion", m, w * h * 8)?;
+            }
+        }
+        if fx.wants("boundaries") {
+            let expected = geometry.boundaries();
+            let mut named: BTreeMap<String, (usize, usize, usize, &str)> = BTreeMap::new();
+            for b in &fx.manifest.blocks {
+                named.insert(format!("block-{}", b.block), (b.width, b.height, b.channels, &b.file));
+            }
+            for t in &fx.manifest.transitions {
+                named.insert(format!("transition-{}", t.id), (t.width, t.height, t.channels, &t.file));
+            }
+            for b in &expected {
+                match named.remove(&b.name) {
+                    Some((bw, bh, bc, file)) => {
+                        if (bw, bh, bc) != (b.width, b.height, b.channels) {
+                            return Err(bad(format!(
+                                "boundary {} is {bw}x{bh}x{bc}, the geometry says {}x{}x{}",
+                                b.name, b.width, b.height, b.channels
+                            )));
+                        }
+                        fx.check_file(&b.name, file, b.width * b.height * b.channels)?;
+                    }
+                    None => {
+                        if !fx.manifest.omitted_boundaries.contains_key(&b.name) {
+                            return Err(bad(format!("boundary {} has neither a reference nor an omission reason", b.name)));
+                        }
+                    }
+                }
+            }
+            if let Some(name) = named.keys().next() {
+                return Err(bad(format!("unknown boundary reference `{name}`")));
+            }
+        }
+        if fx.wants("head") {
+            let f = fx.manifest.reference_head.as_ref().ok_or_else(|| bad("check `head` needs referenceHead".into()))?;
+            fx.check_file("referenceHead", &f.file, field_rows * 16)?;
+        }
+        if fx.wants("output") {
+            let o = fx.manifest.native_output.as_ref().ok_or_else(|| bad("check `output` needs nativeOutput".into()))?;
+            let px = match o.dtype.as_str() {
+                "f32" => 16,
+                "u8" => 4,
+                d => return Err(bad(format!("nativeOutput.dtype `{d}` (expected f32 or u8)"))),
+            };
+            if fx.manifest.proxy.is_none() {
+                return Err(bad("check `output` needs a proxy".into()));
+            }
+            fx.check_file("nativeOutput", &o.file, w * h * px)?;
+        }
+        if let Some(seq) = &fx.manifest.sequence {
+            for (i, f) in seq.frames.iter().enumerate() {
+                let n = i + 1;
+                fx.check_file(&format!("sequence frame {n} proxy"), &f.proxy, w * h * 16)?;
+                fx.check_file(&format!("sequence frame {n} motion"), &f.motion, w * h * 8)?;
+                fx.check_file(&format!("sequence frame {n} output"), &f.output, w * h * 16)?;
+                if let Some(hd) = &f.head {
+                    fx.check_file(&format!("sequence frame {n} head"), hd, field_rows * 16)?;
+                }
+            }
+        }
+        Ok(fx)
+    }
+
+    /// True when the manifest lists `check`.
+    pub fn wants(&self, check: &str) -> bool {
+        self.manifest.checks.iter().any(|c| c == check)
+    }
+
+    fn check_file(&self, what: &str, name: &str, len: usize) -> Result<(), FixtureError> {
+        let path = self.dir.join(name);
+        if !rel_ok(name) {
+            return Err(FixtureError::Invalid { path, what: format!("{what}: file name must be a relative path inside the fixture") });
+        }
+        let meta = fs::metadata(&path).map_err(|source| FixtureError::Io { path: path.clone(), source })?;
+        if meta.len() != len as u64 {
+            return Err(FixtureError::Invalid { path, what: format!("{what}: {} bytes, expected {len}", meta.len()) });
+        }
+        Ok(())
+    }
+
+    /// Read a file of the fixture (already size-checked by [`Fixture::load`]).
+    pub fn read(&self, name: &str) -> Result<Vec<u8>, FixtureError> {
+        let path = self.dir.join(name);
+        fs::read(&path).map_err(|source| FixtureError::Io { path, source })
+    }
+
+    /// Read a file of little-endian f32 values.
+    pub fn read_f32(&self, name: &str) -> Result<Vec<f32>, FixtureError> {
+        Ok(bytes_to_f32(&self.read(name)?))
+    }
+}
+
+/// Little-endian f32 values from bytes.
+pub fn bytes_to_f32(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// Little-endian bytes of f32 values.
+pub fn f32_to_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}

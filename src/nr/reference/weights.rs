@@ -1,0 +1,94 @@
+//! Weight slices of a loaded model in the shapes the CPU reference wants, unpacked once and cached.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::model::{pack, Model};
+use crate::nr::graph::{MatRef, WeightRef};
+
+use super::exec::ReferenceError;
+
+/// Access to a model's weights for the reference.
+pub struct Weights<'m> {
+    model: &'m Model,
+    matrices: Mutex<HashMap<MatRef, Arc<Vec<u8>>>>,
+}
+
+impl<'m> Weights<'m> {
+    pub fn new(model: &'m Model) -> Self {
+        Weights { model, matrices: Mutex::new(HashMap::new()) }
+    }
+
+    /// The bytes of record `w.block`/`w.layer` from `w.offset` on, at least `len` long.
+    pub fn bytes(&self, w: WeightRef, len: usize) -> Result<&'m [u8], ReferenceError> {
+        let rec = self
+            .model
+            .record(w.block, w.layer)
+            .ok_or(ReferenceError::MissingRecord { block: w.block, layer: w.layer })?;
+        rec.get(w.offset..w.offset + len)
+            .ok_or(ReferenceError::ShortRecord { block: w.block, layer: w.layer, offset: w.offset, len })
+    }
+
+    /// An FP8 matrix as `[groups][n][k]`: row n of group g holds the weights of output column n for
+    /// the group's natural input channels 0..k.
+    pub fn matrix(&self, m: &MatRef) -> Result<Arc<Vec<u8>>, ReferenceError> {
+        if let Some(v) = self.matrices.lock().get(m) {
+            return Ok(v.clone());
+        }
+        let packed = self.bytes(m.at, m.bytes())?;
+        let kt = m.groups * m.k;
+        // [n][groups*k], natural K order.
+        let t = pack::unpack_fp8_transposed(packed, kt, m.n);
+        let mut out = vec![0u8; m.bytes()];
+        for g in 0..m.groups {
+            for n in 0..m.n {
+                let dst = (g * m.n + n) * m.k;
+                let src = n * kt + g * m.k;
+                out[dst..dst + m.k].copy_from_slice(&t[src..src + m.k]);
+            }
+        }
+        let out = Arc::new(out);
+        self.matrices.lock().insert(*m, out.clone());
+        Ok(out)
+    }
+
+    /// `len` little-endian f16 values.
+    pub fn f16s(&self, w: WeightRef, len: usize) -> Result<Vec<u16>, ReferenceError> {
+        let b = self.bytes(w, 2 * len)?;
+        Ok(b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect())
+    }
+
+    /// `len` little-endian f32 values.
+    pub fn f32s(&self, w: WeightRef, len: usize) -> Result<Vec<f32>, ReferenceError> {
+        let b = self.bytes(w, 4 * len)?;
+        Ok(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+
+    /// An f16 fragment matrix (adapter 16x32, head 32x4) as `[n][k]` halves.
+    pub fn f16_matrix(&self, w: WeightRef, k: usize, n: usize) -> Result<Vec<u16>, ReferenceError> {
+        let tiles_n = n.div_ceil(16);
+        let len = k.div_ceil(16) * tiles_n * 256;
+        let halves = self.f16s(w, len)?;
+        let natural = pack::unpack_f16_fragments(&halves, k, tiles_n * 16); // [k][n padded]
+        let np = tiles_n * 16;
+        let mut t = vec![0u16; n * k];
+        for kk in 0..k {
+            for nn in 0..n {
+                t[nn * k + kk] = natural[kk * np + nn];
+            }
+        }
+        Ok(t)
+    }
+
+    /// The 64x64 priors of `heads` heads as `[head][q_phys][k_phys]` halves.
+    pub fn priors(&self, w: WeightRef, heads: usize) -> Result<Vec<u16>, ReferenceError> {
+        let b = self.bytes(w, heads * 8192)?;
+        let mut out = Vec::with_capacity(heads * 4096);
+        for h in 0..heads {
+            out.extend(pack::prior_physical(&b[h * 8192..(h + 1) * 8192]));
+        }
+        Ok(out)
+    }
+}
