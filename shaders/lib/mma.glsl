@@ -9,8 +9,9 @@
 //   H25: f16 operands, G = 16 (8 for 16x8x8), P = 25 (the H200's f16 tensor cores).
 // Positive and negative terms are summed apart in uint: every |term| < 2^27 and G <= 16, so each
 // partial sum stays below 2^32 without 64-bit integers.
-// f16 operands that are inf/NaN (not covered by the spec): the result is the f32 IEEE sum of the
-// accumulator and the products rounded to f16 (always inf or NaN), NaN canonicalised.
+// f16 operands that are inf/NaN (not covered by the spec) propagate IEEE-like: a NaN product
+// (NaN operand, inf * 0) or infinities of both signs give F16_QNAN, else the infinity present;
+// a NaN accumulator is returned unchanged.
 #ifndef OPENNGX_MMA_GLSL
 #define OPENNGX_MMA_GLSL
 #include "f16.glsl"
@@ -103,20 +104,36 @@ uint mma_group_e4m3(uint acc, uint a[16], uint b[16], int n, int P) {
 
 // One group of n <= 16 f16 products (F24: n = 8, P = 24; H25: n = 16 or 8, P = 25).
 uint mma_group_f16(uint acc, uint a[16], uint b[16], int n, int P) {
-    if (f16_is_nonfinite(acc)) {
+    if (f16_is_nan(acc)) {
         return acc;
     }
-    bool special = false;
+    // IEEE-like propagation for inf/NaN operands (same reading as src/numerics/mma.rs).
+    bool nan = false;
+    bool pos_inf = acc == F16_POS_INF;
+    bool neg_inf = acc == F16_NEG_INF;
     for (int i = 0; i < n; i++) {
-        special = special || f16_is_nonfinite(a[i]) || f16_is_nonfinite(b[i]);
-    }
-    if (special) {
-        precise float s = f16_to_f32(acc);
-        for (int i = 0; i < n; i++) {
-            precise float p = f16_to_f32(a[i]) * f16_to_f32(b[i]);
-            s = s + p;
+        bool an = f16_is_nan(a[i]);
+        bool bn = f16_is_nan(b[i]);
+        bool ai = f16_is_inf(a[i]);
+        bool bi = f16_is_inf(b[i]);
+        if (an || bn || (ai && f16_is_zero(b[i])) || (bi && f16_is_zero(a[i]))) {
+            nan = true;
+        } else if (ai || bi) {
+            if (((a[i] ^ b[i]) & 0x8000u) != 0u) {
+                neg_inf = true;
+            } else {
+                pos_inf = true;
+            }
         }
-        return f16_canon(f16_from_f32_rne(s));
+    }
+    if (nan || (pos_inf && neg_inf)) {
+        return F16_QNAN;
+    }
+    if (f16_is_inf(acc)) {
+        return acc;
+    }
+    if (pos_inf || neg_inf) {
+        return neg_inf ? F16_NEG_INF : F16_POS_INF;
     }
     int E = mma_acc_exponent(acc);
     for (int i = 0; i < n; i++) {

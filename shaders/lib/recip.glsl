@@ -42,7 +42,7 @@ bool rsqrt_above_mid(uint mx, int ex, uint h) {
     return recip_below_pow2(hi, lo, -(2 * (f16_exponent(h) - 11) + ex));
 }
 
-uint f16_rcp(uint x) {
+uint recip(uint x) {
     uint sign = x & 0x8000u;
     uint ax = x & 0x7FFFu;
     if (f16_is_nan(x)) {
@@ -67,7 +67,7 @@ uint f16_rcp(uint x) {
     return sign | h;
 }
 
-uint f16_rsqrt(uint x) {
+uint rsqrt(uint x) {
     if (f16_is_nan(x)) {
         return F16_QNAN;
     }

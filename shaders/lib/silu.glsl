@@ -12,7 +12,7 @@ const uint SILU_C2 = 0x3728u; //  0.447265625
 const uint SILU_C1 = 0x3B28u; //  0.89453125
 const uint SILU_CLAMP = 0x4400u; // 4.0
 
-uint silu_cubic(uint x) {
+uint silu(uint x) {
     uint b = x;
     if (f16_is_nan(x)) {
         b = SILU_CLAMP | 0x8000u; // min/max semantics; the product with x is NaN anyway

@@ -28,19 +28,19 @@ void main() {
     switch (FUNC) {
     case 0u: r = e4m3_from_f16(a); break;
     case 1u: r = e4m3_to_f16(a); break;
-    case 2u: r = silu_cubic(a); break;
+    case 2u: r = silu(a); break;
     case 3u: r = exp_window(a); break;
     case 4u: r = exp_vit(a); break;
-    case 5u: r = f16_rsqrt(a); break;
-    case 6u: r = f16_rcp(a); break;
+    case 5u: r = rsqrt(a); break;
+    case 6u: r = recip(a); break;
     case 7u: r = f16_from_f32_rtz(uintBitsToFloat(a)); break;
     case 8u: r = f16_from_f32_rne(uintBitsToFloat(a)); break;
     case 9u: r = f16_add(a, b); break;
     case 10u: r = f16_mul(a, b); break;
     case 11u: r = f16_fma(a, b, c); break;
-    case 12u: r = op_pool4(a, b, c, d); break;
-    case 13u: r = op_merge(a, b, c); break;
-    case 14u: r = op_blend(a, b, c, d); break;
+    case 12u: r = pool2x2(a, b, c, d); break;
+    case 13u: r = decoder_merge(a, b, c); break;
+    case 14u: r = post_blend(a, b, c, d); break;
     case 15u: r = floatBitsToUint(f16_to_f32(a)); break;
     case 16u: r = e4m3_from_f32(uintBitsToFloat(a)); break;
     default: r = 0xDEADBEEFu; break;

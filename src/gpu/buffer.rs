@@ -169,6 +169,13 @@ impl GpuBuffer {
 
     fn mapped(&self, offset: u64, len: usize) -> Result<*mut u8, GpuError> {
         self.range(offset, len as u64)?;
+        // Device-local memory may happen to be mapped (lavapipe, ReBAR); never rely on it.
+        if self.kind == MemoryKind::DeviceLocal {
+            return Err(GpuError::invalid(
+                format!("buffer `{}`", self.name),
+                "is device-local, not host-visible",
+            ));
+        }
         let ptr = self
             .allocation
             .as_ref()
