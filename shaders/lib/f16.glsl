@@ -1,0 +1,190 @@
+// IEEE binary16 on bit patterns (mirror of src/numerics/f16.rs). Halves travel as the low 16
+// bits of a uint; every rounding to f16 is done here on integer bits, so no compiler can fold an
+// f32 -> f16 -> f32 round trip away. f16 add/mul go through f32: for +, -, * of halves the f32
+// result rounded once more to f16 equals the correctly rounded f16 result (24 >= 2*11 + 2).
+// Arithmetic results that are NaN are canonicalised to F16_QNAN (0x7E00), as in the Rust code.
+#ifndef OPENNGX_F16_GLSL
+#define OPENNGX_F16_GLSL
+
+const uint F16_POS_ZERO = 0x0000u;
+const uint F16_NEG_ZERO = 0x8000u;
+const uint F16_POS_INF = 0x7C00u;
+const uint F16_NEG_INF = 0xFC00u;
+const uint F16_QNAN = 0x7E00u;
+const uint F16_ONE = 0x3C00u;
+const uint F16_MAX = 0x7BFFu;
+
+bool f16_is_nan(uint h) { return (h & 0x7C00u) == 0x7C00u && (h & 0x03FFu) != 0u; }
+bool f16_is_inf(uint h) { return (h & 0x7FFFu) == 0x7C00u; }
+bool f16_is_nonfinite(uint h) { return (h & 0x7C00u) == 0x7C00u; }
+bool f16_is_zero(uint h) { return (h & 0x7FFFu) == 0u; }
+
+// Unbiased exponent of a finite nonzero half; subnormals count as -14.
+int f16_exponent(uint h) {
+    int e = int((h >> 10) & 0x1Fu);
+    return e == 0 ? -14 : e - 15;
+}
+
+// Integer significand: value = f16_significand(h) * 2^(f16_exponent(h) - 10).
+uint f16_significand(uint h) {
+    uint e = (h >> 10) & 0x1Fu;
+    uint m = h & 0x3FFu;
+    return e == 0u ? m : (m | 0x400u);
+}
+
+// Exact decode (every half is an f32 normal or zero); built on bits, no float arithmetic.
+float f16_to_f32(uint h) {
+    uint sign = (h & 0x8000u) << 16;
+    uint e = (h >> 10) & 0x1Fu;
+    uint m = h & 0x3FFu;
+    if (e == 0u) {
+        if (m == 0u) {
+            return uintBitsToFloat(sign);
+        }
+        int p = findMSB(m); // value m * 2^-24 = 1.f * 2^(p - 24)
+        uint frac = (m << uint(23 - p)) & 0x7FFFFFu;
+        return uintBitsToFloat(sign | (uint(p - 24 + 127) << 23) | frac);
+    }
+    if (e == 0x1Fu) {
+        return uintBitsToFloat(sign | 0x7F800000u | (m << 13));
+    }
+    return uintBitsToFloat(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+// f32 bits -> f16. rtz: round toward zero (finite overflow gives +-65504), else round to
+// nearest with ties decided by `tie`: 0 = to even, +1 = away from zero, -1 = toward zero (the
+// last two serve the fused FMA, where the true value lies just beside an f32 tie).
+uint f16_from_f32_bits(uint b, bool rtz, int tie) {
+    uint sign = (b >> 16) & 0x8000u;
+    int e = int((b >> 23) & 0xFFu);
+    uint m = b & 0x7FFFFFu;
+    if (e == 255) {
+        return m != 0u ? (sign | F16_QNAN) : (sign | F16_POS_INF);
+    }
+    if (e == 0) {
+        return sign; // f32 zero or subnormal: far below half of the smallest half subnormal
+    }
+    int ue = e - 127;
+    if (ue > 15) {
+        return rtz ? (sign | F16_MAX) : (sign | F16_POS_INF);
+    }
+    uint sig = m | 0x800000u;
+    int shift = ue >= -14 ? 13 : 13 + (-14 - ue);
+    if (shift > 24) {
+        return sign;
+    }
+    uint kept = sig >> uint(shift);
+    uint rem = sig & ((1u << uint(shift)) - 1u);
+    uint halfway = 1u << uint(shift - 1);
+    uint q = kept;
+    if (!rtz) {
+        bool up = rem > halfway;
+        if (rem == halfway) {
+            up = tie > 0 || (tie == 0 && (kept & 1u) == 1u);
+        }
+        if (up) {
+            q += 1u;
+        }
+    }
+    // Normals: the exponent field minus one plus q (with its implicit bit) handles the carry.
+    uint bits = ue >= -14 ? ((uint(ue + 14) << 10) + q) : q;
+    if (bits >= 0x7C00u) {
+        return rtz ? (sign | F16_MAX) : (sign | F16_POS_INF);
+    }
+    return sign | bits;
+}
+
+uint f16_from_f32_rne(float x) { return f16_from_f32_bits(floatBitsToUint(x), false, 0); }
+uint f16_from_f32_rtz(float x) { return f16_from_f32_bits(floatBitsToUint(x), true, 0); }
+
+uint f16_canon(uint h) { return f16_is_nan(h) ? F16_QNAN : h; }
+
+uint f16_neg(uint h) { return h ^ 0x8000u; }
+
+// f16(a + b), one rounding.
+uint f16_add(uint a, uint b) {
+    precise float s = f16_to_f32(a) + f16_to_f32(b);
+    return f16_canon(f16_from_f32_rne(s));
+}
+
+// f16(a * b), one rounding (the product of two halves is exact in f32).
+uint f16_mul(uint a, uint b) {
+    precise float p = f16_to_f32(a) * f16_to_f32(b);
+    return f16_canon(f16_from_f32_rne(p));
+}
+
+// The fused half FMA f16(a*b + c) with a single rounding. The product is exact in f32; the sum
+// s = fl32(p + c) and its exact error (TwoSum) decide ties: the true value can only round
+// differently from s when s is exactly halfway between two halves.
+uint f16_fma(uint a, uint b, uint c) {
+    if (f16_is_nonfinite(a) || f16_is_nonfinite(b) || f16_is_nonfinite(c)) {
+        precise float r = f16_to_f32(a) * f16_to_f32(b);
+        precise float rs = r + f16_to_f32(c);
+        return f16_canon(f16_from_f32_rne(rs));
+    }
+    precise float p = f16_to_f32(a) * f16_to_f32(b);
+    float cf = f16_to_f32(c);
+    precise float s = p + cf;
+    precise float bv = s - p;
+    precise float err = (p - (s - bv)) + (cf - bv);
+    uint sb = floatBitsToUint(s);
+    if ((sb & 0x7FFFFFFFu) == 0u) {
+        return (sb >> 16) & 0x8000u; // exact zero: IEEE sign rules of the f32 add
+    }
+    int tie = 0;
+    if (err != 0.0) {
+        tie = ((err > 0.0) == (s > 0.0)) ? 1 : -1;
+    }
+    return f16_from_f32_bits(sb, false, tie);
+}
+
+// Round the exact value (sign ? -1 : 1) * mag * 2^scale to f16 (RNE). Overflow gives +-inf; a
+// value that rounds to zero returns the signed zero (callers apply their zero rule).
+uint f16_round_fixed_rne(uint mag, int scale, uint sign) {
+    if (mag == 0u) {
+        return sign;
+    }
+    int nbits = findMSB(mag) + 1;
+    int ue = nbits - 1 + scale;
+    int lsb_exp = ue >= -14 ? ue - 10 : -24;
+    int drop = lsb_exp - scale;
+    uint q;
+    if (drop <= 0) {
+        q = mag << uint(-drop);
+    } else if (drop > 32) {
+        q = 0u; // below a quarter of the smallest subnormal
+    } else {
+        uint kept = drop == 32 ? 0u : (mag >> uint(drop));
+        uint rem = drop == 32 ? mag : (mag & ((1u << uint(drop)) - 1u));
+        uint halfway = 1u << uint(drop - 1);
+        q = kept;
+        if (rem > halfway || (rem == halfway && (kept & 1u) == 1u)) {
+            q += 1u;
+        }
+    }
+    if (q == 0u) {
+        return sign;
+    }
+    uint bits = lsb_exp == -24 ? q : ((uint(lsb_exp + 24) << 10) + q);
+    if (bits >= 0x7C00u) {
+        return sign | F16_POS_INF;
+    }
+    return sign | bits;
+}
+
+// Clamp a half to [lo, hi] (both finite halves, lo <= hi) with min/max semantics: NaN takes lo.
+uint f16_clamp(uint x, uint lo, uint hi) {
+    if (f16_is_nan(x)) {
+        return lo;
+    }
+    float v = f16_to_f32(x);
+    if (v < f16_to_f32(lo)) {
+        return lo;
+    }
+    if (v > f16_to_f32(hi)) {
+        return hi;
+    }
+    return x;
+}
+
+#endif

@@ -1,0 +1,460 @@
+//! The library's view of the caller's Vulkan device: function tables loaded through the caller's
+//! `vkGet*ProcAddr`, device properties and limits, the exact-route capability check, the memory
+//! allocator and the per-device pipeline state.
+//!
+//! The library never creates an instance, a device or a queue. One [`GpuContext`] exists per
+//! `VkDevice` (see [`DeviceRegistry`]): every feature created on that device shares it, so
+//! pipelines and anything registered per device are built once; it is freed with the last
+//! feature that holds it.
+
+use std::ffi::CStr;
+use std::sync::{Arc, Weak};
+
+use ash::vk;
+use parking_lot::Mutex;
+
+use super::error::GpuError;
+use super::pipeline::PipelineStore;
+
+/// Device facts read once at context creation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capabilities {
+    pub device_name: String,
+    pub vendor_id: u32,
+    pub device_id: u32,
+    pub device_type: vk::PhysicalDeviceType,
+    /// `VkPhysicalDeviceProperties::apiVersion`.
+    pub api_version: u32,
+    pub driver_version: u32,
+    pub shader_float16: bool,
+    pub shader_int8: bool,
+    pub shader_int16: bool,
+    pub shader_int64: bool,
+    pub storage_buffer_8bit: bool,
+    pub storage_buffer_16bit: bool,
+    pub vulkan_memory_model: bool,
+    /// `timestampComputeAndGraphics` and a nonzero `timestampPeriod`.
+    pub timestamps: bool,
+    /// Nanoseconds per timestamp tick.
+    pub timestamp_period_ns: f32,
+    pub subgroup_size: u32,
+    pub max_push_constants_size: u32,
+    pub max_storage_buffer_range: u32,
+    pub max_compute_shared_memory_size: u32,
+    pub max_compute_work_group_invocations: u32,
+    pub max_compute_work_group_count: [u32; 3],
+    pub max_bound_descriptor_sets: u32,
+    pub min_storage_buffer_offset_alignment: u64,
+    pub non_coherent_atom_size: u64,
+}
+
+/// Storage buffers per descriptor set the exact route's kernels may use (upstream used 12).
+pub const EXACT_ROUTE_MAX_BUFFERS: u32 = 12;
+/// Push-constant bytes the exact route's kernels may use (the Vulkan minimum guarantee).
+pub const EXACT_ROUTE_PUSH_CONSTANT_BYTES: u32 = 128;
+
+impl Capabilities {
+    /// Read the physical device's properties and features.
+    ///
+    /// # Safety
+    /// `physical` must be a valid physical device of `instance`.
+    pub unsafe fn query(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Self {
+        let props = instance.get_physical_device_properties(physical);
+        let limits = props.limits;
+        let device_name = props
+            .device_name_as_c_str()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "<unnamed device>".to_owned());
+        let mut caps = Capabilities {
+            device_name,
+            vendor_id: props.vendor_id,
+            device_id: props.device_id,
+            device_type: props.device_type,
+            api_version: props.api_version,
+            driver_version: props.driver_version,
+            shader_float16: false,
+            shader_int8: false,
+            shader_int16: false,
+            shader_int64: false,
+            storage_buffer_8bit: false,
+            storage_buffer_16bit: false,
+            vulkan_memory_model: false,
+            timestamps: limits.timestamp_compute_and_graphics == vk::TRUE
+                && limits.timestamp_period > 0.0,
+            timestamp_period_ns: limits.timestamp_period,
+            subgroup_size: 0,
+            max_push_constants_size: limits.max_push_constants_size,
+            max_storage_buffer_range: limits.max_storage_buffer_range,
+            max_compute_shared_memory_size: limits.max_compute_shared_memory_size,
+            max_compute_work_group_invocations: limits.max_compute_work_group_invocations,
+            max_compute_work_group_count: limits.max_compute_work_group_count,
+            max_bound_descriptor_sets: limits.max_bound_descriptor_sets,
+            min_storage_buffer_offset_alignment: limits.min_storage_buffer_offset_alignment,
+            non_coherent_atom_size: limits.non_coherent_atom_size,
+        };
+        // The 1.1/1.2 feature structs may only be chained when the device reports 1.2+; an older
+        // device fails the check on its version alone.
+        if caps.api_version >= vk::API_VERSION_1_2 {
+            let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
+            let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+            let mut f2 = vk::PhysicalDeviceFeatures2::default()
+                .push_next(&mut f11)
+                .push_next(&mut f12);
+            instance.get_physical_device_features2(physical, &mut f2);
+            let core = f2.features;
+            caps.shader_int16 = core.shader_int16 == vk::TRUE;
+            caps.shader_int64 = core.shader_int64 == vk::TRUE;
+            caps.storage_buffer_16bit = f11.storage_buffer16_bit_access == vk::TRUE;
+            caps.shader_float16 = f12.shader_float16 == vk::TRUE;
+            caps.shader_int8 = f12.shader_int8 == vk::TRUE;
+            caps.storage_buffer_8bit = f12.storage_buffer8_bit_access == vk::TRUE;
+            caps.vulkan_memory_model = f12.vulkan_memory_model == vk::TRUE;
+            let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
+            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p11);
+            instance.get_physical_device_properties2(physical, &mut p2);
+            caps.subgroup_size = p11.subgroup_size;
+        }
+        caps
+    }
+
+    /// What the exact route needs and this device lacks (empty when it can run).
+    ///
+    /// Timestamps are not required: without them timing is simply unavailable.
+    pub fn missing_for_exact_route(&self) -> Vec<String> {
+        let mut missing = Vec::new();
+        if self.api_version < vk::API_VERSION_1_2 {
+            missing.push(format!(
+                "Vulkan 1.2 (device reports {}.{}.{})",
+                vk::api_version_major(self.api_version),
+                vk::api_version_minor(self.api_version),
+                vk::api_version_patch(self.api_version)
+            ));
+        }
+        let flags = [
+            (self.shader_float16, "shaderFloat16"),
+            (self.shader_int8, "shaderInt8"),
+            (self.storage_buffer_8bit, "storageBuffer8BitAccess"),
+            (self.storage_buffer_16bit, "storageBuffer16BitAccess"),
+        ];
+        for (ok, name) in flags {
+            if !ok {
+                missing.push(name.to_owned());
+            }
+        }
+        if self.max_push_constants_size < EXACT_ROUTE_PUSH_CONSTANT_BYTES {
+            missing.push(format!(
+                "maxPushConstantsSize >= {EXACT_ROUTE_PUSH_CONSTANT_BYTES}"
+            ));
+        }
+        missing
+    }
+}
+
+/// Set, in the caller's feature structs, every feature the exact route needs. A caller (or the
+/// test harness playing one) chains these into `VkDeviceCreateInfo`; the library can only check
+/// that the physical device supports them, not that they were enabled.
+pub fn enable_exact_route_features(
+    f11: &mut vk::PhysicalDeviceVulkan11Features<'_>,
+    f12: &mut vk::PhysicalDeviceVulkan12Features<'_>,
+) {
+    f11.storage_buffer16_bit_access = vk::TRUE;
+    f12.shader_float16 = vk::TRUE;
+    f12.shader_int8 = vk::TRUE;
+    f12.storage_buffer8_bit_access = vk::TRUE;
+}
+
+/// Device functions the library calls; each is checked to resolve before any is used, because
+/// ash replaces an unresolved pointer with a stub that panics.
+const DEVICE_FUNCTIONS: &[&CStr] = &[
+    c"vkCreateBuffer",
+    c"vkDestroyBuffer",
+    c"vkGetBufferMemoryRequirements",
+    c"vkAllocateMemory",
+    c"vkFreeMemory",
+    c"vkBindBufferMemory",
+    c"vkMapMemory",
+    c"vkUnmapMemory",
+    c"vkFlushMappedMemoryRanges",
+    c"vkInvalidateMappedMemoryRanges",
+    c"vkCreateShaderModule",
+    c"vkDestroyShaderModule",
+    c"vkCreatePipelineCache",
+    c"vkDestroyPipelineCache",
+    c"vkGetPipelineCacheData",
+    c"vkCreateComputePipelines",
+    c"vkDestroyPipeline",
+    c"vkCreatePipelineLayout",
+    c"vkDestroyPipelineLayout",
+    c"vkCreateDescriptorSetLayout",
+    c"vkDestroyDescriptorSetLayout",
+    c"vkCreateDescriptorPool",
+    c"vkDestroyDescriptorPool",
+    c"vkResetDescriptorPool",
+    c"vkAllocateDescriptorSets",
+    c"vkUpdateDescriptorSets",
+    c"vkCreateQueryPool",
+    c"vkDestroyQueryPool",
+    c"vkGetQueryPoolResults",
+    c"vkCmdBindPipeline",
+    c"vkCmdBindDescriptorSets",
+    c"vkCmdPushConstants",
+    c"vkCmdDispatch",
+    c"vkCmdPipelineBarrier",
+    c"vkCmdCopyBuffer",
+    c"vkCmdFillBuffer",
+    c"vkCmdUpdateBuffer",
+    c"vkCmdCopyImageToBuffer",
+    c"vkCmdCopyBufferToImage",
+    c"vkCmdResetQueryPool",
+    c"vkCmdWriteTimestamp",
+];
+
+const INSTANCE_FUNCTIONS: &[&CStr] = &[
+    c"vkGetPhysicalDeviceProperties",
+    c"vkGetPhysicalDeviceProperties2",
+    c"vkGetPhysicalDeviceFeatures2",
+    c"vkGetPhysicalDeviceMemoryProperties",
+    c"vkGetPhysicalDeviceMemoryProperties2",
+    c"vkGetDeviceProcAddr",
+];
+
+/// The caller's device as the library uses it. Shared per `VkDevice` (see [`GpuContext::from_caller`]).
+pub struct GpuContext {
+    instance: ash::Instance,
+    physical: vk::PhysicalDevice,
+    device: ash::Device,
+    caps: Capabilities,
+    // `Option` so that `Drop` can release the allocator's memory blocks before anything else.
+    allocator: Mutex<Option<gpu_allocator::vulkan::Allocator>>,
+    pub(crate) pipelines: PipelineStore,
+}
+
+static CONTEXTS: DeviceRegistry<GpuContext> = DeviceRegistry::new();
+
+impl GpuContext {
+    /// Adopt the caller's device. Returns the context already alive for this `VkDevice` when
+    /// there is one (so pipelines and per-device data are shared), else creates it.
+    ///
+    /// `gipa` resolves instance-level functions (`gipa(instance, name)`); `gdpa`, when given,
+    /// resolves device-level ones, else the instance's `vkGetDeviceProcAddr` is used.
+    ///
+    /// # Safety
+    /// The handles must be valid, `physical` must belong to `instance`, `device` must have been
+    /// created from `physical`, and all of them must outlive the returned context (the NGX caller
+    /// guarantees this until `NVSDK_NGX_VULKAN_Shutdown`). The caller must have enabled the
+    /// features of [`enable_exact_route_features`] on `device`.
+    pub unsafe fn from_caller(
+        instance: vk::Instance,
+        physical: vk::PhysicalDevice,
+        device: vk::Device,
+        gipa: vk::PFN_vkGetInstanceProcAddr,
+        gdpa: Option<vk::PFN_vkGetDeviceProcAddr>,
+    ) -> Result<Arc<GpuContext>, GpuError> {
+        if instance == vk::Instance::null() {
+            return Err(GpuError::NullHandle("VkInstance"));
+        }
+        if physical == vk::PhysicalDevice::null() {
+            return Err(GpuError::NullHandle("VkPhysicalDevice"));
+        }
+        if device == vk::Device::null() {
+            return Err(GpuError::NullHandle("VkDevice"));
+        }
+        let key = ash::vk::Handle::as_raw(device);
+        let ctx = CONTEXTS.get_or_try_insert(key, || {
+            Self::create(instance, physical, device, gipa, gdpa).map(Arc::new)
+        })?;
+        if ctx.instance.handle() != instance || ctx.physical != physical {
+            // Same VkDevice value but other parents: the caller destroyed a device while a
+            // feature created on it was still alive and got the handle value back.
+            return Err(GpuError::invalid(
+                "VkDevice",
+                "handle is already registered with another instance/physical device (a feature of a destroyed device is still alive)",
+            ));
+        }
+        Ok(ctx)
+    }
+
+    unsafe fn create(
+        instance: vk::Instance,
+        physical: vk::PhysicalDevice,
+        device: vk::Device,
+        gipa: vk::PFN_vkGetInstanceProcAddr,
+        gdpa: Option<vk::PFN_vkGetDeviceProcAddr>,
+    ) -> Result<GpuContext, GpuError> {
+        for name in INSTANCE_FUNCTIONS {
+            if gipa(instance, name.as_ptr()).is_none() {
+                return Err(GpuError::MissingFunction(static_name(name)));
+            }
+        }
+        let static_fn = ash::StaticFn {
+            get_instance_proc_addr: gipa,
+        };
+        let ash_instance = ash::Instance::load(&static_fn, instance);
+        let caps = Capabilities::query(&ash_instance, physical);
+        let missing = caps.missing_for_exact_route();
+        if !missing.is_empty() {
+            return Err(GpuError::MissingCapabilities {
+                device: caps.device_name.clone(),
+                missing,
+            });
+        }
+        let instance_gdpa = ash_instance.fp_v1_0().get_device_proc_addr;
+        let resolve = |name: &CStr| -> vk::PFN_vkVoidFunction {
+            match gdpa {
+                Some(f) => f(device, name.as_ptr()),
+                None => instance_gdpa(device, name.as_ptr()),
+            }
+        };
+        for name in DEVICE_FUNCTIONS {
+            if resolve(name).is_none() {
+                return Err(GpuError::MissingFunction(static_name(name)));
+            }
+        }
+        let ash_device = ash::Device::load_with(
+            |name| match resolve(name) {
+                Some(f) => f as *const std::ffi::c_void,
+                None => std::ptr::null(),
+            },
+            device,
+        );
+        let mut debug_settings = gpu_allocator::AllocatorDebugSettings::default();
+        // Leaks are reported by our own tests, not logged at shutdown.
+        debug_settings.log_leaks_on_shutdown = false;
+        let allocator =
+            gpu_allocator::vulkan::Allocator::new(&gpu_allocator::vulkan::AllocatorCreateDesc {
+                instance: ash_instance.clone(),
+                device: ash_device.clone(),
+                physical_device: physical,
+                debug_settings,
+                buffer_device_address: false,
+                // Blocks of 64 MiB: the weights (141 MiB) take three, a test a fraction of one.
+                allocation_sizes: gpu_allocator::AllocationSizes::new(64 << 20, 64 << 20),
+            })
+            .map_err(|source| GpuError::Alloc {
+                name: "allocator".into(),
+                size: 0,
+                source,
+            })?;
+        let pipelines = PipelineStore::new(&ash_device)?;
+        Ok(GpuContext {
+            instance: ash_instance,
+            physical,
+            device: ash_device,
+            caps,
+            allocator: Mutex::new(Some(allocator)),
+            pipelines,
+        })
+    }
+
+    /// The caller's device with the library's function table.
+    pub fn device(&self) -> &ash::Device {
+        &self.device
+    }
+
+    /// The caller's instance with the library's function table.
+    pub fn instance(&self) -> &ash::Instance {
+        &self.instance
+    }
+
+    pub fn physical_device(&self) -> vk::PhysicalDevice {
+        self.physical
+    }
+
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    /// Run `f` with the allocator locked.
+    pub(crate) fn with_allocator<R>(
+        &self,
+        f: impl FnOnce(&mut gpu_allocator::vulkan::Allocator) -> R,
+    ) -> Option<R> {
+        let mut guard = self.allocator.lock();
+        guard.as_mut().map(f)
+    }
+}
+
+impl Drop for GpuContext {
+    fn drop(&mut self) {
+        // SAFETY: every object holding the context (buffers, pipelines users) is gone: they own
+        // an `Arc<GpuContext>`. The device belongs to the caller and stays alive.
+        unsafe { self.pipelines.destroy(&self.device) };
+        self.allocator.lock().take();
+    }
+}
+
+impl std::fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuContext")
+            .field("device", &self.device.handle())
+            .field("name", &self.caps.device_name)
+            .finish()
+    }
+}
+
+fn static_name(name: &'static CStr) -> &'static str {
+    name.to_str().unwrap_or("<non-UTF-8 name>")
+}
+
+/// Objects shared by everything created on one `VkDevice`, keyed by the device handle.
+///
+/// The registry holds only weak references: an entry lives as long as some feature holds the
+/// `Arc`, and its resources are freed with the last one (e.g. the weights uploaded once per
+/// device). Declare one per kind of shared object as a `static`.
+pub struct DeviceRegistry<T> {
+    entries: Mutex<Vec<(u64, Weak<T>)>>,
+}
+
+impl<T> DeviceRegistry<T> {
+    pub const fn new() -> Self {
+        DeviceRegistry {
+            entries: parking_lot::const_mutex(Vec::new()),
+        }
+    }
+
+    /// The live entry for `key` (a `VkDevice` handle as `u64`, possibly combined with more of
+    /// the caller's identity), or the one `create` makes. `create` runs under the registry's
+    /// lock, so two features on one device never build the object twice.
+    pub fn get_or_try_insert<E>(
+        &self,
+        key: u64,
+        create: impl FnOnce() -> Result<Arc<T>, E>,
+    ) -> Result<Arc<T>, E> {
+        let mut entries = self.entries.lock();
+        entries.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(live) = entries
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, w)| w.upgrade())
+        {
+            return Ok(live);
+        }
+        let created = create()?;
+        entries.push((key, Arc::downgrade(&created)));
+        Ok(created)
+    }
+
+    /// The live entry for `key`, if any.
+    pub fn get(&self, key: u64) -> Option<Arc<T>> {
+        self.entries
+            .lock()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, w)| w.upgrade())
+    }
+
+    /// Number of live entries.
+    pub fn live(&self) -> usize {
+        self.entries
+            .lock()
+            .iter()
+            .filter(|(_, w)| w.strong_count() > 0)
+            .count()
+    }
+}
+
+impl<T> Default for DeviceRegistry<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}

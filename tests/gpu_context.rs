@@ -1,0 +1,211 @@
+//! The GPU layer on caller handles: `GpuContext::from_caller` with the harness's instance,
+//! device and proc addrs, an upload recorded into the caller's command buffer, a specialised
+//! pipeline, descriptors, barriers, timestamps and a readback, checked byte for byte with the
+//! validation layer clean.
+
+mod common;
+
+use std::sync::Arc;
+
+use ash::vk;
+use common::{bytes_to_words, words_to_bytes, Harness, Rng};
+use openngx::gpu::{
+    DescriptorArena, DeviceRegistry, GpuBuffer, GpuContext, GpuError, MemoryKind, PipelineDesc,
+    Recorder, SpecConstant, TimestampPool, UploadBatch,
+};
+use openngx::numerics::e4m3;
+
+#[test]
+fn records_a_pipeline_into_the_callers_command_buffer() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    assert!(ctx.capabilities().missing_for_exact_route().is_empty());
+    assert_eq!(ctx.capabilities().device_name, h.device_name);
+    // A second adoption of the same device shares the context.
+    let again = h.context();
+    assert!(Arc::ptr_eq(&ctx, &again));
+    drop(again);
+
+    const N: usize = 1000; // not a multiple of the workgroup size: the bound check matters
+    const SALT: u32 = 0x5A;
+    let mut rng = Rng(0x1234_5678_9ABC_DEF0);
+    let halves: Vec<u32> = (0..N).map(|_| rng.next_u32() & 0xFFFF).collect();
+
+    let input = GpuBuffer::new(&ctx, "input", (N * 4) as u64, MemoryKind::DeviceLocal).unwrap();
+    let output = GpuBuffer::new(&ctx, "output", (N * 4) as u64, MemoryKind::DeviceLocal).unwrap();
+    let readback = GpuBuffer::new(&ctx, "readback", (N * 4) as u64, MemoryKind::Readback).unwrap();
+    let pipeline = ctx
+        .pipeline(&PipelineDesc::new("test/fill", 2, 4).with_spec(SpecConstant::u32(0, SALT)))
+        .unwrap();
+    // Cached: the same description gives the same pipeline.
+    let cached = ctx
+        .pipeline(&PipelineDesc::new("test/fill", 2, 4).with_spec(SpecConstant::u32(0, SALT)))
+        .unwrap();
+    assert_eq!(pipeline, cached);
+    let mut arena = DescriptorArena::new(&ctx, 4, 8).unwrap();
+    let set = arena
+        .allocate(&pipeline, &[input.binding(), output.binding()])
+        .unwrap();
+    let mut uploads = UploadBatch::new(&ctx);
+    let mut timer = TimestampPool::new(&ctx, 8).unwrap();
+
+    h.submit(|cmd| {
+        // SAFETY: the harness's command buffer is recording on the context's device.
+        let mut rec = unsafe { Recorder::new(&ctx, cmd) }.unwrap();
+        if let Some(t) = timer.as_mut() {
+            t.reset(&mut rec);
+            t.mark(&mut rec, "start").unwrap();
+        }
+        // Poison the output first so that a kernel that writes nothing cannot pass.
+        rec.fill(output.binding(), 0xFFFF_FFFF).unwrap();
+        uploads
+            .upload(&mut rec, &input, 0, &words_to_bytes(&halves))
+            .unwrap();
+        rec.transfer_to_compute();
+        rec.run(
+            &pipeline,
+            set,
+            &(N as u32).to_ne_bytes(),
+            [N.div_ceil(64) as u32, 1, 1],
+        )
+        .unwrap();
+        if let Some(t) = timer.as_mut() {
+            t.mark(&mut rec, "fill kernel").unwrap();
+        }
+        rec.compute_to_transfer();
+        rec.copy(output.binding(), readback.binding(), (N * 4) as u64)
+            .unwrap();
+        rec.to_host();
+        assert_eq!(rec.dispatch_count(), 1);
+    });
+    assert_eq!(uploads.staged_bytes(), (N * 4) as u64);
+    uploads.release();
+    assert_eq!(uploads.staged_bytes(), 0);
+
+    let got = bytes_to_words(&readback.read_all().unwrap());
+    for (i, (&h16, &g)) in halves.iter().zip(&got).enumerate() {
+        let want = e4m3::from_f16(h16 as u16) as u32 ^ (SALT << 8);
+        assert_eq!(g, want, "element {i}: half {h16:#06x}");
+    }
+    if let Some(t) = &timer {
+        let times = t.read().unwrap().expect("the submission completed");
+        assert_eq!(times.len(), 1);
+        assert_eq!(times[0].label, "fill kernel");
+        assert!(times[0].ms >= 0.0);
+    }
+    drop((timer, arena, input, output, readback, ctx));
+    h.assert_validation_clean();
+}
+
+#[test]
+fn typed_errors_instead_of_panics() {
+    let Some(h) = Harness::new() else { return };
+    // SAFETY: null handles are rejected before any use.
+    let null = unsafe {
+        GpuContext::from_caller(
+            h.instance.handle(),
+            h.physical,
+            vk::Device::null(),
+            h.gipa(),
+            None,
+        )
+    };
+    assert!(matches!(null, Err(GpuError::NullHandle("VkDevice"))));
+    let ctx = h.context();
+    let unknown = ctx.pipeline(&PipelineDesc::new("test/no-such-kernel", 1, 0));
+    assert!(matches!(unknown, Err(GpuError::UnknownShader(ref k)) if k == "test/no-such-kernel"));
+    let push = ctx.pipeline(&PipelineDesc::new("test/fill", 2, 6));
+    assert!(matches!(push, Err(GpuError::Invalid { .. })));
+    let empty = GpuBuffer::new(&ctx, "empty", 0, MemoryKind::DeviceLocal);
+    assert!(matches!(empty, Err(GpuError::Invalid { .. })));
+    let buf = GpuBuffer::new(&ctx, "small", 16, MemoryKind::DeviceLocal).unwrap();
+    assert!(buf.range(8, 16).is_err());
+    assert!(buf.read_all().is_err(), "device-local memory is not mapped");
+    let pipeline = ctx.pipeline(&PipelineDesc::new("test/fill", 2, 4)).unwrap();
+    let mut arena = DescriptorArena::new(&ctx, 1, 2).unwrap();
+    assert!(
+        arena.allocate(&pipeline, &[buf.binding()]).is_err(),
+        "binding count is checked"
+    );
+    arena
+        .allocate(&pipeline, &[buf.binding(), buf.binding()])
+        .unwrap();
+    assert!(
+        arena
+            .allocate(&pipeline, &[buf.binding(), buf.binding()])
+            .is_err(),
+        "capacity is checked"
+    );
+    h.submit(|cmd| {
+        // SAFETY: as above.
+        let mut rec = unsafe { Recorder::new(&ctx, cmd) }.unwrap();
+        assert!(rec.dispatch([1, 1, 1]).is_err(), "no pipeline bound");
+        assert!(rec.push_words(&[1]).is_err(), "no pipeline bound");
+        assert!(
+            rec.fill(buf.range(2, 8).unwrap(), 0).is_err(),
+            "unaligned fill"
+        );
+    });
+    drop((arena, buf, ctx));
+    h.assert_validation_clean();
+}
+
+/// Per-device sharing: the first feature creates the shared object, later ones get the same
+/// `Arc`, and it is freed with the last holder.
+#[test]
+fn device_registry_shares_and_frees_with_the_last_holder() {
+    static WEIGHTS: DeviceRegistry<GpuBuffer> = DeviceRegistry::new();
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let key = vk::Handle::as_raw(h.device.handle());
+    let created = std::cell::Cell::new(0);
+    let make = || -> Result<Arc<GpuBuffer>, GpuError> {
+        created.set(created.get() + 1);
+        Ok(Arc::new(GpuBuffer::new(
+            &ctx,
+            "weights",
+            256,
+            MemoryKind::DeviceLocal,
+        )?))
+    };
+    let a = WEIGHTS.get_or_try_insert(key, make).unwrap();
+    let b = WEIGHTS.get_or_try_insert(key, make).unwrap();
+    assert!(Arc::ptr_eq(&a, &b));
+    assert_eq!(created.get(), 1);
+    assert_eq!(WEIGHTS.live(), 1);
+    drop(a);
+    assert!(WEIGHTS.get(key).is_some());
+    drop(b);
+    assert!(WEIGHTS.get(key).is_none());
+    assert_eq!(WEIGHTS.live(), 0);
+    let c = WEIGHTS.get_or_try_insert(key, make).unwrap();
+    assert_eq!(
+        created.get(),
+        2,
+        "recreated after the last holder went away"
+    );
+    drop((c, ctx));
+    h.assert_validation_clean();
+}
+
+/// The harness itself: with the validation layer present, an invalid command is reported (so a
+/// clean run means something).
+#[test]
+fn harness_catches_validation_errors() {
+    let Some(h) = Harness::new() else { return };
+    if !h.validation {
+        println!("SKIP: VK_LAYER_KHRONOS_validation is not installed; the harness cannot check it");
+        return;
+    }
+    // A dispatch with no pipeline bound is invalid at record time; the buffer is never submitted.
+    h.record_only(|cmd| unsafe { h.device.cmd_dispatch(cmd, 1, 1, 1) });
+    let errors = h.take_validation_errors();
+    assert!(
+        !errors.is_empty(),
+        "the validation layer did not report a dispatch without a pipeline"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("vkCmdDispatch")),
+        "{errors:?}"
+    );
+}

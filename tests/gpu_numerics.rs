@@ -1,0 +1,689 @@
+//! The GLSL numerics of `shaders/lib` against the Rust numerics, byte for byte, on the Vulkan
+//! device of the harness (lavapipe in CI) with the validation layer: every f16 input through each
+//! unary function, all 256 E4M3 codes, random f32 conversions, random binary/ternary f16 ops and
+//! random MMA groups (F13, F24, H25 G16/G8).
+//!
+//! Functions that `openngx::numerics` does not have on this branch (SiLU, exps, rcp/rsqrt, MMA
+//! groups, pool/merge/blend) are checked against `spec_ref` below, written from the spec
+//! (nr-network.md §2, §8; h200-tensor-numerics.md §5) independently of the GLSL. NaN results are
+//! compared after canonicalisation to 0x7E00: the sign of a NaN that f32 arithmetic produces is
+//! platform-defined in Rust and in GLSL, and every consumer publishes NaN as E4M3 +0.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{bytes_to_words, words_to_bytes, Harness, Rng};
+use openngx::gpu::{
+    DescriptorArena, GpuBuffer, GpuContext, MemoryKind, PipelineDesc, Recorder, SpecConstant,
+};
+use openngx::numerics::{e4m3, f16};
+
+/// Reference functions written from the spec (to be replaced by `openngx::numerics` at merge).
+mod spec_ref {
+    use openngx::numerics::f16;
+
+    pub fn canon(h: u16) -> u16 {
+        if f16::is_nan(h) {
+            f16::QNAN
+        } else {
+            h
+        }
+    }
+
+    /// §2.4 / §8.6: b = clamp(x, -4, 4); two single-rounding half FMAs; f16(x * p).
+    pub fn silu(x: u16) -> u16 {
+        let v = f16::to_f32(x);
+        let b = if f16::is_nan(x) {
+            x
+        } else if v < -4.0 {
+            0xC400
+        } else if v > 4.0 {
+            0x4400
+        } else {
+            x
+        };
+        let p = f16::fma(0xAB28, b & 0x7FFF, 0x3728);
+        let p = f16::fma(b, p, 0x3B28);
+        canon(f16::mul(x, p))
+    }
+
+    /// min(max(x, lo), hi) with NaN taking lo (§8.5).
+    fn clamp(x: u16, lo: u16, hi: u16) -> u16 {
+        let v = f16::to_f32(x);
+        if f16::is_nan(x) || v < f16::to_f32(lo) {
+            lo
+        } else if v > f16::to_f32(hi) {
+            hi
+        } else {
+            x
+        }
+    }
+
+    /// §2.6 / §8.7: f32 FMA rounded to f32 (the product 23/512 * s is exact in f32, so a plain
+    /// multiply-then-add is that FMA), then to f16.
+    pub fn exp_window(s: u16) -> u16 {
+        // 23/512 and 333/256 = 1.30078125, both exact in f32.
+        let y = (23.0f32 / 512.0) * f16::to_f32(s) + 333.0f32 / 256.0;
+        let x = clamp(f16::from_f32_rne(y), 0x3C20, 0x3E47);
+        (x << 5) ^ 0x8000
+    }
+
+    /// §2.6: half FMA with one rounding.
+    pub fn exp_vit(s: u16) -> u16 {
+        let x = clamp(f16::fma(0x2DBB, s, 0x3ED6), 0x3DC2, 0x3FE9);
+        (x << 4).wrapping_add(0x4000)
+    }
+
+    /// Correctly rounded f16(1/x). In f64 the quotient is within 2^-53 relative of 1/x, while
+    /// 1/x stays at least 2^-23 relative away from every f16 rounding midpoint, so rounding the
+    /// f64 to f16 is exact.
+    pub fn recip(x: u16) -> u16 {
+        canon(f16::from_f64_rne(1.0 / f16::to_f32(x) as f64))
+    }
+
+    /// Correctly rounded f16(1/sqrt(x)); same argument with a margin of about 2^-37.
+    pub fn rsqrt(x: u16) -> u16 {
+        canon(f16::from_f64_rne(1.0 / (f16::to_f32(x) as f64).sqrt()))
+    }
+
+    pub fn pool2x2(a: u16, b: u16, c: u16, d: u16) -> u16 {
+        canon(f16::mul(
+            canon(f16::add(canon(f16::add(a, b)), canon(f16::add(c, d)))),
+            0x3400,
+        ))
+    }
+
+    pub fn decoder_merge(up: u16, skip: u16, scale: u16) -> u16 {
+        canon(f16::fma(skip, scale, up))
+    }
+
+    pub fn post_blend(up: u16, input_scale: u16, block0: u16, adapter_scale: u16) -> u16 {
+        canon(f16::fma(
+            block0,
+            adapter_scale,
+            canon(f16::mul(up, input_scale)),
+        ))
+    }
+
+    /// value = (-1)^neg * sig * 2^lsb; `exp` is what it contributes to E.
+    #[derive(Clone, Copy)]
+    struct Term {
+        neg: bool,
+        sig: u64,
+        lsb: i32,
+        exp: i32,
+    }
+
+    fn e4m3_term(c: u8) -> Option<Term> {
+        let (e, m) = (((c >> 3) & 0xF) as i32, (c & 7) as u64);
+        if c & 0x7F == 0x7F || (e == 0 && m == 0) {
+            return None; // zero (NaN codes decode to 0)
+        }
+        let neg = c & 0x80 != 0;
+        Some(if e == 0 {
+            Term {
+                neg,
+                sig: m,
+                lsb: -9,
+                exp: -6,
+            }
+        } else {
+            Term {
+                neg,
+                sig: m | 8,
+                lsb: e - 10,
+                exp: e - 7,
+            }
+        })
+    }
+
+    fn f16_term(h: u16) -> Option<Term> {
+        let (e, m) = (((h >> 10) & 0x1F) as i32, (h & 0x3FF) as u64);
+        if e == 0 && m == 0 {
+            return None;
+        }
+        let neg = h & 0x8000 != 0;
+        Some(if e == 0 {
+            Term {
+                neg,
+                sig: m,
+                lsb: -24,
+                exp: -14,
+            }
+        } else {
+            Term {
+                neg,
+                sig: m | 0x400,
+                lsb: e - 25,
+                exp: e - 15,
+            }
+        })
+    }
+
+    fn product(a: Term, b: Term) -> Term {
+        Term {
+            neg: a.neg != b.neg,
+            sig: a.sig * b.sig,
+            lsb: a.lsb + b.lsb,
+            exp: a.exp + b.exp,
+        }
+    }
+
+    /// The fixed-point group of §2.2 with P fraction bits over finite terms.
+    fn fixed_group(acc: u16, products: &[Term], p: i32) -> u16 {
+        let mut terms: Vec<Term> = products.to_vec();
+        if let Some(t) = f16_term(acc) {
+            terms.push(t);
+        }
+        let Some(e) = terms.iter().map(|t| t.exp).max() else {
+            return f16::POS_ZERO;
+        };
+        let sum: i64 = terms
+            .iter()
+            .map(|t| {
+                let k = t.lsb + p - e;
+                let mag = if k >= 0 {
+                    (t.sig << k) as i64
+                } else if k <= -64 {
+                    0
+                } else {
+                    (t.sig >> -k) as i64
+                };
+                if t.neg {
+                    -mag
+                } else {
+                    mag
+                }
+            })
+            .sum();
+        let r = f16::round_fixed_rne(sum as i128, e - p);
+        if f16::is_zero(r) {
+            f16::POS_ZERO
+        } else {
+            r
+        }
+    }
+
+    /// F13: G = 16 E4M3 products, P = 13; a nonfinite accumulator passes through.
+    pub fn f13_group(acc: u16, a: &[u8], b: &[u8]) -> u16 {
+        if f16::is_nonfinite(acc) {
+            return acc;
+        }
+        let products: Vec<Term> = a
+            .iter()
+            .zip(b)
+            .filter_map(|(&x, &y)| Some(product(e4m3_term(x)?, e4m3_term(y)?)))
+            .collect();
+        fixed_group(acc, &products, 13)
+    }
+
+    /// An f16 group with P fraction bits (F24: P 24, H25: P 25), with the IEEE-like reading for
+    /// nonfinite operands chosen in src/numerics/mma.rs.
+    pub fn f16_group(acc: u16, a: &[u16], b: &[u16], p: i32) -> u16 {
+        if f16::is_nan(acc) {
+            return acc;
+        }
+        let (mut nan, mut pos_inf, mut neg_inf) = (false, acc == f16::POS_INF, acc == f16::NEG_INF);
+        for (&x, &y) in a.iter().zip(b) {
+            let (xi, yi) = (f16::is_inf(x), f16::is_inf(y));
+            if f16::is_nan(x)
+                || f16::is_nan(y)
+                || (xi && f16::is_zero(y))
+                || (yi && f16::is_zero(x))
+            {
+                nan = true;
+            } else if xi || yi {
+                if (x ^ y) & 0x8000 != 0 {
+                    neg_inf = true;
+                } else {
+                    pos_inf = true;
+                }
+            }
+        }
+        if nan || (pos_inf && neg_inf) {
+            return f16::QNAN;
+        }
+        if f16::is_inf(acc) {
+            return acc;
+        }
+        if pos_inf || neg_inf {
+            return if neg_inf { f16::NEG_INF } else { f16::POS_INF };
+        }
+        let products: Vec<Term> = a
+            .iter()
+            .zip(b)
+            .filter_map(|(&x, &y)| Some(product(f16_term(x)?, f16_term(y)?)))
+            .collect();
+        fixed_group(acc, &products, p)
+    }
+}
+
+/// Run `shader` (2 buffers: input words, one output word per element; push = count) on `count`
+/// elements and return the output words.
+fn run(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    shader: &str,
+    spec: u32,
+    input: &[u32],
+    count: usize,
+) -> Vec<u32> {
+    let mut inbuf = GpuBuffer::new(
+        ctx,
+        "test input",
+        (input.len() * 4) as u64,
+        MemoryKind::Upload,
+    )
+    .unwrap();
+    inbuf.write(0, &words_to_bytes(input)).unwrap();
+    let out = GpuBuffer::new(ctx, "test output", (count * 4) as u64, MemoryKind::Readback).unwrap();
+    let pipeline = ctx
+        .pipeline(&PipelineDesc::new(shader, 2, 4).with_spec(SpecConstant::u32(0, spec)))
+        .unwrap();
+    let mut arena = DescriptorArena::new(ctx, 1, 2).unwrap();
+    let set = arena
+        .allocate(&pipeline, &[inbuf.binding(), out.binding()])
+        .unwrap();
+    h.submit(|cmd| {
+        // SAFETY: the harness's command buffer is recording on the context's device.
+        let mut rec = unsafe { Recorder::new(ctx, cmd) }.unwrap();
+        rec.fill(out.binding(), 0xDEAD_BEEF).unwrap();
+        rec.transfer_to_compute();
+        rec.run(
+            &pipeline,
+            set,
+            &(count as u32).to_ne_bytes(),
+            [count.div_ceil(64) as u32, 1, 1],
+        )
+        .unwrap();
+        rec.to_host();
+    });
+    bytes_to_words(&out.read_all().unwrap())
+}
+
+/// Unary kernel functions (FUNC specialization of `test/numerics`).
+const E4M3_FROM_F16: u32 = 0;
+const E4M3_TO_F16: u32 = 1;
+const SILU: u32 = 2;
+const EXP_WINDOW: u32 = 3;
+const EXP_VIT: u32 = 4;
+const RSQRT: u32 = 5;
+const RECIP: u32 = 6;
+const F16_FROM_F32_RTZ: u32 = 7;
+const F16_FROM_F32_RNE: u32 = 8;
+const F16_ADD: u32 = 9;
+const F16_MUL: u32 = 10;
+const F16_FMA: u32 = 11;
+const POOL2X2: u32 = 12;
+const DECODER_MERGE: u32 = 13;
+const POST_BLEND: u32 = 14;
+const F16_TO_F32: u32 = 15;
+
+/// Apply FUNC to argument tuples and compare with `want` element by element.
+fn check(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    func: u32,
+    name: &str,
+    args: &[[u32; 4]],
+    want: impl Fn([u32; 4]) -> u32,
+) {
+    let flat: Vec<u32> = args.iter().flatten().copied().collect();
+    let got = run(h, ctx, "test/numerics", func, &flat, args.len());
+    let mut bad = Vec::new();
+    for (a, g) in args.iter().zip(&got) {
+        let w = want(*a);
+        if *g != w {
+            bad.push(format!(
+                "{name}({:#x}, {:#x}, {:#x}, {:#x}) = {g:#06x}, want {w:#06x}",
+                a[0], a[1], a[2], a[3]
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} of {} mismatches, first: {:?}",
+        bad.len(),
+        args.len(),
+        &bad[..bad.len().min(8)]
+    );
+}
+
+fn every_half() -> Vec<[u32; 4]> {
+    (0..=0xFFFFu32).map(|h| [h, 0, 0, 0]).collect()
+}
+
+fn unary(h: &Harness, ctx: &Arc<GpuContext>, func: u32, name: &str, f: impl Fn(u16) -> u16) {
+    check(h, ctx, func, name, &every_half(), |a| f(a[0] as u16) as u32);
+}
+
+#[test]
+fn e4m3_publish_and_decode_match_rust() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    unary(&h, &ctx, E4M3_FROM_F16, "e4m3_from_f16", |x| {
+        e4m3::from_f16(x) as u16
+    });
+    let codes: Vec<[u32; 4]> = (0..256u32).map(|c| [c, 0, 0, 0]).collect();
+    check(&h, &ctx, E4M3_TO_F16, "e4m3_to_f16", &codes, |a| {
+        e4m3::to_f16(a[0] as u8) as u32
+    });
+    check(&h, &ctx, F16_TO_F32, "f16_to_f32", &every_half(), |a| {
+        f16::to_f32(a[0] as u16).to_bits()
+    });
+    drop(ctx);
+    h.assert_validation_clean();
+}
+
+#[test]
+fn silu_and_exps_match_every_half() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    unary(&h, &ctx, SILU, "silu", spec_ref::silu);
+    unary(&h, &ctx, EXP_WINDOW, "exp_window", spec_ref::exp_window);
+    unary(&h, &ctx, EXP_VIT, "exp_vit", spec_ref::exp_vit);
+    // Spot values from the spec: exp(0) = 0x2680 (window), 0x2D60 (ViT); SiLU(-4) = -0.
+    assert_eq!(spec_ref::exp_window(0), 0x2680);
+    assert_eq!(spec_ref::exp_vit(0), 0x2D60);
+    assert_eq!(spec_ref::silu(0xC400), 0x8000);
+    drop(ctx);
+    h.assert_validation_clean();
+}
+
+#[test]
+fn recip_and_rsqrt_are_correctly_rounded_for_every_half() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    unary(&h, &ctx, RECIP, "recip", spec_ref::recip);
+    unary(&h, &ctx, RSQRT, "rsqrt", spec_ref::rsqrt);
+    drop(ctx);
+    h.assert_validation_clean();
+}
+
+#[test]
+fn f32_to_f16_rne_and_rtz_match_rust() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let mut rng = Rng(0x0DDB_A11C_AFE0_0001);
+    let mut args: Vec<[u32; 4]> = Vec::new();
+    // Every half's exact f32, the f32 just above and below it (ties and near-ties), random bits.
+    for x in 0..=0xFFFFu16 {
+        let b = f16::to_f32(x).to_bits();
+        args.push([b, 0, 0, 0]);
+        args.push([b.wrapping_add(1), 0, 0, 0]);
+        args.push([b.wrapping_add(0x1000), 0, 0, 0]); // halfway to the next half for normals
+    }
+    for _ in 0..65536 {
+        args.push([rng.next_u32(), 0, 0, 0]);
+    }
+    let canon = |h: u16| spec_ref::canon(h) as u32;
+    let flat: Vec<u32> = args.iter().flatten().copied().collect();
+    for (func, name, f) in [
+        (
+            F16_FROM_F32_RNE,
+            "f16_from_f32_rne",
+            f16::from_f32_rne as fn(f32) -> u16,
+        ),
+        (
+            F16_FROM_F32_RTZ,
+            "f16_from_f32_rtz",
+            f16::from_f32_rtz as fn(f32) -> u16,
+        ),
+    ] {
+        let got = run(&h, &ctx, "test/numerics", func, &flat, args.len());
+        let bad: Vec<String> = args
+            .iter()
+            .zip(&got)
+            .filter(|(a, g)| canon(**g as u16) != canon(f(f32::from_bits(a[0]))))
+            .map(|(a, g)| format!("{name}({:#010x}) = {g:#06x}", a[0]))
+            .take(8)
+            .collect();
+        assert!(bad.is_empty(), "{bad:?}");
+        // NaN inputs keep their sign (the Rust conversion's rule), all else is bit-exact.
+        for (a, g) in args.iter().zip(&got) {
+            let x = f32::from_bits(a[0]);
+            if !x.is_nan() {
+                assert_eq!(*g, f(x) as u32, "{name}({:#010x})", a[0]);
+            } else {
+                assert_eq!(
+                    *g & 0x8000,
+                    (a[0] >> 16) & 0x8000,
+                    "{name} NaN sign of {:#010x}",
+                    a[0]
+                );
+            }
+        }
+    }
+    drop(ctx);
+    h.assert_validation_clean();
+}
+
+#[test]
+fn f16_arithmetic_and_elementwise_ops_match_rust() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let mut rng = Rng(0xF16A_7715_0000_0042);
+    // Mostly finite values in overlapping ranges (so sums cancel and round), some of every kind.
+    let half = |rng: &mut Rng| -> u32 {
+        match rng.below(16) {
+            0 => rng.next_u32() & 0xFFFF,
+            1 => rng.next_u32() & 0x83FF, // subnormals and zeros
+            _ => (rng.next_u32() & 0x83FF) | ((10 + rng.below(12)) << 10),
+        }
+    };
+    let args: Vec<[u32; 4]> = (0..65536)
+        .map(|_| {
+            [
+                half(&mut rng),
+                half(&mut rng),
+                half(&mut rng),
+                half(&mut rng),
+            ]
+        })
+        .collect();
+    let c = spec_ref::canon;
+    check(&h, &ctx, F16_ADD, "f16_add", &args, |a| {
+        c(f16::add(a[0] as u16, a[1] as u16)) as u32
+    });
+    check(&h, &ctx, F16_MUL, "f16_mul", &args, |a| {
+        c(f16::mul(a[0] as u16, a[1] as u16)) as u32
+    });
+    check(&h, &ctx, F16_FMA, "f16_fma", &args, |a| {
+        c(f16::fma(a[0] as u16, a[1] as u16, a[2] as u16)) as u32
+    });
+    check(&h, &ctx, POOL2X2, "pool2x2", &args, |a| {
+        spec_ref::pool2x2(a[0] as u16, a[1] as u16, a[2] as u16, a[3] as u16) as u32
+    });
+    check(&h, &ctx, DECODER_MERGE, "decoder_merge", &args, |a| {
+        spec_ref::decoder_merge(a[0] as u16, a[1] as u16, a[2] as u16) as u32
+    });
+    check(&h, &ctx, POST_BLEND, "post_blend", &args, |a| {
+        spec_ref::post_blend(a[0] as u16, a[1] as u16, a[2] as u16, a[3] as u16) as u32
+    });
+    // Fused-FMA ties: a*b + c lands exactly halfway in f32 but not in exact arithmetic.
+    let ties: Vec<[u32; 4]> = (0..4096u32)
+        .map(|i| {
+            [
+                0x3C00 | (i & 0x3FF),
+                0x1400 | (rng.next_u32() & 0x3FF),
+                0x3C00 | ((i * 7) & 0x3FF),
+                0,
+            ]
+        })
+        .collect();
+    check(&h, &ctx, F16_FMA, "f16_fma", &ties, |a| {
+        c(f16::fma(a[0] as u16, a[1] as u16, a[2] as u16)) as u32
+    });
+    drop(ctx);
+    h.assert_validation_clean();
+}
+
+/// A random E4M3 code with exponent field in [lo, hi], a few zeros and NaN codes.
+fn e4m3_code(rng: &mut Rng, lo: u32, hi: u32) -> u8 {
+    match rng.below(64) {
+        0 => 0x00,
+        1 => 0x80,
+        2 => 0x7F | (rng.below(2) << 7) as u8,
+        _ => ((rng.below(2) << 7) | ((lo + rng.below(hi - lo + 1)) << 3) | rng.below(8)) as u8,
+    }
+}
+
+/// A random half with exponent field in [lo, hi], a few zeros.
+fn half_in(rng: &mut Rng, lo: u32, hi: u32) -> u16 {
+    match rng.below(32) {
+        0 => 0x0000,
+        1 => 0x8000,
+        _ => {
+            ((rng.below(2) << 15) | ((lo + rng.below(hi - lo + 1)) << 10) | rng.below(1024)) as u16
+        }
+    }
+}
+
+/// An accumulator: zeros of both signs, values across the range, rarely inf/NaN.
+fn acc_half(rng: &mut Rng, lo: u32, hi: u32, specials: bool) -> u16 {
+    match rng.below(64) {
+        0..=3 => 0x0000,
+        4..=5 => 0x8000,
+        6 if specials => [0x7C00, 0xFC00, 0x7E00][rng.below(3) as usize],
+        _ => half_in(rng, lo, hi),
+    }
+}
+
+const GROUPS: usize = 16384;
+
+fn mma_check(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    mode: u32,
+    name: &str,
+    records: &[[u32; 33]],
+    want: impl Fn(&[u32; 33]) -> u16,
+) {
+    let flat: Vec<u32> = records.iter().flatten().copied().collect();
+    let got = run(h, ctx, "test/mma", mode, &flat, records.len());
+    let bad: Vec<String> = records
+        .iter()
+        .zip(&got)
+        .filter(|(r, g)| **g != want(r) as u32)
+        .map(|(r, g)| {
+            format!(
+                "{name}: acc {:#06x} a {:x?} b {:x?} -> {g:#06x}, want {:#06x}",
+                r[0],
+                &r[1..17],
+                &r[17..33],
+                want(r)
+            )
+        })
+        .take(4)
+        .collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn f13_groups_match_the_model() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let mut rng = Rng(0xF13F_13F1_3F13_0001);
+    let mut zero_results = 0;
+    let records: Vec<[u32; 33]> = (0..GROUPS)
+        .map(|i| {
+            // Per group an exponent window: narrow windows cancel, wide ones truncate hard.
+            let lo = rng.below(14);
+            let hi = lo + rng.below(16 - lo);
+            let mut r = [0u32; 33];
+            r[0] = acc_half(&mut rng, 1, 24, true) as u32;
+            for k in 0..16 {
+                r[1 + k] = e4m3_code(&mut rng, lo, hi) as u32;
+                r[17 + k] = e4m3_code(&mut rng, lo, hi) as u32;
+            }
+            if i % 16 == 0 {
+                // Exact cancellation: the second half negates the first.
+                for k in 0..8 {
+                    r[9 + k] = r[1 + k] ^ 0x80;
+                    r[25 + k] = r[17 + k];
+                }
+                r[0] = 0x8000;
+            }
+            r
+        })
+        .collect();
+    mma_check(&h, &ctx, 0, "f13", &records, |r| {
+        let a: Vec<u8> = r[1..17].iter().map(|&x| x as u8).collect();
+        let b: Vec<u8> = r[17..33].iter().map(|&x| x as u8).collect();
+        spec_ref::f13_group(r[0] as u16, &a, &b)
+    });
+    for r in &records {
+        let a: Vec<u8> = r[1..17].iter().map(|&x| x as u8).collect();
+        let b: Vec<u8> = r[17..33].iter().map(|&x| x as u8).collect();
+        if spec_ref::f13_group(r[0] as u16, &a, &b) == 0 {
+            zero_results += 1;
+        }
+    }
+    assert!(
+        zero_results > GROUPS / 32,
+        "the cancellation cases must reach the +0 rule ({zero_results})"
+    );
+    drop(ctx);
+    h.assert_validation_clean();
+}
+
+fn f16_records(rng: &mut Rng, n: usize, specials: bool) -> Vec<[u32; 33]> {
+    (0..GROUPS)
+        .map(|i| {
+            let lo = rng.below(28);
+            let hi = (lo + rng.below(8)).min(29);
+            let mut r = [0u32; 33];
+            r[0] = acc_half(rng, lo.max(1), hi + 1, specials) as u32;
+            for k in 0..n {
+                r[1 + k] = half_in(rng, lo, hi) as u32;
+                r[17 + k] = half_in(rng, lo, hi) as u32;
+            }
+            if specials && i % 64 == 1 {
+                r[1 + rng.below(n as u32) as usize] =
+                    [0x7C00, 0xFC00, 0x7E01][rng.below(3) as usize];
+            }
+            if i % 16 == 0 {
+                for k in 0..n / 2 {
+                    r[1 + n / 2 + k] = r[1 + k] ^ 0x8000;
+                    r[17 + n / 2 + k] = r[17 + k];
+                }
+            }
+            r
+        })
+        .collect()
+}
+
+fn f16_want(r: &[u32; 33], n: usize, p: i32) -> u16 {
+    let a: Vec<u16> = r[1..1 + n].iter().map(|&x| x as u16).collect();
+    let b: Vec<u16> = r[17..17 + n].iter().map(|&x| x as u16).collect();
+    spec_ref::f16_group(r[0] as u16, &a, &b, p)
+}
+
+#[test]
+fn f24_and_h25_groups_match_the_models() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let mut rng = Rng(0x0F24_0425_9E37_79B9);
+    let f24 = f16_records(&mut rng, 8, true);
+    mma_check(&h, &ctx, 1, "f24", &f24, |r| f16_want(r, 8, 24));
+    let h25 = f16_records(&mut rng, 16, true);
+    mma_check(&h, &ctx, 2, "h25-g16", &h25, |r| f16_want(r, 16, 25));
+    let h25_g8 = f16_records(&mut rng, 8, false);
+    mma_check(&h, &ctx, 3, "h25-g8", &h25_g8, |r| f16_want(r, 8, 25));
+    // H25 with E4M3 operands widened to f16 (the H200 route's view of FP8 data).
+    let widened: Vec<[u32; 33]> = (0..GROUPS)
+        .map(|_| {
+            let mut r = [0u32; 33];
+            r[0] = acc_half(&mut rng, 5, 22, false) as u32;
+            for k in 0..16 {
+                r[1 + k] = e4m3::to_f16(e4m3_code(&mut rng, 0, 15)) as u32;
+                r[17 + k] = e4m3::to_f16(e4m3_code(&mut rng, 0, 15)) as u32;
+            }
+            r
+        })
+        .collect();
+    mma_check(&h, &ctx, 2, "h25-e4m3", &widened, |r| f16_want(r, 16, 25));
+    drop(ctx);
+    h.assert_validation_clean();
+}
