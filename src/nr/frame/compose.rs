@@ -29,10 +29,11 @@ pub fn neural_channel(proxy: f32, head: f32) -> f32 {
     clamp01(v * 8.0 + 0.5)
 }
 
-/// The temporal blend weight of a head logit.
+/// The temporal blend weight of a head logit. The product is flushed when subnormal so that a
+/// GPU flushing denormals gives the same bits (it only matters for logits near -87).
 #[inline]
 pub fn blend_weight(logit: f32, blend_scale: f32) -> f32 {
-    clamp01(sigmoid(logit) * blend_scale)
+    clamp01(ftz(sigmoid(logit) * blend_scale))
 }
 
 /// Truncate an RGBA f32 value to RGBA16F bits.

@@ -5,6 +5,7 @@
 //! The NGX layer fills [`FrameParams`] from an `NVSDK_NGX_Parameter` map (names in [`names`]);
 //! the frame code never touches the map itself.
 
+use super::portable::ftz;
 use super::temporal::FrameSetup;
 use crate::nr::geometry::Geometry;
 use crate::numerics::f16;
@@ -317,6 +318,7 @@ impl FrameConstants {
     pub const BYTES: usize = 96;
 
     /// Assemble the block of one frame. `setup` comes from [`super::FrameState::begin`].
+    /// Subnormal float parameters are flushed to zero here, so that no kernel ever sees one.
     pub fn new(
         geometry: &Geometry,
         params: &FrameParams,
@@ -348,13 +350,13 @@ impl FrameConstants {
             motion_y,
             output_x,
             output_y,
-            intensity: params.intensity,
-            local_tone: params.local_tone_strength,
-            local_structure: params.local_structure_strength,
-            skin_structure: params.skin_structure_strength,
-            mvec_scale_x: params.mvec_scale[0],
-            mvec_scale_y: params.mvec_scale[1],
-            blend_scale,
+            intensity: ftz(params.intensity),
+            local_tone: ftz(params.local_tone_strength),
+            local_structure: ftz(params.local_structure_strength),
+            skin_structure: ftz(params.skin_structure_strength),
+            mvec_scale_x: ftz(params.mvec_scale[0]),
+            mvec_scale_y: ftz(params.mvec_scale[1]),
+            blend_scale: ftz(blend_scale),
             reserved: 0,
         }
     }
