@@ -5,4 +5,5 @@
 
 pub mod gpu;
 pub mod ngx;
+pub mod nr;
 pub mod numerics;
