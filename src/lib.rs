@@ -4,5 +4,6 @@
 //! arithmetic, `nr::graph` for the network schedule.
 
 pub mod gpu;
+pub mod model;
 pub mod ngx;
 pub mod numerics;
