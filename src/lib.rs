@@ -4,6 +4,7 @@
 //! arithmetic, `nr::graph` for the network schedule.
 
 pub mod gpu;
+pub mod model;
 pub mod ngx;
 pub mod nr;
 pub mod numerics;

@@ -1,0 +1,100 @@
+//! Typed errors of model loading, validation and synthesis. Every message names the file and the
+//! manifest field involved so that a user can find the problem without a debugger.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("{}: cannot read: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: file missing", path.display())]
+    FileMissing { path: PathBuf },
+    #[error("manifest.json: too large ({len} bytes, limit {limit})")]
+    ManifestTooLarge { len: u64, limit: u64 },
+    #[error("manifest.json: bad JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("manifest.json: totals.blockCount is {found}, expected 71")]
+    BlockCount { found: u64 },
+    #[error("manifest.json: stages[{index}].id is empty")]
+    EmptyStageId { index: usize },
+    #[error("manifest.json: stages[{index}].id `{id}` is used twice")]
+    DuplicateStage { index: usize, id: String },
+    #[error("manifest.json: stage `{stage}`: file `{file}` refused: {reason}")]
+    BadStagePath {
+        stage: String,
+        file: String,
+        reason: &'static str,
+    },
+    #[error("manifest.json: stage `{stage}`: sha256 `{value}` is not 64 hex digits")]
+    BadSha256 { stage: String, value: String },
+    #[error("manifest.json: tensors[{index}]: name `{name}` does not match block/layer/parameter (`{expected}`)")]
+    NameMismatch {
+        index: usize,
+        name: String,
+        expected: String,
+    },
+    #[error("manifest.json: tensors[{index}] `{name}`: no such record in the DLSS-NR model")]
+    UnknownRecord { index: usize, name: String },
+    #[error("manifest.json: tensors[{index}] `{name}`: byteLength {found}, the model's record has {expected}")]
+    RecordLength {
+        index: usize,
+        name: String,
+        expected: usize,
+        found: u64,
+    },
+    #[error("manifest.json: tensors[{index}] `{name}` appears twice")]
+    DuplicateTensor { index: usize, name: String },
+    #[error("manifest.json: tensors[{index}] `{name}`: stage `{stage}` is not in stages[]")]
+    UnknownStage {
+        index: usize,
+        name: String,
+        stage: String,
+    },
+    #[error("manifest.json: tensors[{index}] `{name}`: slice stageOffset {offset} + byteLength {len} exceeds stage `{stage}` packedByteLength {stage_len}")]
+    SliceOutOfRange {
+        index: usize,
+        name: String,
+        stage: String,
+        offset: u64,
+        len: u64,
+        stage_len: u64,
+    },
+    #[error("manifest.json: stage `{stage}`: tensors `{first}` and `{second}` overlap (at byte {at})")]
+    Overlap {
+        stage: String,
+        first: String,
+        second: String,
+        at: u64,
+    },
+    #[error("manifest.json: tensors[] has {found} records, expected 153 (first missing: `{missing}`)")]
+    RecordCount { found: usize, missing: String },
+    #[error("{}: size {found} bytes, manifest packedByteLength says {expected}", path.display())]
+    StageSize {
+        path: PathBuf,
+        expected: u64,
+        found: u64,
+    },
+    #[error("{}: SHA-256 mismatch: manifest says {expected}, file has {found}", path.display())]
+    ShaMismatch {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    #[error("{}: {reason}", path.display())]
+    Output { path: PathBuf, reason: String },
+}
+
+impl ModelError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> ModelError {
+        let path = path.into();
+        if source.kind() == std::io::ErrorKind::NotFound {
+            ModelError::FileMissing { path }
+        } else {
+            ModelError::Io { path, source }
+        }
+    }
+}

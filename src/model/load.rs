@@ -1,0 +1,177 @@
+//! [`Model`]: a validated model directory held in memory (one buffer per stage file), with record
+//! lookup by (block, layer). Loading checks the manifest, every stage file's size and, unless told
+//! not to, its SHA-256; any failure is a [`ModelError`], never a panic.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::error::ModelError;
+use super::layout::{self, RecordId};
+use super::manifest::{self, Manifest, RecordLoc};
+
+/// How much to check while loading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Hash every stage file and compare with the manifest (dominates load time).
+    pub verify_sha: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { verify_sha: true }
+    }
+}
+
+/// Hash status of a loaded stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShaStatus {
+    /// Hashed and equal to the manifest.
+    Verified,
+    /// Not hashed (`verify_sha: false`).
+    NotChecked,
+}
+
+/// One stage file in memory.
+#[derive(Debug, Clone)]
+pub struct StageData {
+    pub id: String,
+    pub file: String,
+    /// The SHA-256 the manifest states (as written).
+    pub sha256: String,
+    pub sha_status: ShaStatus,
+    pub bytes: Vec<u8>,
+}
+
+/// A loaded, validated model.
+#[derive(Debug, Clone)]
+pub struct Model {
+    dir: PathBuf,
+    manifest: Manifest,
+    stages: Vec<StageData>,
+    /// In [`layout::records`] order.
+    locations: Vec<RecordLoc>,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+fn load_stage(dir: &Path, st: &manifest::Stage, verify: bool) -> Result<StageData, ModelError> {
+    let path = manifest::stage_path(dir, &st.file);
+    let shown = manifest::stage_display_path(&st.file);
+    let meta = std::fs::metadata(&path).map_err(|e| ModelError::io(&shown, e))?;
+    // Size first: a wrong-length file is refused without reading (or hashing) it.
+    if !meta.is_file() || meta.len() != st.packed_byte_length {
+        return Err(ModelError::StageSize {
+            path: shown,
+            expected: st.packed_byte_length,
+            found: meta.len(),
+        });
+    }
+    let bytes = std::fs::read(&path).map_err(|e| ModelError::io(&shown, e))?;
+    if bytes.len() as u64 != st.packed_byte_length {
+        return Err(ModelError::StageSize {
+            path: shown,
+            expected: st.packed_byte_length,
+            found: bytes.len() as u64,
+        });
+    }
+    let sha_status = if verify {
+        let found = sha256_hex(&bytes);
+        if !found.eq_ignore_ascii_case(&st.sha256) {
+            return Err(ModelError::ShaMismatch {
+                path: shown,
+                expected: st.sha256.clone(),
+                found,
+            });
+        }
+        ShaStatus::Verified
+    } else {
+        ShaStatus::NotChecked
+    };
+    Ok(StageData {
+        id: st.id.clone(),
+        file: st.file.clone(),
+        sha256: st.sha256.clone(),
+        sha_status,
+        bytes,
+    })
+}
+
+impl Model {
+    /// Load `<dir>/manifest.json` and the stage files under `<dir>/model/`.
+    pub fn load(dir: &Path, opts: LoadOptions) -> Result<Model, ModelError> {
+        let manifest = Manifest::read(dir)?;
+        let validated = manifest.validate()?;
+        // Stages load in parallel; the first failing stage in manifest order is reported so the
+        // message does not depend on scheduling.
+        let results: Vec<Result<StageData, ModelError>> = manifest
+            .stages
+            .par_iter()
+            .map(|st| load_stage(dir, st, opts.verify_sha))
+            .collect();
+        let stages = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        Ok(Model {
+            dir: dir.to_path_buf(),
+            manifest,
+            stages,
+            locations: validated.locations,
+        })
+    }
+
+    /// The model directory this was loaded from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// Stage files in manifest order.
+    pub fn stages(&self) -> &[StageData] {
+        &self.stages
+    }
+
+    /// Where record `id` lives (stage index into [`Model::stages`], offset, length).
+    pub fn location(&self, id: RecordId) -> Option<RecordLoc> {
+        layout::record_index(id).map(|i| self.locations[i])
+    }
+
+    /// The bytes of record `id`, or `None` if the model format has no such record.
+    pub fn try_record(&self, id: RecordId) -> Option<&[u8]> {
+        let loc = self.location(id)?;
+        // Validation proved the slice lies inside the stage and loading proved the stage length.
+        self.stages[loc.stage]
+            .bytes
+            .get(loc.offset..loc.offset + loc.len)
+    }
+
+    /// The bytes of `block<block>.layer<layer>.layer`.
+    ///
+    /// # Panics
+    /// If the model format has no such record (a programming error: the set of records is fixed,
+    /// see [`layout::records`]); a loaded model always has every record.
+    pub fn record(&self, block: usize, layer: usize) -> &[u8] {
+        match self.try_record(RecordId::layer(block, layer)) {
+            Some(r) => r,
+            None => panic!("block{block}.layer{layer}: no such record in the DLSS-NR model"),
+        }
+    }
+
+    /// `block70.layer0.blend_scale` as f16 bits.
+    pub fn blend_scale(&self) -> u16 {
+        match self.try_record(RecordId::BLEND_SCALE) {
+            Some(&[lo, hi]) => u16::from_le_bytes([lo, hi]),
+            // Unreachable for a loaded model (validated length 2); fall back to the shipped value.
+            _ => layout::SHIPPED_BLEND_SCALE,
+        }
+    }
+
+    /// Total bytes of all records.
+    pub fn total_bytes(&self) -> usize {
+        self.locations.iter().map(|l| l.len).sum()
+    }
+}

@@ -1,0 +1,23 @@
+//! The model directory: manifest parsing and validation, loading stage files (with SHA-256
+//! checks), the FusedLayout of every record, the storage orders of weights (packing/unpacking),
+//! deterministic synthetic models and weight statistics (spec nr-network §3).
+//!
+//! This module owns the bytes of the weights and where they are; it knows nothing about how the
+//! network computes with them (that is `nr::graph` / `nr::reference` and the GPU code).
+
+pub mod error;
+pub mod layout;
+pub mod load;
+pub mod manifest;
+pub mod pack;
+pub mod stats;
+pub mod synth;
+
+pub use error::ModelError;
+pub use layout::{
+    block_kind, record_fields, records, split512_layout, vit_entry_layout, vit_exit_layout,
+    vit_layout, window_layout, BlockKind, Field, FieldKind, Fp8Mat, F16Mat, F16Vec, F32Vec,
+    Priors, RecordId, Split512Layout, VitEntryLayout, VitExitLayout, VitLayout, WindowLayout,
+};
+pub use load::{LoadOptions, Model, ShaStatus, StageData};
+pub use manifest::Manifest;
