@@ -116,7 +116,10 @@ pub const fn f16_frag_index(k: usize, n: usize, n_stored: usize) -> usize {
 /// (`n` rounded up to 16); unused columns are zero. Returns little-endian bytes.
 pub fn pack_f16(natural: &[u16], k: usize, n: usize) -> Vec<u8> {
     let n_stored = n.div_ceil(16) * 16;
-    assert!(k % 16 == 0, "f16 matrix {k}x{n}: K must be a multiple of 16");
+    assert!(
+        k % 16 == 0,
+        "f16 matrix {k}x{n}: K must be a multiple of 16"
+    );
     assert_eq!(natural.len(), k * n, "f16 matrix {k}x{n}: buffer length");
     let mut halves = vec![0u16; k * n_stored];
     for row in 0..k {
@@ -130,8 +133,15 @@ pub fn pack_f16(natural: &[u16], k: usize, n: usize) -> Vec<u8> {
 /// Fragment tiles -> natural `k x n` f16 bits (the unused stored columns are skipped).
 pub fn unpack_f16(bytes: &[u8], k: usize, n: usize) -> Vec<u16> {
     let n_stored = n.div_ceil(16) * 16;
-    assert!(k % 16 == 0, "f16 matrix {k}x{n}: K must be a multiple of 16");
-    assert_eq!(bytes.len(), 2 * k * n_stored, "f16 matrix {k}x{n}: byte length");
+    assert!(
+        k % 16 == 0,
+        "f16 matrix {k}x{n}: K must be a multiple of 16"
+    );
+    assert_eq!(
+        bytes.len(),
+        2 * k * n_stored,
+        "f16 matrix {k}x{n}: byte length"
+    );
     let mut out = vec![0u16; k * n];
     for row in 0..k {
         for col in 0..n {
@@ -257,7 +267,10 @@ mod tests {
     #[test]
     fn permutation_listing_and_inverse() {
         let first: Vec<usize> = (0..16).map(packed_channel).collect();
-        assert_eq!(first, [0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15]);
+        assert_eq!(
+            first,
+            [0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15]
+        );
         for k in 0..4096 {
             assert_eq!(stored_row(packed_channel(k)), k);
             assert_eq!(packed_channel(stored_row(k)), k);

@@ -76,7 +76,12 @@ pub struct Conditioning {
 
 impl Default for Conditioning {
     fn default() -> Self {
-        Conditioning { local_tone: 1.0, local_structure: 1.0, skin_structure: -1.0, style: 0 }
+        Conditioning {
+            local_tone: 1.0,
+            local_structure: 1.0,
+            skin_structure: -1.0,
+            style: 0,
+        }
     }
 }
 
@@ -158,9 +163,15 @@ impl Default for FrameParameters {
 #[derive(Debug, thiserror::Error)]
 pub enum FixtureError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: invalid manifest: {source}")]
-    Json { path: PathBuf, source: serde_json::Error },
+    Json {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
     #[error("{path}: {what}")]
     Invalid { path: PathBuf, what: String },
 }
@@ -182,13 +193,27 @@ impl Fixture {
     /// Read and validate `dir/manifest.json` and every file it names (sizes checked).
     pub fn load(dir: &Path) -> Result<Fixture, FixtureError> {
         let mpath = dir.join("manifest.json");
-        let text = fs::read_to_string(&mpath).map_err(|source| FixtureError::Io { path: mpath.clone(), source })?;
+        let text = fs::read_to_string(&mpath).map_err(|source| FixtureError::Io {
+            path: mpath.clone(),
+            source,
+        })?;
         let manifest: Manifest =
-            serde_json::from_str(&text).map_err(|source| FixtureError::Json { path: mpath.clone(), source })?;
-        let bad = |what: String| FixtureError::Invalid { path: mpath.clone(), what };
+            serde_json::from_str(&text).map_err(|source| FixtureError::Json {
+                path: mpath.clone(),
+                source,
+            })?;
+        let bad = |what: String| FixtureError::Invalid {
+            path: mpath.clone(),
+            what,
+        };
         let [w, h] = manifest.source_dimensions;
-        let geometry = Geometry::new(w, h).map_err(|e| bad(format!("sourceDimensions {w}x{h}: {e}")))?;
-        let (fw, fh) = geometry.field();
+        let (wu, hu) = (
+            u32::try_from(w).unwrap_or(u32::MAX),
+            u32::try_from(h).unwrap_or(u32::MAX),
+        );
+        let geometry =
+            Geometry::new(wu, hu).map_err(|e| bad(format!("sourceDimensions {w}x{h}: {e}")))?;
+        let (fw, fh) = (geometry.field.w as usize, geometry.field.h as usize);
         if manifest.full_dimensions != [fw, fh] {
             return Err(bad(format!(
                 "fullDimensions {:?} do not match the geometry rule ({}x{} -> {}x{})",
@@ -206,14 +231,21 @@ impl Fixture {
         if manifest.proxy.is_none() && manifest.input_features.is_none() {
             return Err(bad("neither `proxy` nor `inputFeatures` is given".into()));
         }
-        let fx = Fixture { dir: dir.to_path_buf(), manifest, geometry };
+        let fx = Fixture {
+            dir: dir.to_path_buf(),
+            manifest,
+            geometry,
+        };
         let field_rows = fw * fh;
         if let Some(f) = &fx.manifest.input_features {
             fx.check_file("inputFeatures", &f.file, field_rows * 16 * 4)?;
         }
         if let Some(p) = &fx.manifest.proxy {
             if (p.width, p.height) != (w, h) {
-                return Err(bad(format!("proxy is {}x{}, sourceDimensions {w}x{h}", p.width, p.height)));
+                return Err(bad(format!(
+                    "proxy is {}x{}, sourceDimensions {w}x{h}",
+                    p.width, p.height
+                )));
             }
             fx.check_file("proxy", &p.file, w * h * 16)?;
             if let Some(m) = &p.motion {
@@ -224,25 +256,36 @@ impl Fixture {
             let expected = geometry.boundaries();
             let mut named: BTreeMap<String, (usize, usize, usize, &str)> = BTreeMap::new();
             for b in &fx.manifest.blocks {
-                named.insert(format!("block-{}", b.block), (b.width, b.height, b.channels, &b.file));
+                named.insert(
+                    format!("block-{}", b.block),
+                    (b.width, b.height, b.channels, &b.file),
+                );
             }
             for t in &fx.manifest.transitions {
-                named.insert(format!("transition-{}", t.id), (t.width, t.height, t.channels, &t.file));
+                named.insert(
+                    format!("transition-{}", t.id),
+                    (t.width, t.height, t.channels, &t.file),
+                );
             }
             for b in &expected {
                 match named.remove(&b.name) {
                     Some((bw, bh, bc, file)) => {
-                        if (bw, bh, bc) != (b.width, b.height, b.channels) {
+                        let (ew, eh, ec) =
+                            (b.width as usize, b.height as usize, b.channels as usize);
+                        if (bw, bh, bc) != (ew, eh, ec) {
                             return Err(bad(format!(
                                 "boundary {} is {bw}x{bh}x{bc}, the geometry says {}x{}x{}",
                                 b.name, b.width, b.height, b.channels
                             )));
                         }
-                        fx.check_file(&b.name, file, b.width * b.height * b.channels)?;
+                        fx.check_file(&b.name, file, ew * eh * ec)?;
                     }
                     None => {
                         if !fx.manifest.omitted_boundaries.contains_key(&b.name) {
-                            return Err(bad(format!("boundary {} has neither a reference nor an omission reason", b.name)));
+                            return Err(bad(format!(
+                                "boundary {} has neither a reference nor an omission reason",
+                                b.name
+                            )));
                         }
                     }
                 }
@@ -252,15 +295,27 @@ impl Fixture {
             }
         }
         if fx.wants("head") {
-            let f = fx.manifest.reference_head.as_ref().ok_or_else(|| bad("check `head` needs referenceHead".into()))?;
+            let f = fx
+                .manifest
+                .reference_head
+                .as_ref()
+                .ok_or_else(|| bad("check `head` needs referenceHead".into()))?;
             fx.check_file("referenceHead", &f.file, field_rows * 16)?;
         }
         if fx.wants("output") {
-            let o = fx.manifest.native_output.as_ref().ok_or_else(|| bad("check `output` needs nativeOutput".into()))?;
+            let o = fx
+                .manifest
+                .native_output
+                .as_ref()
+                .ok_or_else(|| bad("check `output` needs nativeOutput".into()))?;
             let px = match o.dtype.as_str() {
                 "f32" => 16,
                 "u8" => 4,
-                d => return Err(bad(format!("nativeOutput.dtype `{d}` (expected f32 or u8)"))),
+                d => {
+                    return Err(bad(format!(
+                        "nativeOutput.dtype `{d}` (expected f32 or u8)"
+                    )))
+                }
             };
             if fx.manifest.proxy.is_none() {
                 return Err(bad("check `output` needs a proxy".into()));
@@ -289,11 +344,20 @@ impl Fixture {
     fn check_file(&self, what: &str, name: &str, len: usize) -> Result<(), FixtureError> {
         let path = self.dir.join(name);
         if !rel_ok(name) {
-            return Err(FixtureError::Invalid { path, what: format!("{what}: file name must be a relative path inside the fixture") });
+            return Err(FixtureError::Invalid {
+                path,
+                what: format!("{what}: file name must be a relative path inside the fixture"),
+            });
         }
-        let meta = fs::metadata(&path).map_err(|source| FixtureError::Io { path: path.clone(), source })?;
+        let meta = fs::metadata(&path).map_err(|source| FixtureError::Io {
+            path: path.clone(),
+            source,
+        })?;
         if meta.len() != len as u64 {
-            return Err(FixtureError::Invalid { path, what: format!("{what}: {} bytes, expected {len}", meta.len()) });
+            return Err(FixtureError::Invalid {
+                path,
+                what: format!("{what}: {} bytes, expected {len}", meta.len()),
+            });
         }
         Ok(())
     }
@@ -312,7 +376,9 @@ impl Fixture {
 
 /// Little-endian f32 values from bytes.
 pub fn bytes_to_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 /// Little-endian bytes of f32 values.

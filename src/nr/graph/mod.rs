@@ -10,7 +10,7 @@ mod build;
 
 pub use build::build;
 
-use crate::nr::geometry::Geometry;
+use crate::nr::geometry::{Geometry, Level};
 
 /// Index of a tensor in [`Graph::tensors`].
 pub type TensorId = usize;
@@ -42,8 +42,7 @@ impl DType {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tensor {
     pub name: String,
-    /// 0 = the field, 1..=6 = levels L0..L5 (see [`Geometry::level`]).
-    pub level: usize,
+    pub level: Level,
     pub channels: usize,
     pub dtype: DType,
 }
@@ -109,7 +108,12 @@ pub struct Seed {
 pub enum Op {
     /// Input adapter: f32 features -> f16 (RNE) -> f16 GEMM 16->32 (F24 profile) from zero.
     /// Publishes the raw f16 result and its E4.
-    Adapter { input: TensorId, weights: WeightRef, out_raw: TensorId, out: TensorId },
+    Adapter {
+        input: TensorId,
+        weights: WeightRef,
+        out_raw: TensorId,
+        out: TensorId,
+    },
     /// A (grouped) FP8 GEMM with optional seed and split-K partitions.
     Gemm {
         input: TensorId,
@@ -125,22 +129,61 @@ pub enum Op {
         out_raw: Option<TensorId>,
     },
     /// Cosine normalisation of a QKV tensor (f16, head-major 96-column groups) into E4 q', k', v'.
-    Normalize { qkv: TensorId, heads: usize, temperatures: WeightRef, vit: bool, q: TensorId, k: TensorId, v: TensorId },
+    Normalize {
+        qkv: TensorId,
+        heads: usize,
+        temperatures: WeightRef,
+        vit: bool,
+        q: TensorId,
+        k: TensorId,
+        v: TensorId,
+    },
     /// Shifted-window attention over 8x8 windows with a learned per-head prior.
-    WindowAttention { q: TensorId, k: TensorId, v: TensorId, heads: usize, priors: WeightRef, phase: usize, out: TensorId },
+    WindowAttention {
+        q: TensorId,
+        k: TensorId,
+        v: TensorId,
+        heads: usize,
+        priors: WeightRef,
+        phase: usize,
+        out: TensorId,
+    },
     /// Global attention over every token of the level (the ViT), keys padded to a multiple of 64.
-    VitAttention { q: TensorId, k: TensorId, v: TensorId, heads: usize, out: TensorId },
+    VitAttention {
+        q: TensorId,
+        k: TensorId,
+        v: TensorId,
+        heads: usize,
+        out: TensorId,
+    },
     /// 2x2 average pool of a raw f16 tensor to the next level, published E4 (zero where the 2x2
     /// source leaves the input level).
     Pool { input: TensorId, out: TensorId },
     /// Nearest 2x upsample of a low-level f16 tensor merged with a skip:
     /// `f16(up + skip * scale)` (one rounding) -> E4 (and the raw f16 when `out_raw` is set).
-    UpMerge { low: TensorId, skip: TensorId, scale: WeightRef, out: TensorId, out_raw: Option<TensorId> },
+    UpMerge {
+        low: TensorId,
+        skip: TensorId,
+        scale: WeightRef,
+        out: TensorId,
+        out_raw: Option<TensorId>,
+    },
     /// Block 70's input: `u = f16(E4(b69)[x>>1, y>>1] * inputScale)`,
     /// `m = f16(u + E4(b0)[x, y] * adapterScale)` -> raw f16 and E4.
-    PostBlend { low: TensorId, skip: TensorId, input_scale: WeightRef, adapter_scale: WeightRef, out_raw: TensorId, out: TensorId },
+    PostBlend {
+        low: TensorId,
+        skip: TensorId,
+        input_scale: WeightRef,
+        adapter_scale: WeightRef,
+        out_raw: TensorId,
+        out: TensorId,
+    },
     /// Head: f16 GEMM 32->4 (F24) of block 70's raw output from zero; f16 stored as f32.
-    Head { input: TensorId, weights: WeightRef, out: TensorId },
+    Head {
+        input: TensorId,
+        weights: WeightRef,
+        out: TensorId,
+    },
 }
 
 /// An op with its provenance.
@@ -169,7 +212,27 @@ pub struct Graph {
     pub boundaries: Vec<(String, TensorId)>,
 }
 
+/// The level one pooling step below `l` (the field pools into L0).
+pub fn next_level(l: Level) -> Level {
+    match l {
+        Level::Field => Level::L(0),
+        Level::L(k) => Level::L(k + 1),
+    }
+}
+
 impl Graph {
+    /// `(width, height)` of a tensor's level.
+    pub fn dims(&self, t: TensorId) -> (usize, usize) {
+        let s = self.geometry.level(self.tensors[t].level);
+        (s.w as usize, s.h as usize)
+    }
+
+    /// Rows (tokens) of a tensor.
+    pub fn rows(&self, t: TensorId) -> usize {
+        let (w, h) = self.dims(t);
+        w * h
+    }
+
     /// The index of the last node that reads each tensor (`None` if never read): lets an executor
     /// free intermediate tensors early.
     pub fn last_use(&self) -> Vec<Option<usize>> {
@@ -187,7 +250,9 @@ impl Op {
     /// Tensors this op reads.
     pub fn inputs(&self) -> Vec<TensorId> {
         match self {
-            Op::Adapter { input, .. } | Op::Pool { input, .. } | Op::Head { input, .. } => vec![*input],
+            Op::Adapter { input, .. } | Op::Pool { input, .. } | Op::Head { input, .. } => {
+                vec![*input]
+            }
             Op::Gemm { input, seed, .. } => {
                 let mut v = vec![*input];
                 if let Some(s) = seed {
@@ -196,7 +261,9 @@ impl Op {
                 v
             }
             Op::Normalize { qkv, .. } => vec![*qkv],
-            Op::WindowAttention { q, k, v, .. } | Op::VitAttention { q, k, v, .. } => vec![*q, *k, *v],
+            Op::WindowAttention { q, k, v, .. } | Op::VitAttention { q, k, v, .. } => {
+                vec![*q, *k, *v]
+            }
             Op::UpMerge { low, skip, .. } | Op::PostBlend { low, skip, .. } => vec![*low, *skip],
         }
     }
@@ -204,14 +271,19 @@ impl Op {
     /// Tensors this op writes.
     pub fn outputs(&self) -> Vec<TensorId> {
         match self {
-            Op::Adapter { out_raw, out, .. } | Op::PostBlend { out_raw, out, .. } => vec![*out_raw, *out],
+            Op::Adapter { out_raw, out, .. } | Op::PostBlend { out_raw, out, .. } => {
+                vec![*out_raw, *out]
+            }
             Op::Gemm { out, out_raw, .. } | Op::UpMerge { out, out_raw, .. } => {
                 let mut v = vec![*out];
                 v.extend(out_raw.iter().copied());
                 v
             }
             Op::Normalize { q, k, v, .. } => vec![*q, *k, *v],
-            Op::WindowAttention { out, .. } | Op::VitAttention { out, .. } | Op::Pool { out, .. } | Op::Head { out, .. } => {
+            Op::WindowAttention { out, .. }
+            | Op::VitAttention { out, .. }
+            | Op::Pool { out, .. }
+            | Op::Head { out, .. } => {
                 vec![*out]
             }
         }

@@ -6,7 +6,7 @@ use super::*;
 use crate::model::layout;
 use crate::nr::geometry::Geometry;
 
-fn graph(w: usize, h: usize) -> Graph {
+fn graph(w: u32, h: u32) -> Graph {
     build(&Geometry::new(w, h).expect("valid size"))
 }
 
@@ -20,8 +20,12 @@ fn boundaries_are_the_75_in_spec_order_with_geometry_shapes() {
         for ((name, t), b) in g.boundaries.iter().zip(&expected) {
             assert_eq!(name, &b.name);
             let tensor = &g.tensors[*t];
-            let (lw, lh) = g.geometry.level(tensor.level);
-            assert_eq!((lw, lh, tensor.channels), (b.width, b.height, b.channels), "{name}");
+            let s = g.geometry.level(tensor.level);
+            assert_eq!(
+                (s.w, s.h, tensor.channels as u32),
+                (b.width, b.height, b.channels),
+                "{name}"
+            );
             assert_eq!(tensor.dtype, DType::E4, "{name}");
         }
     }
@@ -34,11 +38,19 @@ fn every_tensor_is_written_once_before_it_is_read() {
     written[g.features] = 1;
     for node in &g.nodes {
         for t in node.op.inputs() {
-            assert_eq!(written[t], 1, "{} reads {} before it is written", node.label, g.tensors[t].name);
+            assert_eq!(
+                written[t], 1,
+                "{} reads {} before it is written",
+                node.label, g.tensors[t].name
+            );
         }
         for t in node.op.outputs() {
             written[t] += 1;
-            assert_eq!(written[t], 1, "{} writes {} twice", node.label, g.tensors[t].name);
+            assert_eq!(
+                written[t], 1,
+                "{} writes {} twice",
+                node.label, g.tensors[t].name
+            );
         }
     }
     assert_eq!(written[g.head], 1);
@@ -51,7 +63,16 @@ fn shapes_are_consistent() {
     let g = graph(64, 64);
     for node in &g.nodes {
         match &node.op {
-            Op::Gemm { input, mode, mat, seed, epilogue, out, out_raw, .. } => {
+            Op::Gemm {
+                input,
+                mode,
+                mat,
+                seed,
+                epilogue,
+                out,
+                out_raw,
+                ..
+            } => {
                 let cin = g.tensors[*input].channels;
                 match mode {
                     InputMode::Shared => assert_eq!(cin, mat.k, "{}", node.label),
@@ -59,19 +80,53 @@ fn shapes_are_consistent() {
                 }
                 assert_eq!(mat.k % 32, 0, "{}: K is a multiple of 32", node.label);
                 assert_eq!(g.tensors[*input].dtype, DType::E4, "{}", node.label);
-                assert_eq!(g.tensors[*out].channels, mat.n * mat.groups, "{}", node.label);
-                assert_eq!(g.tensors[*out].level, g.tensors[*input].level, "{}", node.label);
+                assert_eq!(
+                    g.tensors[*out].channels,
+                    mat.n * mat.groups,
+                    "{}",
+                    node.label
+                );
+                assert_eq!(
+                    g.tensors[*out].level, g.tensors[*input].level,
+                    "{}",
+                    node.label
+                );
                 if let Some(s) = seed {
-                    assert_eq!(g.tensors[s.skip].channels, mat.n * mat.groups, "{}", node.label);
-                    assert_eq!(g.tensors[s.skip].level, g.tensors[*input].level, "{}", node.label);
+                    assert_eq!(
+                        g.tensors[s.skip].channels,
+                        mat.n * mat.groups,
+                        "{}",
+                        node.label
+                    );
+                    assert_eq!(
+                        g.tensors[s.skip].level, g.tensors[*input].level,
+                        "{}",
+                        node.label
+                    );
                 }
-                assert_eq!(out_raw.is_some(), *epilogue == Epilogue::Dual, "{}", node.label);
+                assert_eq!(
+                    out_raw.is_some(),
+                    *epilogue == Epilogue::Dual,
+                    "{}",
+                    node.label
+                );
             }
             Op::UpMerge { low, skip, out, .. } => {
-                assert_eq!(g.tensors[*low].level, g.tensors[*skip].level + 1, "{}", node.label);
-                assert_eq!(g.tensors[*low].channels, g.tensors[*out].channels, "{}", node.label);
+                assert_eq!(
+                    g.tensors[*low].level,
+                    next_level(g.tensors[*skip].level),
+                    "{}",
+                    node.label
+                );
+                assert_eq!(
+                    g.tensors[*low].channels, g.tensors[*out].channels,
+                    "{}",
+                    node.label
+                );
             }
-            Op::Pool { input, out } => assert_eq!(g.tensors[*out].level, g.tensors[*input].level + 1),
+            Op::Pool { input, out } => {
+                assert_eq!(g.tensors[*out].level, next_level(g.tensors[*input].level))
+            }
             _ => {}
         }
     }
@@ -82,8 +137,12 @@ fn the_graph_reads_every_record_but_the_unread_ones_inside_its_bounds() {
     let g = graph(64, 64);
     let mut read = BTreeSet::new();
     let mut check = |w: WeightRef, len: usize, label: &str| {
-        let rec = layout::record_len(w.block, w.layer).expect("known record");
-        assert!(w.offset + len <= rec, "{label}: {w:?} + {len} exceeds the record ({rec})");
+        let rec =
+            layout::record_len(layout::RecordId::layer(w.block, w.layer)).expect("known record");
+        assert!(
+            w.offset + len <= rec,
+            "{label}: {w:?} + {len} exceeds the record ({rec})"
+        );
         read.insert((w.block, w.layer));
     };
     for node in &g.nodes {
@@ -96,10 +155,20 @@ fn the_graph_reads_every_record_but_the_unread_ones_inside_its_bounds() {
             }
             Op::Adapter { weights, .. } => check(*weights, 1024, &node.label),
             Op::Head { weights, .. } => check(*weights, 1024, &node.label),
-            Op::Normalize { temperatures, heads, .. } => check(*temperatures, 4 * heads, &node.label),
+            Op::Normalize {
+                temperatures,
+                heads,
+                ..
+            } => check(*temperatures, 4 * heads, &node.label),
             Op::WindowAttention { priors, heads, .. } => check(*priors, 8192 * heads, &node.label),
-            Op::UpMerge { scale, out, .. } => check(*scale, 2 * g.tensors[*out].channels, &node.label),
-            Op::PostBlend { input_scale, adapter_scale, .. } => {
+            Op::UpMerge { scale, out, .. } => {
+                check(*scale, 2 * g.tensors[*out].channels, &node.label)
+            }
+            Op::PostBlend {
+                input_scale,
+                adapter_scale,
+                ..
+            } => {
                 check(*input_scale, 64, &node.label);
                 check(*adapter_scale, 64, &node.label);
             }
