@@ -197,7 +197,7 @@ pub fn round_fixed_rne(v: i128, scale: i32) -> F16 {
     let mag = v.unsigned_abs();
     let nbits = 128 - mag.leading_zeros() as i32; // mag in [2^(nbits-1), 2^nbits)
     let ue = nbits - 1 + scale; // unbiased exponent of the value
-    // Number of low bits to drop so that we keep 11 significant bits (normal) or align to 2^-24.
+                                // Number of low bits to drop so that we keep 11 significant bits (normal) or align to 2^-24.
     let lsb_exp = if ue >= -14 { ue - 10 } else { -24 };
     let drop = lsb_exp - scale;
     let q: u128 = if drop <= 0 {
@@ -229,6 +229,84 @@ pub fn round_fixed_rne(v: i128, scale: i32) -> F16 {
     sign | bits as u16
 }
 
+/// [`round_fixed_rne`] for an `i64`, without the 128-bit arithmetic: the MMA kernels call this once
+/// per group. Same contract: `v * 2^scale` rounded RNE, ±inf on overflow, a result that rounds to
+/// zero keeps the sign of `v`, `v == 0` gives +0.
+#[inline]
+pub fn round_i64_rne(v: i64, scale: i32) -> F16 {
+    if v == 0 {
+        return POS_ZERO;
+    }
+    let sign: u16 = if v < 0 { 0x8000 } else { 0 };
+    let mag = v.unsigned_abs();
+    let nbits = 64 - mag.leading_zeros() as i32;
+    let ue = nbits - 1 + scale;
+    if ue > 15 {
+        return sign | POS_INF;
+    }
+    let lsb_exp = if ue >= -14 { ue - 10 } else { -24 };
+    let drop = lsb_exp - scale;
+    let q: u64 = if drop <= 0 {
+        // At most 11 significant bits: the shift cannot overflow.
+        mag << (-drop) as u32
+    } else if drop >= 64 {
+        0
+    } else {
+        let kept = mag >> drop;
+        let rem = mag & ((1u64 << drop) - 1);
+        let half = 1u64 << (drop - 1);
+        kept + u64::from(rem > half || (rem == half && (kept & 1) == 1))
+    };
+    if q == 0 {
+        return sign;
+    }
+    let bits = if lsb_exp == -24 {
+        q
+    } else {
+        (((lsb_exp + 24) as u64) << 10) + q
+    };
+    if bits >= 0x7C00 {
+        return sign | POS_INF;
+    }
+    sign | bits as u16
+}
+
+/// Round `v * 2^scale` to an f32 (returned as bits) toward zero. Beyond the f32 range the result is
+/// the largest finite f32 of that sign (IEEE round-toward-zero never produces inf from a finite
+/// value); `v == 0` gives +0 and a nonzero value that truncates to zero keeps its sign.
+pub fn round_fixed_f32_rz(v: i128, scale: i32) -> u32 {
+    if v == 0 {
+        return 0;
+    }
+    let sign: u32 = if v < 0 { 0x8000_0000 } else { 0 };
+    let mag = v.unsigned_abs();
+    let nbits = 128 - mag.leading_zeros() as i32;
+    let ue = nbits - 1 + scale;
+    if ue > 127 {
+        return sign | 0x7F7F_FFFF;
+    }
+    let lsb_exp = if ue >= -126 { ue - 23 } else { -149 };
+    let drop = lsb_exp - scale;
+    let q: u128 = if drop <= 0 {
+        mag << (-drop) as u32
+    } else if drop >= 128 {
+        0
+    } else {
+        mag >> drop
+    };
+    if q == 0 {
+        return sign;
+    }
+    let bits = if lsb_exp == -149 {
+        q as u32
+    } else {
+        // q carries the implicit bit (2^23); adding it to the biased exponent minus one builds the
+        // pattern, exactly as for halves.
+        (((lsb_exp + 149) as u32) << 23) + q as u32
+    };
+    sign | bits
+}
+
 /// Round an f64 to f16 with RNE; only valid where the f64 itself is exact (callers ensure it).
 pub fn from_f64_rne(x: f64) -> F16 {
     if x.is_nan() {
@@ -238,13 +316,21 @@ pub fn from_f64_rne(x: f64) -> F16 {
         return if x < 0.0 { NEG_INF } else { POS_INF };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { NEG_ZERO } else { POS_ZERO };
+        return if x.is_sign_negative() {
+            NEG_ZERO
+        } else {
+            POS_ZERO
+        };
     }
     // Decompose exactly: x = mant * 2^exp with a 53-bit integer mantissa.
     let b = x.to_bits();
     let e = ((b >> 52) & 0x7FF) as i32;
     let m = (b & 0x000F_FFFF_FFFF_FFFF) as i128;
-    let (mant, exp) = if e == 0 { (m, -1074) } else { (m | (1i128 << 52), e - 1075) };
+    let (mant, exp) = if e == 0 {
+        (m, -1074)
+    } else {
+        (m | (1i128 << 52), e - 1075)
+    };
     let v = if x < 0.0 { -mant } else { mant };
     let r = round_fixed_rne(v, exp);
     if is_zero(r) {
