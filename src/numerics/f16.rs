@@ -229,6 +229,84 @@ pub fn round_fixed_rne(v: i128, scale: i32) -> F16 {
     sign | bits as u16
 }
 
+/// [`round_fixed_rne`] for an `i64`, without the 128-bit arithmetic: the MMA kernels call this once
+/// per group. Same contract: `v * 2^scale` rounded RNE, ±inf on overflow, a result that rounds to
+/// zero keeps the sign of `v`, `v == 0` gives +0.
+#[inline]
+pub fn round_i64_rne(v: i64, scale: i32) -> F16 {
+    if v == 0 {
+        return POS_ZERO;
+    }
+    let sign: u16 = if v < 0 { 0x8000 } else { 0 };
+    let mag = v.unsigned_abs();
+    let nbits = 64 - mag.leading_zeros() as i32;
+    let ue = nbits - 1 + scale;
+    if ue > 15 {
+        return sign | POS_INF;
+    }
+    let lsb_exp = if ue >= -14 { ue - 10 } else { -24 };
+    let drop = lsb_exp - scale;
+    let q: u64 = if drop <= 0 {
+        // At most 11 significant bits: the shift cannot overflow.
+        mag << (-drop) as u32
+    } else if drop >= 64 {
+        0
+    } else {
+        let kept = mag >> drop;
+        let rem = mag & ((1u64 << drop) - 1);
+        let half = 1u64 << (drop - 1);
+        kept + u64::from(rem > half || (rem == half && (kept & 1) == 1))
+    };
+    if q == 0 {
+        return sign;
+    }
+    let bits = if lsb_exp == -24 {
+        q
+    } else {
+        (((lsb_exp + 24) as u64) << 10) + q
+    };
+    if bits >= 0x7C00 {
+        return sign | POS_INF;
+    }
+    sign | bits as u16
+}
+
+/// Round `v * 2^scale` to an f32 (returned as bits) toward zero. Beyond the f32 range the result is
+/// the largest finite f32 of that sign (IEEE round-toward-zero never produces inf from a finite
+/// value); `v == 0` gives +0 and a nonzero value that truncates to zero keeps its sign.
+pub fn round_fixed_f32_rz(v: i128, scale: i32) -> u32 {
+    if v == 0 {
+        return 0;
+    }
+    let sign: u32 = if v < 0 { 0x8000_0000 } else { 0 };
+    let mag = v.unsigned_abs();
+    let nbits = 128 - mag.leading_zeros() as i32;
+    let ue = nbits - 1 + scale;
+    if ue > 127 {
+        return sign | 0x7F7F_FFFF;
+    }
+    let lsb_exp = if ue >= -126 { ue - 23 } else { -149 };
+    let drop = lsb_exp - scale;
+    let q: u128 = if drop <= 0 {
+        mag << (-drop) as u32
+    } else if drop >= 128 {
+        0
+    } else {
+        mag >> drop
+    };
+    if q == 0 {
+        return sign;
+    }
+    let bits = if lsb_exp == -149 {
+        q as u32
+    } else {
+        // q carries the implicit bit (2^23); adding it to the biased exponent minus one builds the
+        // pattern, exactly as for halves.
+        (((lsb_exp + 149) as u32) << 23) + q as u32
+    };
+    sign | bits
+}
+
 /// Round an f64 to f16 with RNE; only valid where the f64 itself is exact (callers ensure it).
 pub fn from_f64_rne(x: f64) -> F16 {
     if x.is_nan() {

@@ -2,6 +2,27 @@
 //!
 //! The CPU reference and the tests use these functions; the GLSL in `shaders/lib` implements the
 //! same algorithms and is tested against the same vectors. Values are bit patterns (`u16` halves,
-//! `u8` E4M3 codes) so that every rounding point is explicit.
+//! `u8` E4M3 codes) so that every rounding point is explicit. `docs/numerics.md` lists the profiles,
+//! the rounding points and the readings chosen where the spec leaves room.
 pub mod e4m3;
+pub mod exp;
 pub mod f16;
+pub mod gemm;
+pub mod mma;
+pub mod norm;
+pub mod ops;
+pub mod recip;
+pub mod silu;
+pub mod softmax;
+
+#[cfg(test)]
+mod oracle;
+#[cfg(test)]
+mod tests;
+
+pub use e4m3::E4;
+pub use f16::F16;
+pub use gemm::{
+    gemm_e4m3, gemm_e4m3_packed, gemm_f16, gemm_f16_packed, GemmError, PackedE4m3, PackedF16,
+};
+pub use mma::{AccRounding, ExponentConvention, Profile};
