@@ -5,3 +5,4 @@ pub mod fixture;
 pub mod frame;
 pub mod geometry;
 pub mod graph;
+pub mod reference;

@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 
 use crate::nr::graph::{DType, Epilogue, Graph, InputMode, Node, Op, TensorId};
-use crate::numerics::{e4m3, f16, mma, norm, ops, silu, softmax};
+use crate::numerics::{e4m3, f16, gemm_e4m3_packed, mma, norm, ops, silu};
 
 use super::{Output, Profiles, Weights};
 
@@ -13,13 +13,24 @@ pub enum ReferenceError {
     #[error("model has no record block{block}.layer{layer}")]
     MissingRecord { block: usize, layer: usize },
     #[error("record block{block}.layer{layer} is too short: need {len} bytes at offset {offset}")]
-    ShortRecord { block: usize, layer: usize, offset: usize, len: usize },
+    ShortRecord {
+        block: usize,
+        layer: usize,
+        offset: usize,
+        len: usize,
+    },
     #[error("features: expected {expected} f32 values ([field rows][16]), got {got}")]
     FeatureSize { expected: usize, got: usize },
     #[error("tensor `{0}` was read before it was written")]
     Unwritten(String),
+    #[error("numerics: {0}")]
+    Numerics(String),
     #[error("tensor `{name}`: expected {expected} elements, got {got}")]
-    TensorSize { name: String, expected: usize, got: usize },
+    TensorSize {
+        name: String,
+        expected: usize,
+        got: usize,
+    },
 }
 
 /// The contents of one tensor.
@@ -50,6 +61,14 @@ impl TensorData {
             TensorData::E4(v) => e4m3::to_f16(v[i]),
             TensorData::F16(v) => v[i],
             TensorData::F32(v) => f16::from_f32_rne(v[i]),
+        }
+    }
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        match self {
+            TensorData::E4(_) => DType::E4,
+            TensorData::F16(_) => DType::F16,
+            TensorData::F32(_) => DType::F32,
         }
     }
     /// Number of elements.
@@ -97,15 +116,17 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
     }
 
     fn rows(&self, t: TensorId) -> usize {
-        let (w, h) = self.graph.geometry.level(self.graph.tensors[t].level);
-        w * h
+        self.graph.rows(t)
     }
 
     /// Provide the network input, f32 `[field rows][16]`.
     pub fn set_features(&mut self, features: &[f32]) -> Result<(), ReferenceError> {
         let expected = self.rows(self.graph.features) * 16;
         if features.len() != expected {
-            return Err(ReferenceError::FeatureSize { expected, got: features.len() });
+            return Err(ReferenceError::FeatureSize {
+                expected,
+                got: features.len(),
+            });
         }
         self.tensors[self.graph.features] = Some(TensorData::F32(features.to_vec()));
         Ok(())
@@ -115,7 +136,11 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
     pub fn set_tensor(&mut self, t: TensorId, data: TensorData) -> Result<(), ReferenceError> {
         let expected = self.rows(t) * self.graph.tensors[t].channels;
         if data.len() != expected {
-            return Err(ReferenceError::TensorSize { name: self.graph.tensors[t].name.clone(), expected, got: data.len() });
+            return Err(ReferenceError::TensorSize {
+                name: self.graph.tensors[t].name.clone(),
+                expected,
+                got: data.len(),
+            });
         }
         self.tensors[t] = Some(data);
         Ok(())
@@ -127,7 +152,9 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
     }
 
     fn get(&self, t: TensorId) -> Result<&TensorData, ReferenceError> {
-        self.tensors[t].as_ref().ok_or_else(|| ReferenceError::Unwritten(self.graph.tensors[t].name.clone()))
+        self.tensors[t]
+            .as_ref()
+            .ok_or_else(|| ReferenceError::Unwritten(self.graph.tensors[t].name.clone()))
     }
 
     /// Run every remaining node.
@@ -147,8 +174,13 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
             self.tensors[t] = Some(data);
         }
         if let Some(name) = &node.boundary {
-            let t = *node.op.outputs().first().expect("boundary op has an output");
-            self.boundaries.push((name.clone(), self.get(t)?.e4().to_vec()));
+            let t = *node
+                .op
+                .outputs()
+                .first()
+                .expect("boundary op has an output");
+            self.boundaries
+                .push((name.clone(), self.get(t)?.e4().to_vec()));
         }
         if !self.keep_all {
             for t in node.op.inputs() {
@@ -167,13 +199,21 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
             Some(TensorData::F32(v)) => v.clone(),
             _ => return Err(ReferenceError::Unwritten("head".into())),
         };
-        Ok(Output { boundaries: self.boundaries, head })
+        Ok(Output {
+            boundaries: self.boundaries,
+            head,
+        })
     }
 
     /// Execute one node on the held tensors; returns the tensors it writes.
     pub fn exec(&self, node: &Node) -> Result<Vec<(TensorId, TensorData)>, ReferenceError> {
         match &node.op {
-            Op::Adapter { input, weights, out_raw, out } => {
+            Op::Adapter {
+                input,
+                weights,
+                out_raw,
+                out,
+            } => {
                 let x = match self.get(*input)? {
                     TensorData::F32(v) => v,
                     _ => panic!("graph invariant: features are f32"),
@@ -186,14 +226,23 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                         let w = &w;
                         rows.chunks_exact(16).flat_map(move |row| {
                             let a: Vec<u16> = row.iter().map(|&v| f16::from_f32_rne(v)).collect();
-                            (0..32).map(move |n| mma::dot_f16(&p, f16::POS_ZERO, &a, &w[n * 16..n * 16 + 16], None))
+                            (0..32).map(move |n| {
+                                mma::split_f16(&p, f16::POS_ZERO, &a, &w[n * 16..n * 16 + 16], None)
+                            })
                         })
                     })
                     .collect();
                 let e4: Vec<u8> = raw.iter().map(|&h| e4m3::from_f16(h)).collect();
-                Ok(vec![(*out_raw, TensorData::F16(raw)), (*out, TensorData::E4(e4))])
+                Ok(vec![
+                    (*out_raw, TensorData::F16(raw)),
+                    (*out, TensorData::E4(e4)),
+                ])
             }
-            Op::Head { input, weights, out } => {
+            Op::Head {
+                input,
+                weights,
+                out,
+            } => {
                 let x = self.get(*input)?.f16();
                 let w = self.weights.f16_matrix(*weights, 32, 4)?; // [4][32]
                 let p = self.profiles.f16;
@@ -202,57 +251,100 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                     .flat_map_iter(|rows| {
                         let w = &w;
                         rows.chunks_exact(32).flat_map(move |a| {
-                            (0..4).map(move |n| f16::to_f32(mma::dot_f16(&p, f16::POS_ZERO, a, &w[n * 32..n * 32 + 32], None)))
+                            (0..4).map(move |n| {
+                                f16::to_f32(mma::split_f16(
+                                    &p,
+                                    f16::POS_ZERO,
+                                    a,
+                                    &w[n * 32..n * 32 + 32],
+                                    None,
+                                ))
+                            })
                         })
                     })
                     .collect();
                 Ok(vec![(*out, TensorData::F32(head))])
             }
-            Op::Gemm { input, mode, mat, seed, partition, epilogue, out, out_raw } => {
+            Op::Gemm {
+                input,
+                mode,
+                mat,
+                seed,
+                partition,
+                epilogue,
+                out,
+                out_raw,
+            } => {
                 let x = self.get(*input)?.e4();
                 let cin = self.graph.tensors[*input].channels;
                 let rows = self.rows(*input);
-                let w = self.weights.matrix(mat)?;
+                let p = self.profiles.fp8;
+                let w = self.weights.decoded(mat, p.exponents)?;
                 let nout = mat.n * mat.groups;
                 let seed = match seed {
                     Some(s) => Some((self.get(s.skip)?, self.weights.f16s(s.scale, nout)?)),
                     None => None,
                 };
-                let p = self.profiles.fp8;
                 let (k, n, groups) = (mat.k, mat.n, mat.groups);
                 let mode = *mode;
                 let part = *partition;
-                let res: Vec<u16> = (0..rows)
+                let chunks: Vec<Result<Vec<u16>, ReferenceError>> = (0..rows.div_ceil(CHUNK))
                     .into_par_iter()
-                    .chunks(CHUNK)
-                    .flat_map_iter(|chunk| {
-                        let mut out = Vec::with_capacity(chunk.len() * nout);
-                        for r in chunk {
-                            let row = &x[r * cin..(r + 1) * cin];
-                            for g in 0..groups {
-                                let a = match mode {
+                    .map(|ci| {
+                        let r0 = ci * CHUNK;
+                        let m = CHUNK.min(rows - r0);
+                        let mut res = vec![0u16; m * nout];
+                        let mut a = vec![0u8; m * k];
+                        let mut seeds = vec![0u16; m * n];
+                        let mut o = vec![0u16; m * n];
+                        for g in 0..groups {
+                            for i in 0..m {
+                                let row = &x[(r0 + i) * cin..(r0 + i + 1) * cin];
+                                let src = match mode {
                                     InputMode::Shared => &row[..k],
                                     InputMode::Split => &row[g * k..(g + 1) * k],
                                 };
-                                for j in 0..n {
-                                    let col = g * n + j;
-                                    let acc = match &seed {
-                                        Some((skip, scale)) => ops::seed(skip.half_at(r * nout + col), scale[col]),
-                                        None => f16::POS_ZERO,
-                                    };
-                                    let b = &w[(g * n + j) * k..(g * n + j + 1) * k];
-                                    out.push(mma::dot_e4m3(&p, acc, a, b, part));
+                                a[i * k..(i + 1) * k].copy_from_slice(src);
+                                if let Some((skip, scale)) = &seed {
+                                    for j in 0..n {
+                                        let col = g * n + j;
+                                        seeds[i * n + j] = ops::scaled_skip(
+                                            skip.half_at((r0 + i) * nout + col),
+                                            scale[col],
+                                        );
+                                    }
                                 }
                             }
+                            let sd = seed.as_ref().map(|_| &seeds[..]);
+                            gemm_e4m3_packed(&p, &a, &w[g], m, sd, part, &mut o)
+                                .map_err(|e| ReferenceError::Numerics(e.to_string()))?;
+                            for i in 0..m {
+                                res[i * nout + g * n..i * nout + g * n + n]
+                                    .copy_from_slice(&o[i * n..(i + 1) * n]);
+                            }
                         }
-                        out
+                        Ok(res)
                     })
                     .collect();
+                let mut res = Vec::with_capacity(rows * nout);
+                for c in chunks {
+                    res.extend(c?);
+                }
                 Ok(match epilogue {
                     Epilogue::F16 => vec![(*out, TensorData::F16(res))],
-                    Epilogue::E4 => vec![(*out, TensorData::E4(res.iter().map(|&h| e4m3::from_f16(h)).collect()))],
+                    Epilogue::E4 => vec![(
+                        *out,
+                        TensorData::E4(res.iter().map(|&h| e4m3::from_f16(h)).collect()),
+                    )],
                     Epilogue::SiluE4 => {
-                        vec![(*out, TensorData::E4(res.iter().map(|&h| e4m3::from_f16(silu::silu(h))).collect()))]
+                        vec![(
+                            *out,
+                            TensorData::E4(
+                                res.iter()
+                                    .map(|&h| e4m3::from_f16(silu::silu_lookup(h)))
+                                    .collect(),
+                            ),
+                        )]
                     }
                     Epilogue::Dual => {
                         let e4 = res.iter().map(|&h| e4m3::from_f16(h)).collect();
@@ -261,12 +353,19 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                     }
                 })
             }
-            Op::Normalize { qkv, heads, temperatures, vit, q, k, v } => {
+            Op::Normalize {
+                qkv,
+                heads,
+                temperatures,
+                vit,
+                q,
+                k,
+                v,
+            } => {
                 let x = self.get(*qkv)?.f16();
                 let heads = *heads;
                 let c = heads * 32;
-                let temps: Vec<u16> =
-                    self.weights.f32s(*temperatures, heads)?.iter().map(|&t| f16::from_f32_rne(t)).collect();
+                let temps = self.weights.f32s(*temperatures, heads)?;
                 let vit = *vit;
                 let rows = self.rows(*qkv);
                 let per_row: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = (0..rows)
@@ -276,31 +375,49 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                         let (mut qo, mut ko, mut vo) = (vec![0u8; c], vec![0u8; c], vec![0u8; c]);
                         for h in 0..heads {
                             let base = 96 * h;
-                            let qs = &row[base..base + 32];
-                            let ks = &row[base + 32..base + 64];
-                            let vs = &row[base + 64..base + 96];
-                            let qn = if vit { norm::vit_query(qs, temps[h]) } else { norm::window_query(qs, temps[h]) };
-                            let kn = norm::key(ks);
+                            let part = |o: usize| -> [u16; 32] {
+                                let mut v = [0u16; 32];
+                                v.copy_from_slice(&row[base + o..base + o + 32]);
+                                v
+                            };
+                            let qn = if vit {
+                                norm::vit_q(&part(0), temps[h])
+                            } else {
+                                norm::window_q(&part(0), temps[h])
+                            };
                             qo[32 * h..32 * h + 32].copy_from_slice(&qn);
-                            ko[32 * h..32 * h + 32].copy_from_slice(&kn);
-                            for (i, &hv) in vs.iter().enumerate() {
-                                vo[32 * h + i] = e4m3::from_f16(hv);
-                            }
+                            ko[32 * h..32 * h + 32].copy_from_slice(&norm::normalize_k(&part(32)));
+                            vo[32 * h..32 * h + 32].copy_from_slice(&norm::publish_v(&part(64)));
                         }
                         (qo, ko, vo)
                     })
                     .collect();
-                let (mut qa, mut ka, mut va) = (Vec::with_capacity(rows * c), Vec::with_capacity(rows * c), Vec::with_capacity(rows * c));
+                let (mut qa, mut ka, mut va) = (
+                    Vec::with_capacity(rows * c),
+                    Vec::with_capacity(rows * c),
+                    Vec::with_capacity(rows * c),
+                );
                 for (a, b, d) in per_row {
                     qa.extend(a);
                     ka.extend(b);
                     va.extend(d);
                 }
-                Ok(vec![(*q, TensorData::E4(qa)), (*k, TensorData::E4(ka)), (*v, TensorData::E4(va))])
+                Ok(vec![
+                    (*q, TensorData::E4(qa)),
+                    (*k, TensorData::E4(ka)),
+                    (*v, TensorData::E4(va)),
+                ])
             }
-            Op::WindowAttention { q, k, v, heads, priors, phase, out } => {
-                let level = self.graph.tensors[*q].level;
-                let (w, h) = self.graph.geometry.level(level);
+            Op::WindowAttention {
+                q,
+                k,
+                v,
+                heads,
+                priors,
+                phase,
+                out,
+            } => {
+                let (w, h) = self.graph.dims(*q);
                 let att = super::attention::window(
                     self.get(*q)?.e4(),
                     self.get(*k)?.e4(),
@@ -314,7 +431,13 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                 );
                 Ok(vec![(*out, TensorData::E4(att))])
             }
-            Op::VitAttention { q, k, v, heads, out } => {
+            Op::VitAttention {
+                q,
+                k,
+                v,
+                heads,
+                out,
+            } => {
                 let tokens = self.rows(*q);
                 let att = super::attention::vit(
                     self.get(*q)?.e4(),
@@ -329,8 +452,8 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
             Op::Pool { input, out } => {
                 let x = self.get(*input)?.f16();
                 let c = self.graph.tensors[*input].channels;
-                let (wi, hi) = self.graph.geometry.level(self.graph.tensors[*input].level);
-                let (wo, ho) = self.graph.geometry.level(self.graph.tensors[*out].level);
+                let (wi, hi) = self.graph.dims(*input);
+                let (wo, ho) = self.graph.dims(*out);
                 let res: Vec<u8> = (0..wo * ho)
                     .into_par_iter()
                     .flat_map_iter(|t| {
@@ -342,27 +465,40 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                                 return 0u8;
                             }
                             let at = |x: usize, y: usize| x_at(x, y, wi, c, ch);
-                            let v = ops::pool(x[at(ix, iy)], x[at(ix + 1, iy)], x[at(ix, iy + 1)], x[at(ix + 1, iy + 1)]);
+                            let v = ops::pool2x2(
+                                x[at(ix, iy)],
+                                x[at(ix + 1, iy)],
+                                x[at(ix, iy + 1)],
+                                x[at(ix + 1, iy + 1)],
+                            );
                             e4m3::from_f16(v)
                         })
                     })
                     .collect();
                 Ok(vec![(*out, TensorData::E4(res))])
             }
-            Op::UpMerge { low, skip, scale, out, out_raw } => {
+            Op::UpMerge {
+                low,
+                skip,
+                scale,
+                out,
+                out_raw,
+            } => {
                 let up = self.get(*low)?.f16();
                 let s = self.get(*skip)?;
                 let c = self.graph.tensors[*skip].channels;
                 let scale = self.weights.f16s(*scale, c)?;
-                let (wl, _) = self.graph.geometry.level(self.graph.tensors[*low].level);
-                let (w, h) = self.graph.geometry.level(self.graph.tensors[*skip].level);
+                let (wl, _) = self.graph.dims(*low);
+                let (w, h) = self.graph.dims(*skip);
                 let raw: Vec<u16> = (0..w * h)
                     .into_par_iter()
                     .flat_map_iter(|t| {
                         let (x, y) = (t % w, t / w);
                         let lo = ((y >> 1) * wl + (x >> 1)) * c;
                         let scale = &scale;
-                        (0..c).map(move |ch| ops::merge(up[lo + ch], s.half_at(t * c + ch), scale[ch]))
+                        (0..c).map(move |ch| {
+                            ops::decoder_merge(up[lo + ch], s.half_at(t * c + ch), scale[ch])
+                        })
                     })
                     .collect();
                 let e4 = raw.iter().map(|&h| e4m3::from_f16(h)).collect();
@@ -372,14 +508,21 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                 }
                 Ok(v)
             }
-            Op::PostBlend { low, skip, input_scale, adapter_scale, out_raw, out } => {
+            Op::PostBlend {
+                low,
+                skip,
+                input_scale,
+                adapter_scale,
+                out_raw,
+                out,
+            } => {
                 let lowd = self.get(*low)?.e4();
                 let sk = self.get(*skip)?.e4();
                 let c = 32;
                 let is = self.weights.f16s(*input_scale, c)?;
                 let asc = self.weights.f16s(*adapter_scale, c)?;
-                let (wl, _) = self.graph.geometry.level(self.graph.tensors[*low].level);
-                let (w, h) = self.graph.geometry.level(self.graph.tensors[*skip].level);
+                let (wl, _) = self.graph.dims(*low);
+                let (w, h) = self.graph.dims(*skip);
                 let raw: Vec<u16> = (0..w * h)
                     .into_par_iter()
                     .flat_map_iter(|t| {
@@ -387,12 +530,20 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                         let lo = ((y >> 1) * wl + (x >> 1)) * c;
                         let (is, asc) = (&is, &asc);
                         (0..c).map(move |ch| {
-                            ops::post_blend(e4m3::to_f16(lowd[lo + ch]), is[ch], e4m3::to_f16(sk[t * c + ch]), asc[ch])
+                            ops::post_blend(
+                                e4m3::to_f16(lowd[lo + ch]),
+                                is[ch],
+                                e4m3::to_f16(sk[t * c + ch]),
+                                asc[ch],
+                            )
                         })
                     })
                     .collect();
                 let e4 = raw.iter().map(|&h| e4m3::from_f16(h)).collect();
-                Ok(vec![(*out_raw, TensorData::F16(raw)), (*out, TensorData::E4(e4))])
+                Ok(vec![
+                    (*out_raw, TensorData::F16(raw)),
+                    (*out, TensorData::E4(e4)),
+                ])
             }
         }
     }
@@ -401,13 +552,4 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
 #[inline]
 fn x_at(x: usize, y: usize, w: usize, c: usize, ch: usize) -> usize {
     (y * w + x) * c + ch
-}
-
-/// Dtype check used by tests.
-pub fn dtype_of(d: &TensorData) -> DType {
-    match d {
-        TensorData::E4(_) => DType::E4,
-        TensorData::F16(_) => DType::F16,
-        TensorData::F32(_) => DType::F32,
-    }
 }
