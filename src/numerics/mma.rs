@@ -240,7 +240,7 @@ impl Acc for F16 {
 
 /// An f32 accumulator as bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct F32Bits(pub u32);
+pub(crate) struct F32Bits(pub u32);
 
 impl Acc for F32Bits {
     fn val(self) -> Val {

@@ -574,10 +574,8 @@ fn chains_and_partitions_match_the_oracle() {
 
 #[test]
 fn split_k_partials_are_added_in_partition_order() {
-    // Partitions of 32 hold 1, 1 and 2048: ((1 + 1) + 2048) = 2050, while one chain gives
-    // ((1 + 1) ... then 2048 + 2 in one group) -> also exact; put the 2048 first to see the order:
-    // one chain 2048 + 1 -> 2048 (tie to even) twice, the partitions (2048 + 1) + 1 the same, but
-    // ((1 + 1) + 2048) = 2050 when the big partition is last.
+    // f16 additions do not associate: (1 + 1) + 2048 = 2050, but (2048 + 1) + 1 = 2048 (two ties
+    // to even). Partitions of 32 holding 1, 1 and 2048 (in that order) must give 2050.
     let p = Profile::F13;
     let k = 96;
     let b = vec![0x38u8; k]; // 1.0
@@ -588,8 +586,9 @@ fn split_k_partials_are_added_in_partition_order() {
         *x = 0x78; // 8 * 256 = 2048
     }
     assert_eq!(mma::split_e4m3(&p, 0, &a, &b, Some(32)), 0x6801); // 2050
-    assert_eq!(mma::chain_e4m3(&p, 0, &a, &b), 0x6801); // 2 then + 2048 in one group
-                                                        // Big partition first: the chain and the partitions both lose the ones.
+                                                                  // One chain: 1, then 2, then 2 + 2048 inside one group (exact).
+    assert_eq!(mma::chain_e4m3(&p, 0, &a, &b), 0x6801);
+    // Big partition first: the chain and the partitions both lose the ones.
     let mut a2 = vec![0u8; k];
     for x in a2.iter_mut().take(8) {
         *x = 0x78;
@@ -598,14 +597,19 @@ fn split_k_partials_are_added_in_partition_order() {
     a2[64] = 0x38;
     assert_eq!(mma::split_e4m3(&p, 0, &a2, &b, Some(32)), 0x6800);
     assert_eq!(mma::split_e4m3(&p, 0, &a2, &b, Some(64)), 0x6800);
-    // The seed enters partition 0 only: a seed of 1 with the ones in partitions 1 and 2 and 2048
-    // nowhere gives ((1 + 1) + 1) = 3 either way, but a seed of 2048 in partition 0 then + 1 + 1
-    // gives 2048 (two ties to even), whereas seeding every partition would give more.
+    // The seed enters partition 0 only: seed 2048 then + 1 + 1 gives 2048; seed 1 gives 3.
     let mut a3 = vec![0u8; k];
     a3[32] = 0x38;
     a3[64] = 0x38;
     assert_eq!(mma::split_e4m3(&p, 0x6800, &a3, &b, Some(32)), 0x6800);
     assert_eq!(mma::split_e4m3(&p, 0x3C00, &a3, &b, Some(32)), 0x4200);
+    // Partitions restart from +0: with seed 2048 and two ones in separate groups of partition 1,
+    // the chain loses both ones (2048 + 1 ties to 2048 twice) but the partition sums them first.
+    let mut a4 = vec![0u8; 64];
+    a4[32] = 0x38;
+    a4[48] = 0x38;
+    assert_eq!(mma::chain_e4m3(&p, 0x6800, &a4, &b[..64]), 0x6800);
+    assert_eq!(mma::split_e4m3(&p, 0x6800, &a4, &b[..64], Some(32)), 0x6801);
     for part in [Some(32), Some(64), None] {
         for seed in [0, 0x6800, 0xBC00] {
             assert_eq!(
