@@ -63,14 +63,18 @@ pub enum ModelError {
         len: u64,
         stage_len: u64,
     },
-    #[error("manifest.json: stage `{stage}`: tensors `{first}` and `{second}` overlap (at byte {at})")]
+    #[error(
+        "manifest.json: stage `{stage}`: tensors `{first}` and `{second}` overlap (at byte {at})"
+    )]
     Overlap {
         stage: String,
         first: String,
         second: String,
         at: u64,
     },
-    #[error("manifest.json: tensors[] has {found} records, expected 153 (first missing: `{missing}`)")]
+    #[error(
+        "manifest.json: tensors[] has {found} records, expected 153 (first missing: `{missing}`)"
+    )]
     RecordCount { found: usize, missing: String },
     #[error("{}: size {found} bytes, manifest packedByteLength says {expected}", path.display())]
     StageSize {

@@ -428,10 +428,16 @@ pub enum FieldKind {
     F16Mat(F16Mat, F16Role),
     Scale(F16Vec, ScaleRole),
     /// Temperatures; `vit` tells ViT (global) from window heads.
-    Temperatures { temps: F32Vec, vit: bool },
+    Temperatures {
+        temps: F32Vec,
+        vit: bool,
+    },
     Priors(Priors),
     /// ViT layer3: 2 bytes, never read by the network.
-    Unread { offset: usize, len: usize },
+    Unread {
+        offset: usize,
+        len: usize,
+    },
     /// `block70.layer0.blend_scale`: one f16.
     BlendScale,
 }
@@ -691,7 +697,10 @@ impl WindowLayout {
         } else {
             MatRole::ExpertContract
         };
-        f.push(Field::new("contract", FieldKind::Fp8(self.contract, w2_role)));
+        f.push(Field::new(
+            "contract",
+            FieldKind::Fp8(self.contract, w2_role),
+        ));
         if let Some(m) = self.w3 {
             f.push(Field::new("w3", FieldKind::Fp8(m, MatRole::SeededContract)));
         }
@@ -702,7 +711,10 @@ impl WindowLayout {
             ));
         }
         if let Some(m) = self.adapter {
-            f.push(Field::new("adapter", FieldKind::F16Mat(m, F16Role::Adapter)));
+            f.push(Field::new(
+                "adapter",
+                FieldKind::F16Mat(m, F16Role::Adapter),
+            ));
         }
         f.push(Field::new(
             "ffn_scale",
@@ -750,7 +762,10 @@ impl WindowLayout {
             ));
         }
         if let Some(m) = self.post_weights {
-            f.push(Field::new("post_weights", FieldKind::F16Mat(m, F16Role::Head)));
+            f.push(Field::new(
+                "post_weights",
+                FieldKind::F16Mat(m, F16Role::Head),
+            ));
         }
         f
     }
@@ -1019,7 +1034,10 @@ pub fn record_fields(id: RecordId) -> Option<Vec<Field>> {
             let l = vit_exit_layout();
             vec![
                 Field::new("vit_exit", FieldKind::Fp8(l.matrix, MatRole::VitExit)),
-                Field::new("skip_scale", FieldKind::Scale(l.skip_scale, ScaleRole::Merge)),
+                Field::new(
+                    "skip_scale",
+                    FieldKind::Scale(l.skip_scale, ScaleRole::Merge),
+                ),
             ]
         }
         _ => window_layout(id.block)?.fields(),
@@ -1110,9 +1128,10 @@ mod tests {
     }
 
     #[test]
+    #[rustfmt::skip]
     fn window_offsets_match_spec() {
         // (block, contract, w3, ffn_scale, qkv, priors, temps, projection, attn_scale, end)
-        let std: [(usize, usize, Option<usize>, usize, usize, usize, usize, usize, usize, usize); 4] = [
+        let std = [
             (1, 4096, None, 8208, 8288, 11360, 19552, 19568, 20592, 20656),
             (5, 16384, Some(24576), 28688, 28832, 41120, 57504, 57520, 61616, 61744),
             (9, 65536, Some(81920), 98320, 98592, 147744, 180512, 180528, 196912, 197168),
@@ -1139,7 +1158,7 @@ mod tests {
             assert_eq!((t.k, t.n), (l.c, 2 * l.c));
         }
         // Decoder-first: (block, upsample, ffn, transition_scale, qkv, priors, temps, proj, attn, end)
-        let dec: [(usize, usize, usize, usize, usize, usize, usize, usize, usize, usize); 4] = [
+        let dec = [
             (66, 8192, 10256, 10336, 10400, 13472, 21664, 21680, 22704, 22768),
             (62, 28672, 36864, 36992, 37120, 49408, 65792, 65808, 69904, 70032),
             (56, 98304, 131072, 131328, 131584, 180736, 213504, 213520, 229904, 230160),
@@ -1165,7 +1184,11 @@ mod tests {
             (9232, 9312, 12384)
         );
         assert_eq!(
-            (pre.temperatures.offset, pre.projection.offset, pre.attn_scale.offset),
+            (
+                pre.temperatures.offset,
+                pre.projection.offset,
+                pre.attn_scale.offset
+            ),
             (20576, 20592, 21616)
         );
         assert_eq!(pre.end_without_padding, 21680);
@@ -1175,11 +1198,19 @@ mod tests {
             (8208, 8272)
         );
         assert_eq!(
-            (post.adapter_scale.unwrap().offset, post.qkv.offset, post.priors.offset),
+            (
+                post.adapter_scale.unwrap().offset,
+                post.qkv.offset,
+                post.priors.offset
+            ),
             (8336, 8400, 11472)
         );
         assert_eq!(
-            (post.temperatures.offset, post.projection.offset, post.attn_scale.offset),
+            (
+                post.temperatures.offset,
+                post.projection.offset,
+                post.attn_scale.offset
+            ),
             (19664, 19680, 20704)
         );
         assert_eq!(post.post_weights.unwrap().offset, 20784);

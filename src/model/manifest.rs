@@ -165,13 +165,14 @@ impl Manifest {
                     found: t.byte_length,
                 });
             }
-            let stage = *stage_ids
-                .get(t.stage.as_str())
-                .ok_or_else(|| ModelError::UnknownStage {
-                    index,
-                    name: t.name.clone(),
-                    stage: t.stage.clone(),
-                })?;
+            let stage =
+                *stage_ids
+                    .get(t.stage.as_str())
+                    .ok_or_else(|| ModelError::UnknownStage {
+                        index,
+                        name: t.name.clone(),
+                        stage: t.stage.clone(),
+                    })?;
             let stage_len = self.stages[stage].packed_byte_length;
             let end = t.stage_offset.checked_add(t.byte_length);
             if !matches!(end, Some(e) if e <= stage_len) {
@@ -186,14 +187,15 @@ impl Manifest {
             }
             // Both fit in the stage length, which the loader compares with a real file size; on a
             // 32-bit target a stage over 4 GiB is refused here rather than truncated.
-            let offset = usize::try_from(t.stage_offset).map_err(|_| ModelError::SliceOutOfRange {
-                index,
-                name: t.name.clone(),
-                stage: t.stage.clone(),
-                offset: t.stage_offset,
-                len: t.byte_length,
-                stage_len,
-            })?;
+            let offset =
+                usize::try_from(t.stage_offset).map_err(|_| ModelError::SliceOutOfRange {
+                    index,
+                    name: t.name.clone(),
+                    stage: t.stage.clone(),
+                    offset: t.stage_offset,
+                    len: t.byte_length,
+                    stage_len,
+                })?;
             locations[rec] = Some(RecordLoc {
                 stage,
                 offset,
@@ -252,7 +254,11 @@ fn check_stage_file(stage: &str, file: &str) -> Result<(), ModelError> {
         return refuse("absolute path");
     }
     // `C:foo` is drive-relative on Windows; refuse any colon before the first separator.
-    if file.split(['/', '\\']).next().is_some_and(|s| s.contains(':')) {
+    if file
+        .split(['/', '\\'])
+        .next()
+        .is_some_and(|s| s.contains(':'))
+    {
         return refuse("drive prefix");
     }
     if file.split(['/', '\\']).any(|seg| seg == "..") {

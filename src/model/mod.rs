@@ -16,8 +16,8 @@ pub mod synth;
 pub use error::ModelError;
 pub use layout::{
     block_kind, record_fields, records, split512_layout, vit_entry_layout, vit_exit_layout,
-    vit_layout, window_layout, BlockKind, Field, FieldKind, Fp8Mat, F16Mat, F16Vec, F32Vec,
-    Priors, RecordId, Split512Layout, VitEntryLayout, VitExitLayout, VitLayout, WindowLayout,
+    vit_layout, window_layout, BlockKind, F16Mat, F16Vec, F32Vec, Field, FieldKind, Fp8Mat, Priors,
+    RecordId, Split512Layout, VitEntryLayout, VitExitLayout, VitLayout, WindowLayout,
 };
 pub use load::{LoadOptions, Model, ShaStatus, StageData};
 pub use manifest::Manifest;
