@@ -197,7 +197,7 @@ pub fn round_fixed_rne(v: i128, scale: i32) -> F16 {
     let mag = v.unsigned_abs();
     let nbits = 128 - mag.leading_zeros() as i32; // mag in [2^(nbits-1), 2^nbits)
     let ue = nbits - 1 + scale; // unbiased exponent of the value
-                                // Number of low bits to drop so that we keep 11 significant bits (normal) or align to 2^-24.
+    // Number of low bits to drop so that we keep 11 significant bits (normal) or align to 2^-24.
     let lsb_exp = if ue >= -14 { ue - 10 } else { -24 };
     let drop = lsb_exp - scale;
     let q: u128 = if drop <= 0 {
@@ -238,21 +238,13 @@ pub fn from_f64_rne(x: f64) -> F16 {
         return if x < 0.0 { NEG_INF } else { POS_INF };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() {
-            NEG_ZERO
-        } else {
-            POS_ZERO
-        };
+        return if x.is_sign_negative() { NEG_ZERO } else { POS_ZERO };
     }
     // Decompose exactly: x = mant * 2^exp with a 53-bit integer mantissa.
     let b = x.to_bits();
     let e = ((b >> 52) & 0x7FF) as i32;
     let m = (b & 0x000F_FFFF_FFFF_FFFF) as i128;
-    let (mant, exp) = if e == 0 {
-        (m, -1074)
-    } else {
-        (m | (1i128 << 52), e - 1075)
-    };
+    let (mant, exp) = if e == 0 { (m, -1074) } else { (m | (1i128 << 52), e - 1075) };
     let v = if x < 0.0 { -mant } else { mant };
     let r = round_fixed_rne(v, exp);
     if is_zero(r) {
