@@ -197,6 +197,15 @@ fn missing_stage_file() {
 }
 
 #[test]
+fn stage_is_a_directory() {
+    let dir = model_copy(|_| {});
+    std::fs::remove_file(dir.path().join("model/vit")).unwrap();
+    std::fs::create_dir(dir.path().join("model/vit")).unwrap();
+    let err = load(dir.path()).unwrap_err();
+    assert_eq!(err.to_string(), "model/vit: not a regular file");
+}
+
+#[test]
 fn missing_manifest() {
     let dir = model_copy(|_| {});
     std::fs::remove_file(dir.path().join("manifest.json")).unwrap();
