@@ -1,14 +1,46 @@
 //! `openngx synth-model` / `openngx validate-model` as a user runs them: exit codes and the lines
 //! that matter in their output.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// A private copy of the binary under test. The target directory is shared by several worktrees,
+/// whose builds overwrite `target/debug/openngx` with their own version at any time; running a
+/// copy taken once (and checked to be this one) keeps the test from racing them.
+fn binary() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        // Copies left by earlier runs; an hour-old copy belongs to no running test.
+        let stale = |e: &std::fs::DirEntry| {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age.as_secs() > 3600)
+        };
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("openngx-model-cli-") && stale(&entry) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        let copy = dir.join(format!("openngx-model-cli-{}", std::process::id()));
+        std::fs::copy(env!("CARGO_BIN_EXE_openngx"), &copy).unwrap();
+        let help = Command::new(&copy).arg("--help").output().unwrap();
+        let help = String::from_utf8_lossy(&help.stdout);
+        assert!(
+            help.contains("synth-model") && help.contains("validate-model"),
+            "{} is not this branch's openngx (another worktree rebuilt it); rerun the test",
+            env!("CARGO_BIN_EXE_openngx")
+        );
+        copy
+    })
+}
 
 fn openngx(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_openngx"))
-        .args(args)
-        .output()
-        .unwrap()
+    Command::new(binary()).args(args).output().unwrap()
 }
 
 fn stdout(o: &Output) -> String {
