@@ -327,8 +327,9 @@ pub struct Synthesized {
     pub manifest: Manifest,
 }
 
-/// Generate the stages whose id satisfies `want` (others are left out of `stages` but still listed
-/// in the manifest only when generated). Use [`synthesize`] for a whole model.
+/// Generate only the stages whose id satisfies `want`, in [`STAGES`] order. Records of other stages
+/// are neither generated nor listed, so a partial result's manifest does not validate; bytes of a
+/// generated stage equal those of the same stage in [`synthesize`].
 pub fn synthesize_stages(
     seed: u64,
     params: &SynthParams,
