@@ -5,5 +5,6 @@ pub mod fixture;
 pub mod frame;
 pub mod geometry;
 pub mod graph;
+pub mod image;
 pub mod pipeline;
 pub mod reference;
