@@ -5,21 +5,24 @@
 //! Outputs in `OUT_DIR`:
 //! * `shaders.rs` — `pub static SHADERS: &[(&str, &[u8])]`, one entry per `shaders/**/*.comp`,
 //!   keyed by the path relative to `shaders/` without extension (e.g. `nr/pool`).
-//! * `openngx.h` — the header cbindgen produces from `src/ngx`. The committed `include/openngx.h`
+//! * `openngx.h` — the header cbindgen produces from `src/ngx/{abi,exports,param_exports}.rs`. The committed `include/openngx.h`
 //!   must equal it (a test checks); set `OPENNGX_UPDATE_HEADER=1` to rewrite the committed copy.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 fn main() {
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     compile_shaders(&root.join("shaders"), &out);
     generate_header(&root, &out);
 }
 
 fn collect(dir: &Path, ext: &str, acc: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     entries.sort();
     for p in entries {
@@ -43,7 +46,8 @@ fn compile_shaders(shader_dir: &Path, out: &Path) {
 
     let compiler = shaderc::Compiler::new().expect("shaderc compiler");
     let lib_dir = shader_dir.join("lib");
-    let mut table = String::from("/// Every compute shader of `shaders/`, compiled to SPIR-V at build time.\n");
+    let mut table =
+        String::from("/// Every compute shader of `shaders/`, compiled to SPIR-V at build time.\n");
     table.push_str("pub static SHADERS: &[(&str, &[u8])] = &[\n");
     let mut failures = Vec::new();
     for src in &sources {
@@ -51,7 +55,10 @@ fn compile_shaders(shader_dir: &Path, out: &Path) {
         let key = rel.with_extension("").to_string_lossy().replace('\\', "/");
         let text = fs::read_to_string(src).expect("read shader");
         let mut opts = shaderc::CompileOptions::new().expect("shaderc options");
-        opts.set_target_env(shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_2 as u32);
+        opts.set_target_env(
+            shaderc::TargetEnv::Vulkan,
+            shaderc::EnvVersion::Vulkan1_2 as u32,
+        );
         opts.set_target_spirv(shaderc::SpirvVersion::V1_5);
         opts.set_optimization_level(shaderc::OptimizationLevel::Performance);
         opts.set_generate_debug_info();
@@ -67,9 +74,17 @@ fn compile_shaders(shader_dir: &Path, out: &Path) {
                     });
                 }
             }
-            Err(format!("include `{name}` not found in the shader's folder or shaders/lib"))
+            Err(format!(
+                "include `{name}` not found in the shader's folder or shaders/lib"
+            ))
         });
-        match compiler.compile_into_spirv(&text, shaderc::ShaderKind::Compute, &src.to_string_lossy(), "main", Some(&opts)) {
+        match compiler.compile_into_spirv(
+            &text,
+            shaderc::ShaderKind::Compute,
+            &src.to_string_lossy(),
+            "main",
+            Some(&opts),
+        ) {
             Ok(art) => {
                 let spv_name = format!("{}.spv", key.replace('/', "__"));
                 fs::write(out.join(&spv_name), art.as_binary_u8()).expect("write spv");
@@ -89,14 +104,19 @@ fn compile_shaders(shader_dir: &Path, out: &Path) {
 
 fn generate_header(root: &Path, out: &Path) {
     println!("cargo:rerun-if-changed={}", root.join("src/ngx").display());
-    println!("cargo:rerun-if-changed={}", root.join("cbindgen.toml").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("cbindgen.toml").display()
+    );
     println!("cargo:rerun-if-env-changed=OPENNGX_UPDATE_HEADER");
     let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
-    let header = match cbindgen::Builder::new()
-        .with_config(config)
-        .with_src(root.join("src/ngx/abi.rs"))
-        .generate()
-    {
+    // The C-visible items live in these three files (types/constants, entry points, parameter
+    // accessors); the rest of src/ngx is Rust-only.
+    let mut builder = cbindgen::Builder::new().with_config(config);
+    for f in ["abi.rs", "exports.rs", "param_exports.rs"] {
+        builder = builder.with_src(root.join("src/ngx").join(f));
+    }
+    let header = match builder.generate() {
         Ok(b) => b,
         Err(e) => panic!("cbindgen failed: {e}"),
     };
