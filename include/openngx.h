@@ -60,121 +60,26 @@ typedef void (*PFN_NVSDK_NGX_ProgressCallback)(float InCurrentProgress, bool *Ou
 #endif
 
 
-// Opaque internal data of `NVSDK_NGX_FeatureCommonInfo` (never read).
-typedef struct NVSDK_NGX_FeatureCommonInfo_Internal NVSDK_NGX_FeatureCommonInfo_Internal;
-
-// Extra search paths (`Path[0..Length]`, wide strings).
-typedef struct NVSDK_NGX_PathListInfo {
-  // Array of `Length` wide-string pointers.
-  const wchar_t *const *Path;
-  // Number of entries.
-  unsigned int Length;
-} NVSDK_NGX_PathListInfo;
-
-// `NVSDK_NGX_Logging_Level` (C enum).
-typedef uint32_t NVSDK_NGX_Logging_Level;
+// `NVSDK_NGX_Version` (C enum).
+typedef uint32_t NVSDK_NGX_Version;
 
 // `NVSDK_NGX_Feature` (C enum; any integer may arrive).
 typedef uint32_t NVSDK_NGX_Feature;
 
-// Application log sink: `message` is valid only during the call; may be called from any thread.
-typedef void (*NVSDK_NGX_AppLogCallback)(const char *message, NVSDK_NGX_Logging_Level loggingLevel, NVSDK_NGX_Feature sourceComponent);
+// `NVSDK_NGX_PerfQuality_Value` (C enum).
+typedef uint32_t NVSDK_NGX_PerfQuality_Value;
 
-// Application logging (read when the SDK version passed to Init is >= 0x14).
-typedef struct NVSDK_NGX_LoggingInfo {
-  // Receives every library message up to `MinimumLoggingLevel`.
-  NVSDK_NGX_AppLogCallback LoggingCallback;
-  // Highest level delivered to the callback.
-  NVSDK_NGX_Logging_Level MinimumLoggingLevel;
-  // When true, messages go only to the callback (not to stderr even if `OPENNGX_LOG` is set).
-  bool DisableOtherLoggingSinks;
-} NVSDK_NGX_LoggingInfo;
-
-// Common feature information passed to Init. 40 bytes.
-typedef struct NVSDK_NGX_FeatureCommonInfo {
-  // Extra search paths (each is also searched for `openngx-model/`).
-  struct NVSDK_NGX_PathListInfo PathListInfo;
-  // Never read.
-  struct NVSDK_NGX_FeatureCommonInfo_Internal *InternalData;
-  // Logging callback (API >= 0x14).
-  struct NVSDK_NGX_LoggingInfo LoggingInfo;
-} NVSDK_NGX_FeatureCommonInfo;
-
-// `NVSDK_NGX_Version` (C enum).
-typedef uint32_t NVSDK_NGX_Version;
+// `NVSDK_NGX_Logging_Level` (C enum).
+typedef uint32_t NVSDK_NGX_Logging_Level;
 
 // `NVSDK_NGX_EngineType` (C enum).
 typedef uint32_t NVSDK_NGX_EngineType;
 
-// A feature handle. The memory is owned by the library; the pointer is valid from CreateFeature
-// until ReleaseFeature (or Shutdown).
-typedef struct NVSDK_NGX_Handle {
-  // Unique, never reused within a process.
-  unsigned int Id;
-} NVSDK_NGX_Handle;
-
-// C progress callback of `EvaluateFeature_C` (never called by this library: evaluation only
-// records commands).
-typedef void (*PFN_NVSDK_NGX_ProgressCallback_C)(float InCurrentProgress, bool *OutShouldCancel);
-
 // `NVSDK_NGX_Application_Identifier_Type` (C enum).
 typedef uint32_t NVSDK_NGX_Application_Identifier_Type;
 
-// Project id, engine type and engine version. 24 bytes.
-typedef struct NVSDK_NGX_ProjectIdDescription {
-  // Project id (GUID-like for custom engines).
-  const char *ProjectId;
-  // Engine type.
-  NVSDK_NGX_EngineType EngineType;
-  // Engine version string.
-  const char *EngineVersion;
-} NVSDK_NGX_ProjectIdDescription;
-
-// The union inside `NVSDK_NGX_Application_Identifier` (named `v` in the struct).
-typedef union NVSDK_NGX_Application_Identifier_v {
-  // Valid for `Project_Id`.
-  struct NVSDK_NGX_ProjectIdDescription ProjectDesc;
-  // Valid for `Application_Id`.
-  unsigned long long ApplicationId;
-} NVSDK_NGX_Application_Identifier_v;
-
-// Application identity. 32 bytes.
-typedef struct NVSDK_NGX_Application_Identifier {
-  // Which member of `v` is valid.
-  NVSDK_NGX_Application_Identifier_Type IdentifierType;
-  // Project description or application id.
-  union NVSDK_NGX_Application_Identifier_v v;
-} NVSDK_NGX_Application_Identifier;
-
-// Input of the feature-discovery queries. 56 bytes.
-typedef struct NVSDK_NGX_FeatureDiscoveryInfo {
-  // SDK version of the caller.
-  NVSDK_NGX_Version SDKVersion;
-  // The feature asked about.
-  NVSDK_NGX_Feature FeatureID;
-  // Application identity.
-  struct NVSDK_NGX_Application_Identifier Identifier;
-  // Application data path (wide string).
-  const wchar_t *ApplicationDataPath;
-  // Optional common info.
-  const struct NVSDK_NGX_FeatureCommonInfo *FeatureInfo;
-} NVSDK_NGX_FeatureDiscoveryInfo;
-
 // `NVSDK_NGX_Feature_Support_Result` (bit field, 0 = supported).
 typedef uint32_t NVSDK_NGX_Feature_Support_Result;
-
-// Output of `NVSDK_NGX_VULKAN_GetFeatureRequirements`. 264 bytes.
-typedef struct NVSDK_NGX_FeatureRequirement {
-  // Bit field, 0 = supported.
-  NVSDK_NGX_Feature_Support_Result FeatureSupported;
-  // Minimum GPU architecture (0: any Vulkan 1.2 device with the needed features).
-  unsigned int MinHWArchitecture;
-  // Minimum OS version (NUL-terminated; empty: none).
-  char MinOSVersion[255];
-} NVSDK_NGX_FeatureRequirement;
-
-// `NVSDK_NGX_PerfQuality_Value` (C enum).
-typedef uint32_t NVSDK_NGX_PerfQuality_Value;
 
 // `NVSDK_NGX_Resource_VK_Type` (C enum).
 typedef uint32_t NVSDK_NGX_Resource_VK_Type;
@@ -249,92 +154,47 @@ typedef NVSDK_NGX_Result (*PFN_NVSDK_NGX_DLSS_GetStatsCallback)(NVSDK_NGX_Parame
 // `DLSSNR.ScalingRatio` (F).
 typedef NVSDK_NGX_Result (*PFN_NVSDK_NGX_DLSSNR_ComputeScalingRatioCallback)(NVSDK_NGX_Parameter *InParams);
 
-// The call succeeded.
-#define NVSDK_NGX_Result_Success 1u
+// `v.ApplicationId` is valid.
+#define NVSDK_NGX_Application_Identifier_Type_Application_Id 0
 
-// Generic failure (also: a parameter key is missing on Get).
-#define NVSDK_NGX_Result_Fail 3134193664u
+// `v.ProjectDesc` is valid.
+#define NVSDK_NGX_Application_Identifier_Type_Project_Id 1
 
-// The feature id is not one this library implements.
-#define NVSDK_NGX_Result_FAIL_FeatureNotSupported 3134193665u
+// Count.
+#define NVSDK_NGX_ENGINE_COUNT 4
 
-// A platform (Vulkan/OS) call failed.
-#define NVSDK_NGX_Result_FAIL_PlatformError 3134193666u
+// Custom engine.
+#define NVSDK_NGX_ENGINE_TYPE_CUSTOM 0
 
-// The feature already exists.
-#define NVSDK_NGX_Result_FAIL_FeatureAlreadyExists 3134193667u
+// Omniverse.
+#define NVSDK_NGX_ENGINE_TYPE_OMNIVERSE 3
 
-// The handle does not name a live feature (never created, or already released).
-#define NVSDK_NGX_Result_FAIL_FeatureNotFound 3134193668u
+// Unity.
+#define NVSDK_NGX_ENGINE_TYPE_UNITY 2
 
-// A pointer is NULL or a parameter value is invalid.
-#define NVSDK_NGX_Result_FAIL_InvalidParameter 3134193669u
+// Unreal.
+#define NVSDK_NGX_ENGINE_TYPE_UNREAL 1
 
-// The scratch buffer is too small.
-#define NVSDK_NGX_Result_FAIL_ScratchBufferTooSmall 3134193670u
+// The adapter cannot run the feature.
+#define NVSDK_NGX_FeatureSupportResult_AdapterUnsupported 4
 
-// Init has not been called (or Shutdown already was) for this device.
-#define NVSDK_NGX_Result_FAIL_NotInitialized 3134193671u
+// The check could not be made.
+#define NVSDK_NGX_FeatureSupportResult_CheckNotPresent 1
 
-// An input resource has a format the feature cannot read.
-#define NVSDK_NGX_Result_FAIL_UnsupportedInputFormat 3134193672u
+// The driver is too old.
+#define NVSDK_NGX_FeatureSupportResult_DriverVersionUnsupported 2
 
-// The output resource is not marked read-write (storage).
-#define NVSDK_NGX_Result_FAIL_RWFlagMissing 3134193673u
+// The feature is not implemented (here: unknown id, or no backend built in).
+#define NVSDK_NGX_FeatureSupportResult_NotImplemented 16
 
-// A required input resource is missing.
-#define NVSDK_NGX_Result_FAIL_MissingInput 3134193674u
+// The OS is too old.
+#define NVSDK_NGX_FeatureSupportResult_OSVersionBelowMinimumSupported 8
 
-// The feature could not be initialised (e.g. no usable model directory).
-#define NVSDK_NGX_Result_FAIL_UnableToInitializeFeature 3134193675u
+// Supported.
+#define NVSDK_NGX_FeatureSupportResult_Supported 0
 
-// The SDK version passed to Init is too old.
-#define NVSDK_NGX_Result_FAIL_OutOfDate 3134193676u
-
-// GPU memory ran out.
-#define NVSDK_NGX_Result_FAIL_OutOfGPUMemory 3134193677u
-
-// The output resource has a format the feature cannot write.
-#define NVSDK_NGX_Result_FAIL_UnsupportedFormat 3134193678u
-
-// The application data path is not writable.
-#define NVSDK_NGX_Result_FAIL_UnableToWriteToAppDataPath 3134193679u
-
-// A parameter is recognised but its value/presence is not supported by this implementation.
-#define NVSDK_NGX_Result_FAIL_UnsupportedParameter 3134193680u
-
-// The feature is denied for this application.
-#define NVSDK_NGX_Result_FAIL_Denied 3134193681u
-
-// The functionality is not implemented (here: no backend for the feature is built in).
-#define NVSDK_NGX_Result_FAIL_NotImplemented 3134193682u
-
-// The API version of the 310.1 SDK (logging callback since 0x14, `Shutdown1` since 0x15).
-#define NVSDK_NGX_Version_API 21
-
-// Oldest `InSDKVersion` Init accepts (older ones get `FAIL_OutOfDate`).
-#define OPENNGX_MIN_SDK_VERSION 19
-
-// Reserved0.
-#define NVSDK_NGX_Feature_Reserved0 0
-
-// DLSS super resolution.
-#define NVSDK_NGX_Feature_SuperSampling 1
-
-// InPainting.
-#define NVSDK_NGX_Feature_InPainting 2
-
-// ImageSuperResolution.
-#define NVSDK_NGX_Feature_ImageSuperResolution 3
-
-// SlowMotion.
-#define NVSDK_NGX_Feature_SlowMotion 4
-
-// VideoSuperResolution.
-#define NVSDK_NGX_Feature_VideoSuperResolution 5
-
-// ImageSignalProcessing.
-#define NVSDK_NGX_Feature_ImageSignalProcessing 9
+// DeepDVC.
+#define NVSDK_NGX_Feature_DeepDVC 12
 
 // DeepResolve.
 #define NVSDK_NGX_Feature_DeepResolve 10
@@ -342,41 +202,44 @@ typedef NVSDK_NGX_Result (*PFN_NVSDK_NGX_DLSSNR_ComputeScalingRatioCallback)(NVS
 // Frame generation.
 #define NVSDK_NGX_Feature_FrameGeneration 11
 
-// DeepDVC.
-#define NVSDK_NGX_Feature_DeepDVC 12
+// ImageSignalProcessing.
+#define NVSDK_NGX_Feature_ImageSignalProcessing 9
+
+// ImageSuperResolution.
+#define NVSDK_NGX_Feature_ImageSuperResolution 3
+
+// InPainting.
+#define NVSDK_NGX_Feature_InPainting 2
 
 // Ray reconstruction (DLSS-D).
 #define NVSDK_NGX_Feature_RayReconstruction 13
 
+// Reserved0.
+#define NVSDK_NGX_Feature_Reserved0 0
+
 // Feature 18: DLSS neural rendering ("DLSS-NR"), the feature this library implements.
 #define NVSDK_NGX_Feature_Reserved18 18
-
-// Reserved for the SDK (also the source component of library log messages).
-#define NVSDK_NGX_Feature_Reserved_SDK 32764
 
 // Reserved for the core.
 #define NVSDK_NGX_Feature_Reserved_Core 32765
 
+// Reserved for the SDK (also the source component of library log messages).
+#define NVSDK_NGX_Feature_Reserved_SDK 32764
+
 // Unknown.
 #define NVSDK_NGX_Feature_Reserved_Unknown 32766
 
-// Performance.
-#define NVSDK_NGX_PerfQuality_Value_MaxPerf 0
+// SlowMotion.
+#define NVSDK_NGX_Feature_SlowMotion 4
 
-// Balanced.
-#define NVSDK_NGX_PerfQuality_Value_Balanced 1
+// DLSS super resolution.
+#define NVSDK_NGX_Feature_SuperSampling 1
 
-// Quality.
-#define NVSDK_NGX_PerfQuality_Value_MaxQuality 2
+// VideoSuperResolution.
+#define NVSDK_NGX_Feature_VideoSuperResolution 5
 
-// Ultra performance (refused by the DLSS-NR scaling-ratio callback).
-#define NVSDK_NGX_PerfQuality_Value_UltraPerformance 3
-
-// Ultra quality.
-#define NVSDK_NGX_PerfQuality_Value_UltraQuality 4
-
-// DLAA.
-#define NVSDK_NGX_PerfQuality_Value_DLAA 5
+// Count.
+#define NVSDK_NGX_LOGGING_LEVEL_NUM 3
 
 // No messages.
 #define NVSDK_NGX_LOGGING_LEVEL_OFF 0
@@ -387,57 +250,6 @@ typedef NVSDK_NGX_Result (*PFN_NVSDK_NGX_DLSSNR_ComputeScalingRatioCallback)(NVS
 // Everything, including per-call detail.
 #define NVSDK_NGX_LOGGING_LEVEL_VERBOSE 2
 
-// Count.
-#define NVSDK_NGX_LOGGING_LEVEL_NUM 3
-
-// Custom engine.
-#define NVSDK_NGX_ENGINE_TYPE_CUSTOM 0
-
-// Unreal.
-#define NVSDK_NGX_ENGINE_TYPE_UNREAL 1
-
-// Unity.
-#define NVSDK_NGX_ENGINE_TYPE_UNITY 2
-
-// Omniverse.
-#define NVSDK_NGX_ENGINE_TYPE_OMNIVERSE 3
-
-// Count.
-#define NVSDK_NGX_ENGINE_COUNT 4
-
-// `v.ApplicationId` is valid.
-#define NVSDK_NGX_Application_Identifier_Type_Application_Id 0
-
-// `v.ProjectDesc` is valid.
-#define NVSDK_NGX_Application_Identifier_Type_Project_Id 1
-
-// Supported.
-#define NVSDK_NGX_FeatureSupportResult_Supported 0
-
-// The check could not be made.
-#define NVSDK_NGX_FeatureSupportResult_CheckNotPresent 1
-
-// The driver is too old.
-#define NVSDK_NGX_FeatureSupportResult_DriverVersionUnsupported 2
-
-// The adapter cannot run the feature.
-#define NVSDK_NGX_FeatureSupportResult_AdapterUnsupported 4
-
-// The OS is too old.
-#define NVSDK_NGX_FeatureSupportResult_OSVersionBelowMinimumSupported 8
-
-// The feature is not implemented (here: unknown id, or no backend built in).
-#define NVSDK_NGX_FeatureSupportResult_NotImplemented 16
-
-// `Resource.ImageViewInfo` is valid (the only kind features accept).
-#define NVSDK_NGX_RESOURCE_VK_TYPE_VK_IMAGEVIEW 0
-
-// `Resource.BufferInfo` is valid.
-#define NVSDK_NGX_RESOURCE_VK_TYPE_VK_BUFFER 1
-
-// Undefined.
-#define NVSDK_NGX_OPT_LEVEL_UNDEFINED 0
-
 // Debug.
 #define NVSDK_NGX_OPT_LEVEL_DEBUG 20
 
@@ -447,232 +259,97 @@ typedef NVSDK_NGX_Result (*PFN_NVSDK_NGX_DLSSNR_ComputeScalingRatioCallback)(NVS
 // Release (what the stats callback reports).
 #define NVSDK_NGX_OPT_LEVEL_RELEASE 40
 
-#ifdef __cplusplus
-extern "C" {
-#endif // __cplusplus
+// Undefined.
+#define NVSDK_NGX_OPT_LEVEL_UNDEFINED 0
 
-// Initialises the library for one device (API >= 0x15 allows one Init per device; a repeated
-// Init of the same device replaces its settings).
-//
-// # Safety
-// Pointer arguments must be NULL or valid for the duration of the call.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_Init(unsigned long long InApplicationId, const wchar_t *InApplicationDataPath, VkInstance InInstance, VkPhysicalDevice InPD, VkDevice InDevice, PFN_vkGetInstanceProcAddr InGIPA, PFN_vkGetDeviceProcAddr InGDPA, const struct NVSDK_NGX_FeatureCommonInfo *InFeatureInfo, NVSDK_NGX_Version InSDKVersion);
+// Balanced.
+#define NVSDK_NGX_PerfQuality_Value_Balanced 1
 
-// Initialises the library for one device, identifying the application by project id.
-//
-// # Safety
-// Pointer arguments must be NULL or valid for the duration of the call.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_Init_with_ProjectID(const char *InProjectId, NVSDK_NGX_EngineType InEngineType, const char *InEngineVersion, const wchar_t *InApplicationDataPath, VkInstance InInstance, VkPhysicalDevice InPD, VkDevice InDevice, PFN_vkGetInstanceProcAddr InGIPA, PFN_vkGetDeviceProcAddr InGDPA, const struct NVSDK_NGX_FeatureCommonInfo *InFeatureInfo, NVSDK_NGX_Version InSDKVersion);
+// DLAA.
+#define NVSDK_NGX_PerfQuality_Value_DLAA 5
 
-// Shuts down every device (the deprecated form; same as `Shutdown1(NULL)`).
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_Shutdown(void);
+// Performance.
+#define NVSDK_NGX_PerfQuality_Value_MaxPerf 0
 
-// Shuts down `InDevice` (NULL: every device). Features still alive on it are released (logged).
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_Shutdown1(VkDevice InDevice);
+// Quality.
+#define NVSDK_NGX_PerfQuality_Value_MaxQuality 2
 
-// Library-owned, pre-populated map (freed by the final Shutdown; never pass it to
-// DestroyParameters). Every call returns the same object.
-//
-// # Safety
-// `OutParameters` must be NULL or writable.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetParameters(NVSDK_NGX_Parameter **OutParameters);
+// Ultra performance (refused by the DLSS-NR scaling-ratio callback).
+#define NVSDK_NGX_PerfQuality_Value_UltraPerformance 3
 
-// New empty, application-owned map (free with DestroyParameters).
-//
-// # Safety
-// `OutParameters` must be NULL or writable.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_AllocateParameters(NVSDK_NGX_Parameter **OutParameters);
+// Ultra quality.
+#define NVSDK_NGX_PerfQuality_Value_UltraQuality 4
 
-// New application-owned map pre-filled with the capabilities (free with DestroyParameters).
-//
-// # Safety
-// `OutParameters` must be NULL or writable.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetCapabilityParameters(NVSDK_NGX_Parameter **OutParameters);
+// `Resource.BufferInfo` is valid.
+#define NVSDK_NGX_RESOURCE_VK_TYPE_VK_BUFFER 1
 
-// Frees a map from AllocateParameters / GetCapabilityParameters. Refuses (without touching it)
-// the GetParameters map, objects the library did not make, and objects already destroyed.
-// Works after Shutdown too.
-//
-// # Safety
-// No other requirement: the pointer is only compared against the registry.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_DestroyParameters(NVSDK_NGX_Parameter *InParameters);
+// `Resource.ImageViewInfo` is valid (the only kind features accept).
+#define NVSDK_NGX_RESOURCE_VK_TYPE_VK_IMAGEVIEW 0
 
-// Scratch memory the feature needs from the application: always 0 (the library allocates its
-// own device memory).
-//
-// # Safety
-// `OutSizeInBytes` must be NULL or writable.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetScratchBufferSize(NVSDK_NGX_Feature InFeatureId, const NVSDK_NGX_Parameter *InParameters, size_t *OutSizeInBytes);
+// The feature is denied for this application.
+#define NVSDK_NGX_Result_FAIL_Denied 3134193681u
 
-// Creates a feature on the single initialised device. `InCmdBuffer` must be recording; the
-// library may record one-time work into it.
-//
-// # Safety
-// Pointer arguments must be NULL or valid for the duration of the call.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_CreateFeature(VkCommandBuffer InCmdBuffer, NVSDK_NGX_Feature InFeatureID, NVSDK_NGX_Parameter *InParameters, struct NVSDK_NGX_Handle **OutHandle);
+// The feature already exists.
+#define NVSDK_NGX_Result_FAIL_FeatureAlreadyExists 3134193667u
 
-// Creates a feature on `InDevice` (which must have been initialised).
-//
-// # Safety
-// Pointer arguments must be NULL or valid for the duration of the call.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_CreateFeature1(VkDevice InDevice, VkCommandBuffer InCmdList, NVSDK_NGX_Feature InFeatureID, NVSDK_NGX_Parameter *InParameters, struct NVSDK_NGX_Handle **OutHandle);
+// The handle does not name a live feature (never created, or already released).
+#define NVSDK_NGX_Result_FAIL_FeatureNotFound 3134193668u
 
-// Records one evaluation into `InCmdList` (C++ form; the progress callback is never called
-// because evaluation only records commands).
-//
-// # Safety
-// Pointer arguments must be NULL or valid for the duration of the call.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_EvaluateFeature(VkCommandBuffer InCmdList, const struct NVSDK_NGX_Handle *InFeatureHandle, const NVSDK_NGX_Parameter *InParameters, PFN_NVSDK_NGX_ProgressCallback InCallback);
+// The feature id is not one this library implements.
+#define NVSDK_NGX_Result_FAIL_FeatureNotSupported 3134193665u
 
-// Records one evaluation into `InCmdList` (C form).
-//
-// # Safety
-// Pointer arguments must be NULL or valid for the duration of the call.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_EvaluateFeature_C(VkCommandBuffer InCmdList, const struct NVSDK_NGX_Handle *InFeatureHandle, const NVSDK_NGX_Parameter *InParameters, PFN_NVSDK_NGX_ProgressCallback_C InCallback);
+// A pointer is NULL or a parameter value is invalid.
+#define NVSDK_NGX_Result_FAIL_InvalidParameter 3134193669u
 
-// Releases a feature. The handle is invalid afterwards; releasing it again returns
-// `FAIL_FeatureNotFound`. The application must ensure no command buffer using it is in flight.
-//
-// # Safety
-// The pointer is only compared against the registry.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_ReleaseFeature(struct NVSDK_NGX_Handle *InHandle);
+// A required input resource is missing.
+#define NVSDK_NGX_Result_FAIL_MissingInput 3134193674u
 
-// Fills `OutSupported` for `FeatureDiscoveryInfo->FeatureID`: supported (0) for feature 18 when
-// a backend is registered, `NotImplemented` otherwise; unknown features also return
-// `FAIL_FeatureNotSupported`.
-//
-// # Safety
-// Pointer arguments must be NULL or valid for the duration of the call.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetFeatureRequirements(VkInstance Instance, VkPhysicalDevice PhysicalDevice, const struct NVSDK_NGX_FeatureDiscoveryInfo *FeatureDiscoveryInfo, struct NVSDK_NGX_FeatureRequirement *OutSupported);
+// The functionality is not implemented (here: no backend for the feature is built in).
+#define NVSDK_NGX_Result_FAIL_NotImplemented 3134193682u
 
-// Instance extensions feature 18 needs: none. The array is owned by the library.
-//
-// # Safety
-// Pointer arguments must be NULL or valid for the duration of the call.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetFeatureInstanceExtensionRequirements(const struct NVSDK_NGX_FeatureDiscoveryInfo *FeatureDiscoveryInfo, uint32_t *OutExtensionCount, VkExtensionProperties **OutExtensionProperties);
+// Init has not been called (or Shutdown already was) for this device.
+#define NVSDK_NGX_Result_FAIL_NotInitialized 3134193671u
 
-// Device extensions feature 18 needs: none. The array is owned by the library.
-//
-// # Safety
-// Pointer arguments must be NULL or valid for the duration of the call.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetFeatureDeviceExtensionRequirements(VkInstance Instance, VkPhysicalDevice PhysicalDevice, const struct NVSDK_NGX_FeatureDiscoveryInfo *FeatureDiscoveryInfo, uint32_t *OutExtensionCount, VkExtensionProperties **OutExtensionProperties);
+// The SDK version passed to Init is too old.
+#define NVSDK_NGX_Result_FAIL_OutOfDate 3134193676u
 
-// Deprecated: extensions the library needs (none; NVIDIA's list of NVX extensions does not
-// apply). The arrays are owned by the library.
-//
-// # Safety
-// Pointer arguments must be NULL or valid for the duration of the call.
-NVSDK_NGX_Result NVSDK_NGX_VULKAN_RequiredExtensions(unsigned int *OutInstanceExtCount, const char ***OutInstanceExts, unsigned int *OutDeviceExtCount, const char ***OutDeviceExts);
+// GPU memory ran out.
+#define NVSDK_NGX_Result_FAIL_OutOfGPUMemory 3134193677u
 
-// Asks for an over-the-air update of a feature: nothing to update (the library ships its own
-// implementation); Success for feature 18.
-//
-// # Safety
-// `ApplicationId` must be NULL or valid for the duration of the call.
-NVSDK_NGX_Result NVSDK_NGX_UpdateFeature(const struct NVSDK_NGX_Application_Identifier *ApplicationId, NVSDK_NGX_Feature FeatureID);
+// A platform (Vulkan/OS) call failed.
+#define NVSDK_NGX_Result_FAIL_PlatformError 3134193666u
 
-// The SDK name of a result code as a wide string owned by the library (valid forever).
-const wchar_t *GetNGXResultAsString(NVSDK_NGX_Result InNGXResult);
+// The output resource is not marked read-write (storage).
+#define NVSDK_NGX_Result_FAIL_RWFlagMissing 3134193673u
 
-// `Set(name, unsigned long long)`.
-//
-// # Safety
-// `InParameter` must be NULL or a live parameter object; `InName` NULL or a C string.
-void NVSDK_NGX_Parameter_SetULL(NVSDK_NGX_Parameter *InParameter, const char *InName, unsigned long long InValue);
+// The scratch buffer is too small.
+#define NVSDK_NGX_Result_FAIL_ScratchBufferTooSmall 3134193670u
 
-// `Set(name, float)`.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_SetULL`].
-void NVSDK_NGX_Parameter_SetF(NVSDK_NGX_Parameter *InParameter, const char *InName, float InValue);
+// The feature could not be initialised (e.g. no usable model directory).
+#define NVSDK_NGX_Result_FAIL_UnableToInitializeFeature 3134193675u
 
-// `Set(name, double)`.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_SetULL`].
-void NVSDK_NGX_Parameter_SetD(NVSDK_NGX_Parameter *InParameter, const char *InName, double InValue);
+// The application data path is not writable.
+#define NVSDK_NGX_Result_FAIL_UnableToWriteToAppDataPath 3134193679u
 
-// `Set(name, unsigned int)`.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_SetULL`].
-void NVSDK_NGX_Parameter_SetUI(NVSDK_NGX_Parameter *InParameter, const char *InName, unsigned int InValue);
+// The output resource has a format the feature cannot write.
+#define NVSDK_NGX_Result_FAIL_UnsupportedFormat 3134193678u
 
-// `Set(name, int)`.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_SetULL`].
-void NVSDK_NGX_Parameter_SetI(NVSDK_NGX_Parameter *InParameter, const char *InName, int InValue);
+// An input resource has a format the feature cannot read.
+#define NVSDK_NGX_Result_FAIL_UnsupportedInputFormat 3134193672u
 
-// `Set(name, ID3D11Resource*)` (stored and returned, never used on Vulkan).
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_SetULL`].
-void NVSDK_NGX_Parameter_SetD3d11Resource(NVSDK_NGX_Parameter *InParameter, const char *InName, ID3D11Resource *InValue);
+// A parameter is recognised but its value/presence is not supported by this implementation.
+#define NVSDK_NGX_Result_FAIL_UnsupportedParameter 3134193680u
 
-// `Set(name, ID3D12Resource*)` (stored and returned, never used on Vulkan).
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_SetULL`].
-void NVSDK_NGX_Parameter_SetD3d12Resource(NVSDK_NGX_Parameter *InParameter, const char *InName, ID3D12Resource *InValue);
+// Generic failure (also: a parameter key is missing on Get).
+#define NVSDK_NGX_Result_Fail 3134193664u
 
-// `Set(name, void*)` — how Vulkan resources (`NVSDK_NGX_Resource_VK*`) and callbacks are passed.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_SetULL`].
-void NVSDK_NGX_Parameter_SetVoidPointer(NVSDK_NGX_Parameter *InParameter, const char *InName, void *InValue);
+// The call succeeded.
+#define NVSDK_NGX_Result_Success 1u
 
-// `Get(name, unsigned long long*)`.
-//
-// # Safety
-// `InParameter` NULL or a live parameter object; `InName` NULL or a C string; `OutValue` NULL or
-// writable.
-NVSDK_NGX_Result NVSDK_NGX_Parameter_GetULL(NVSDK_NGX_Parameter *InParameter, const char *InName, unsigned long long *OutValue);
+// The API version of the 310.1 SDK (logging callback since 0x14, `Shutdown1` since 0x15).
+#define NVSDK_NGX_Version_API 21
 
-// `Get(name, float*)`.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_GetULL`].
-NVSDK_NGX_Result NVSDK_NGX_Parameter_GetF(NVSDK_NGX_Parameter *InParameter, const char *InName, float *OutValue);
-
-// `Get(name, double*)`.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_GetULL`].
-NVSDK_NGX_Result NVSDK_NGX_Parameter_GetD(NVSDK_NGX_Parameter *InParameter, const char *InName, double *OutValue);
-
-// `Get(name, unsigned int*)`.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_GetULL`].
-NVSDK_NGX_Result NVSDK_NGX_Parameter_GetUI(NVSDK_NGX_Parameter *InParameter, const char *InName, unsigned int *OutValue);
-
-// `Get(name, int*)`.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_GetULL`].
-NVSDK_NGX_Result NVSDK_NGX_Parameter_GetI(NVSDK_NGX_Parameter *InParameter, const char *InName, int *OutValue);
-
-// `Get(name, ID3D11Resource**)`.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_GetULL`].
-NVSDK_NGX_Result NVSDK_NGX_Parameter_GetD3d11Resource(NVSDK_NGX_Parameter *InParameter, const char *InName, ID3D11Resource **OutValue);
-
-// `Get(name, ID3D12Resource**)`.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_GetULL`].
-NVSDK_NGX_Result NVSDK_NGX_Parameter_GetD3d12Resource(NVSDK_NGX_Parameter *InParameter, const char *InName, ID3D12Resource **OutValue);
-
-// `Get(name, void**)`.
-//
-// # Safety
-// As for [`NVSDK_NGX_Parameter_GetULL`].
-NVSDK_NGX_Result NVSDK_NGX_Parameter_GetVoidPointer(NVSDK_NGX_Parameter *InParameter, const char *InName, void **OutValue);
-
-#ifdef __cplusplus
-}  // extern "C"
-#endif  // __cplusplus
+// Oldest `InSDKVersion` Init accepts (older ones get `FAIL_OutOfDate`).
+#define OPENNGX_MIN_SDK_VERSION 19
 
 #endif  /* OPENNGX_H */
