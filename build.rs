@@ -113,8 +113,13 @@ fn generate_header(root: &Path, out: &Path) {
     // The C-visible items live in these three files (types/constants, entry points, parameter
     // accessors); the rest of src/ngx is Rust-only.
     let mut builder = cbindgen::Builder::new().with_config(config);
+    // Files that do not exist are skipped: the target directory is shared between checkouts whose
+    // hashes coincide, so this script may run for a tree that has only some of them.
     for f in ["abi.rs", "exports.rs", "param_exports.rs"] {
-        builder = builder.with_src(root.join("src/ngx").join(f));
+        let p = root.join("src/ngx").join(f);
+        if p.is_file() {
+            builder = builder.with_src(p);
+        }
     }
     let header = match builder.generate() {
         Ok(b) => b,

@@ -60,26 +60,121 @@ typedef void (*PFN_NVSDK_NGX_ProgressCallback)(float InCurrentProgress, bool *Ou
 #endif
 
 
-// `NVSDK_NGX_Version` (C enum).
-typedef uint32_t NVSDK_NGX_Version;
-
-// `NVSDK_NGX_Feature` (C enum; any integer may arrive).
-typedef uint32_t NVSDK_NGX_Feature;
-
-// `NVSDK_NGX_PerfQuality_Value` (C enum).
-typedef uint32_t NVSDK_NGX_PerfQuality_Value;
-
-// `NVSDK_NGX_Logging_Level` (C enum).
-typedef uint32_t NVSDK_NGX_Logging_Level;
-
-// `NVSDK_NGX_EngineType` (C enum).
-typedef uint32_t NVSDK_NGX_EngineType;
+// Opaque internal data of `NVSDK_NGX_FeatureCommonInfo` (never read).
+typedef struct NVSDK_NGX_FeatureCommonInfo_Internal NVSDK_NGX_FeatureCommonInfo_Internal;
 
 // `NVSDK_NGX_Application_Identifier_Type` (C enum).
 typedef uint32_t NVSDK_NGX_Application_Identifier_Type;
 
+// `NVSDK_NGX_EngineType` (C enum).
+typedef uint32_t NVSDK_NGX_EngineType;
+
+// Project id, engine type and engine version. 24 bytes.
+typedef struct NVSDK_NGX_ProjectIdDescription {
+  // Project id (GUID-like for custom engines).
+  const char *ProjectId;
+  // Engine type.
+  NVSDK_NGX_EngineType EngineType;
+  // Engine version string.
+  const char *EngineVersion;
+} NVSDK_NGX_ProjectIdDescription;
+
+// The union inside `NVSDK_NGX_Application_Identifier` (named `v` in the struct).
+typedef union NVSDK_NGX_Application_Identifier_v {
+  // Valid for `Project_Id`.
+  struct NVSDK_NGX_ProjectIdDescription ProjectDesc;
+  // Valid for `Application_Id`.
+  unsigned long long ApplicationId;
+} NVSDK_NGX_Application_Identifier_v;
+
+// Application identity. 32 bytes.
+typedef struct NVSDK_NGX_Application_Identifier {
+  // Which member of `v` is valid.
+  NVSDK_NGX_Application_Identifier_Type IdentifierType;
+  // Project description or application id.
+  union NVSDK_NGX_Application_Identifier_v v;
+} NVSDK_NGX_Application_Identifier;
+
+// `NVSDK_NGX_Feature` (C enum; any integer may arrive).
+typedef uint32_t NVSDK_NGX_Feature;
+
+// A feature handle. The memory is owned by the library; the pointer is valid from CreateFeature
+// until ReleaseFeature (or Shutdown).
+typedef struct NVSDK_NGX_Handle {
+  // Unique, never reused within a process.
+  unsigned int Id;
+} NVSDK_NGX_Handle;
+
+// C progress callback of `EvaluateFeature_C` (never called by this library: evaluation only
+// records commands).
+typedef void (*PFN_NVSDK_NGX_ProgressCallback_C)(float InCurrentProgress, bool *OutShouldCancel);
+
+// `NVSDK_NGX_Version` (C enum).
+typedef uint32_t NVSDK_NGX_Version;
+
+// Extra search paths (`Path[0..Length]`, wide strings).
+typedef struct NVSDK_NGX_PathListInfo {
+  // Array of `Length` wide-string pointers.
+  const wchar_t *const *Path;
+  // Number of entries.
+  unsigned int Length;
+} NVSDK_NGX_PathListInfo;
+
+// `NVSDK_NGX_Logging_Level` (C enum).
+typedef uint32_t NVSDK_NGX_Logging_Level;
+
+// Application log sink: `message` is valid only during the call; may be called from any thread.
+typedef void (*NVSDK_NGX_AppLogCallback)(const char *message, NVSDK_NGX_Logging_Level loggingLevel, NVSDK_NGX_Feature sourceComponent);
+
+// Application logging (read when the SDK version passed to Init is >= 0x14).
+typedef struct NVSDK_NGX_LoggingInfo {
+  // Receives every library message up to `MinimumLoggingLevel`.
+  NVSDK_NGX_AppLogCallback LoggingCallback;
+  // Highest level delivered to the callback.
+  NVSDK_NGX_Logging_Level MinimumLoggingLevel;
+  // When true, messages go only to the callback (not to stderr even if `OPENNGX_LOG` is set).
+  bool DisableOtherLoggingSinks;
+} NVSDK_NGX_LoggingInfo;
+
+// Common feature information passed to Init. 40 bytes.
+typedef struct NVSDK_NGX_FeatureCommonInfo {
+  // Extra search paths (each is also searched for `openngx-model/`).
+  struct NVSDK_NGX_PathListInfo PathListInfo;
+  // Never read.
+  struct NVSDK_NGX_FeatureCommonInfo_Internal *InternalData;
+  // Logging callback (API >= 0x14).
+  struct NVSDK_NGX_LoggingInfo LoggingInfo;
+} NVSDK_NGX_FeatureCommonInfo;
+
+// Input of the feature-discovery queries. 56 bytes.
+typedef struct NVSDK_NGX_FeatureDiscoveryInfo {
+  // SDK version of the caller.
+  NVSDK_NGX_Version SDKVersion;
+  // The feature asked about.
+  NVSDK_NGX_Feature FeatureID;
+  // Application identity.
+  struct NVSDK_NGX_Application_Identifier Identifier;
+  // Application data path (wide string).
+  const wchar_t *ApplicationDataPath;
+  // Optional common info.
+  const struct NVSDK_NGX_FeatureCommonInfo *FeatureInfo;
+} NVSDK_NGX_FeatureDiscoveryInfo;
+
 // `NVSDK_NGX_Feature_Support_Result` (bit field, 0 = supported).
 typedef uint32_t NVSDK_NGX_Feature_Support_Result;
+
+// Output of `NVSDK_NGX_VULKAN_GetFeatureRequirements`. 264 bytes.
+typedef struct NVSDK_NGX_FeatureRequirement {
+  // Bit field, 0 = supported.
+  NVSDK_NGX_Feature_Support_Result FeatureSupported;
+  // Minimum GPU architecture (0: any Vulkan 1.2 device with the needed features).
+  unsigned int MinHWArchitecture;
+  // Minimum OS version (NUL-terminated; empty: none).
+  char MinOSVersion[255];
+} NVSDK_NGX_FeatureRequirement;
+
+// `NVSDK_NGX_PerfQuality_Value` (C enum).
+typedef uint32_t NVSDK_NGX_PerfQuality_Value;
 
 // `NVSDK_NGX_Resource_VK_Type` (C enum).
 typedef uint32_t NVSDK_NGX_Resource_VK_Type;
@@ -351,5 +446,233 @@ typedef NVSDK_NGX_Result (*PFN_NVSDK_NGX_DLSSNR_ComputeScalingRatioCallback)(NVS
 
 // Oldest `InSDKVersion` Init accepts (older ones get `FAIL_OutOfDate`).
 #define OPENNGX_MIN_SDK_VERSION 19
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+// The SDK name of a result code as a wide string owned by the library (valid forever).
+const wchar_t *GetNGXResultAsString(NVSDK_NGX_Result InNGXResult);
+
+// `Get(name, double*)`.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_GetULL`].
+NVSDK_NGX_Result NVSDK_NGX_Parameter_GetD(NVSDK_NGX_Parameter *InParameter, const char *InName, double *OutValue);
+
+// `Get(name, ID3D11Resource**)`.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_GetULL`].
+NVSDK_NGX_Result NVSDK_NGX_Parameter_GetD3d11Resource(NVSDK_NGX_Parameter *InParameter, const char *InName, ID3D11Resource **OutValue);
+
+// `Get(name, ID3D12Resource**)`.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_GetULL`].
+NVSDK_NGX_Result NVSDK_NGX_Parameter_GetD3d12Resource(NVSDK_NGX_Parameter *InParameter, const char *InName, ID3D12Resource **OutValue);
+
+// `Get(name, float*)`.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_GetULL`].
+NVSDK_NGX_Result NVSDK_NGX_Parameter_GetF(NVSDK_NGX_Parameter *InParameter, const char *InName, float *OutValue);
+
+// `Get(name, int*)`.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_GetULL`].
+NVSDK_NGX_Result NVSDK_NGX_Parameter_GetI(NVSDK_NGX_Parameter *InParameter, const char *InName, int *OutValue);
+
+// `Get(name, unsigned int*)`.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_GetULL`].
+NVSDK_NGX_Result NVSDK_NGX_Parameter_GetUI(NVSDK_NGX_Parameter *InParameter, const char *InName, unsigned int *OutValue);
+
+// `Get(name, unsigned long long*)`.
+//
+// # Safety
+// `InParameter` NULL or a live parameter object; `InName` NULL or a C string; `OutValue` NULL or
+// writable.
+NVSDK_NGX_Result NVSDK_NGX_Parameter_GetULL(NVSDK_NGX_Parameter *InParameter, const char *InName, unsigned long long *OutValue);
+
+// `Get(name, void**)`.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_GetULL`].
+NVSDK_NGX_Result NVSDK_NGX_Parameter_GetVoidPointer(NVSDK_NGX_Parameter *InParameter, const char *InName, void **OutValue);
+
+// `Set(name, double)`.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_SetULL`].
+void NVSDK_NGX_Parameter_SetD(NVSDK_NGX_Parameter *InParameter, const char *InName, double InValue);
+
+// `Set(name, ID3D11Resource*)` (stored and returned, never used on Vulkan).
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_SetULL`].
+void NVSDK_NGX_Parameter_SetD3d11Resource(NVSDK_NGX_Parameter *InParameter, const char *InName, ID3D11Resource *InValue);
+
+// `Set(name, ID3D12Resource*)` (stored and returned, never used on Vulkan).
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_SetULL`].
+void NVSDK_NGX_Parameter_SetD3d12Resource(NVSDK_NGX_Parameter *InParameter, const char *InName, ID3D12Resource *InValue);
+
+// `Set(name, float)`.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_SetULL`].
+void NVSDK_NGX_Parameter_SetF(NVSDK_NGX_Parameter *InParameter, const char *InName, float InValue);
+
+// `Set(name, int)`.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_SetULL`].
+void NVSDK_NGX_Parameter_SetI(NVSDK_NGX_Parameter *InParameter, const char *InName, int InValue);
+
+// `Set(name, unsigned int)`.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_SetULL`].
+void NVSDK_NGX_Parameter_SetUI(NVSDK_NGX_Parameter *InParameter, const char *InName, unsigned int InValue);
+
+// `Set(name, unsigned long long)`.
+//
+// # Safety
+// `InParameter` must be NULL or a live parameter object; `InName` NULL or a C string.
+void NVSDK_NGX_Parameter_SetULL(NVSDK_NGX_Parameter *InParameter, const char *InName, unsigned long long InValue);
+
+// `Set(name, void*)` — how Vulkan resources (`NVSDK_NGX_Resource_VK*`) and callbacks are passed.
+//
+// # Safety
+// As for [`NVSDK_NGX_Parameter_SetULL`].
+void NVSDK_NGX_Parameter_SetVoidPointer(NVSDK_NGX_Parameter *InParameter, const char *InName, void *InValue);
+
+// Asks for an over-the-air update of a feature: nothing to update (the library ships its own
+// implementation); Success for feature 18.
+//
+// # Safety
+// `ApplicationId` must be NULL or valid for the duration of the call.
+NVSDK_NGX_Result NVSDK_NGX_UpdateFeature(const struct NVSDK_NGX_Application_Identifier *ApplicationId, NVSDK_NGX_Feature FeatureID);
+
+// New empty, application-owned map (free with DestroyParameters).
+//
+// # Safety
+// `OutParameters` must be NULL or writable.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_AllocateParameters(NVSDK_NGX_Parameter **OutParameters);
+
+// Creates a feature on the single initialised device. `InCmdBuffer` must be recording; the
+// library may record one-time work into it.
+//
+// # Safety
+// Pointer arguments must be NULL or valid for the duration of the call.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_CreateFeature(VkCommandBuffer InCmdBuffer, NVSDK_NGX_Feature InFeatureID, NVSDK_NGX_Parameter *InParameters, struct NVSDK_NGX_Handle **OutHandle);
+
+// Creates a feature on `InDevice` (which must have been initialised).
+//
+// # Safety
+// Pointer arguments must be NULL or valid for the duration of the call.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_CreateFeature1(VkDevice InDevice, VkCommandBuffer InCmdList, NVSDK_NGX_Feature InFeatureID, NVSDK_NGX_Parameter *InParameters, struct NVSDK_NGX_Handle **OutHandle);
+
+// Frees a map from AllocateParameters / GetCapabilityParameters. Refuses (without touching it)
+// the GetParameters map, objects the library did not make, and objects already destroyed.
+// Works after Shutdown too.
+//
+// # Safety
+// No other requirement: the pointer is only compared against the registry.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_DestroyParameters(NVSDK_NGX_Parameter *InParameters);
+
+// Records one evaluation into `InCmdList` (C++ form; the progress callback is never called
+// because evaluation only records commands).
+//
+// # Safety
+// Pointer arguments must be NULL or valid for the duration of the call.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_EvaluateFeature(VkCommandBuffer InCmdList, const struct NVSDK_NGX_Handle *InFeatureHandle, const NVSDK_NGX_Parameter *InParameters, PFN_NVSDK_NGX_ProgressCallback InCallback);
+
+// Records one evaluation into `InCmdList` (C form).
+//
+// # Safety
+// Pointer arguments must be NULL or valid for the duration of the call.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_EvaluateFeature_C(VkCommandBuffer InCmdList, const struct NVSDK_NGX_Handle *InFeatureHandle, const NVSDK_NGX_Parameter *InParameters, PFN_NVSDK_NGX_ProgressCallback_C InCallback);
+
+// New application-owned map pre-filled with the capabilities (free with DestroyParameters).
+//
+// # Safety
+// `OutParameters` must be NULL or writable.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetCapabilityParameters(NVSDK_NGX_Parameter **OutParameters);
+
+// Device extensions feature 18 needs: none. The array is owned by the library.
+//
+// # Safety
+// Pointer arguments must be NULL or valid for the duration of the call.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetFeatureDeviceExtensionRequirements(VkInstance Instance, VkPhysicalDevice PhysicalDevice, const struct NVSDK_NGX_FeatureDiscoveryInfo *FeatureDiscoveryInfo, uint32_t *OutExtensionCount, VkExtensionProperties **OutExtensionProperties);
+
+// Instance extensions feature 18 needs: none. The array is owned by the library.
+//
+// # Safety
+// Pointer arguments must be NULL or valid for the duration of the call.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetFeatureInstanceExtensionRequirements(const struct NVSDK_NGX_FeatureDiscoveryInfo *FeatureDiscoveryInfo, uint32_t *OutExtensionCount, VkExtensionProperties **OutExtensionProperties);
+
+// Fills `OutSupported` for `FeatureDiscoveryInfo->FeatureID`: supported (0) for feature 18 when
+// a backend is registered, `NotImplemented` otherwise; unknown features also return
+// `FAIL_FeatureNotSupported`.
+//
+// # Safety
+// Pointer arguments must be NULL or valid for the duration of the call.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetFeatureRequirements(VkInstance Instance, VkPhysicalDevice PhysicalDevice, const struct NVSDK_NGX_FeatureDiscoveryInfo *FeatureDiscoveryInfo, struct NVSDK_NGX_FeatureRequirement *OutSupported);
+
+// Library-owned, pre-populated map (freed by the final Shutdown; never pass it to
+// DestroyParameters). Every call returns the same object.
+//
+// # Safety
+// `OutParameters` must be NULL or writable.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetParameters(NVSDK_NGX_Parameter **OutParameters);
+
+// Scratch memory the feature needs from the application: always 0 (the library allocates its
+// own device memory).
+//
+// # Safety
+// `OutSizeInBytes` must be NULL or writable.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_GetScratchBufferSize(NVSDK_NGX_Feature InFeatureId, const NVSDK_NGX_Parameter *InParameters, size_t *OutSizeInBytes);
+
+// Initialises the library for one device (API >= 0x15 allows one Init per device; a repeated
+// Init of the same device replaces its settings).
+//
+// # Safety
+// Pointer arguments must be NULL or valid for the duration of the call.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_Init(unsigned long long InApplicationId, const wchar_t *InApplicationDataPath, VkInstance InInstance, VkPhysicalDevice InPD, VkDevice InDevice, PFN_vkGetInstanceProcAddr InGIPA, PFN_vkGetDeviceProcAddr InGDPA, const struct NVSDK_NGX_FeatureCommonInfo *InFeatureInfo, NVSDK_NGX_Version InSDKVersion);
+
+// Initialises the library for one device, identifying the application by project id.
+//
+// # Safety
+// Pointer arguments must be NULL or valid for the duration of the call.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_Init_with_ProjectID(const char *InProjectId, NVSDK_NGX_EngineType InEngineType, const char *InEngineVersion, const wchar_t *InApplicationDataPath, VkInstance InInstance, VkPhysicalDevice InPD, VkDevice InDevice, PFN_vkGetInstanceProcAddr InGIPA, PFN_vkGetDeviceProcAddr InGDPA, const struct NVSDK_NGX_FeatureCommonInfo *InFeatureInfo, NVSDK_NGX_Version InSDKVersion);
+
+// Releases a feature. The handle is invalid afterwards; releasing it again returns
+// `FAIL_FeatureNotFound`. The application must ensure no command buffer using it is in flight.
+//
+// # Safety
+// The pointer is only compared against the registry.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_ReleaseFeature(struct NVSDK_NGX_Handle *InHandle);
+
+// Deprecated: extensions the library needs (none; NVIDIA's list of NVX extensions does not
+// apply). The arrays are owned by the library.
+//
+// # Safety
+// Pointer arguments must be NULL or valid for the duration of the call.
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_RequiredExtensions(unsigned int *OutInstanceExtCount, const char ***OutInstanceExts, unsigned int *OutDeviceExtCount, const char ***OutDeviceExts);
+
+// Shuts down every device (the deprecated form; same as `Shutdown1(NULL)`).
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_Shutdown(void);
+
+// Shuts down `InDevice` (NULL: every device). Features still alive on it are released (logged).
+NVSDK_NGX_Result NVSDK_NGX_VULKAN_Shutdown1(VkDevice InDevice);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
 
 #endif  /* OPENNGX_H */

@@ -25,7 +25,7 @@ fn committed_header_matches_the_generated_one() {
         );
     }
     for name in ["NVSDK_NGX_VULKAN_Init", "NVSDK_NGX_VULKAN_EvaluateFeature_C", "NVSDK_NGX_Parameter_GetVoidPointer", "GetNGXResultAsString"] {
-        assert!(c.contains(&format!(" {name}(")), "{name} missing from the header");
+        assert!(c.contains(&format!("{name}(")), "{name} missing from the header");
     }
 }
 
