@@ -153,7 +153,7 @@ mod tests {
     fn app_data_and_extra_paths_are_searched_in_order() {
         let a = tmp("app");
         let b = tmp("extra");
-        let e = find_model_dir(None, Some(&a), &[b.clone()]).expect_err("nothing there");
+        let e = find_model_dir(None, Some(&a), std::slice::from_ref(&b)).expect_err("nothing there");
         match &e {
             ModelDirError::NotFound { tried } => {
                 assert!(tried.contains(&a.join(MODEL_SUBDIR)));
@@ -164,13 +164,13 @@ mod tests {
         std::fs::create_dir_all(b.join(MODEL_SUBDIR)).expect("mkdir");
         std::fs::write(b.join(MODEL_SUBDIR).join("manifest.json"), "{}").expect("write");
         assert_eq!(
-            find_model_dir(None, Some(&a), &[b.clone()]),
+            find_model_dir(None, Some(&a), std::slice::from_ref(&b)),
             Ok(b.join(MODEL_SUBDIR))
         );
         // An existing but invalid earlier candidate wins and fails: no silent fallback.
         std::fs::create_dir_all(a.join(MODEL_SUBDIR)).expect("mkdir");
         assert!(matches!(
-            find_model_dir(None, Some(&a), &[b.clone()]),
+            find_model_dir(None, Some(&a), std::slice::from_ref(&b)),
             Err(ModelDirError::Invalid { .. })
         ));
         let _ = std::fs::remove_dir_all(&a);

@@ -628,6 +628,8 @@ impl ParamRef {
         }
     }
     /// `Set(name, ID3D11Resource* | ID3D12Resource* | void*)` for `m` in the three pointer setters.
+    // `v` is only handed to the object to store, never dereferenced here.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn set_ptr(&self, m: Method, name: &CStr, v: *mut c_void) {
         debug_assert!(matches!(
             m,
