@@ -153,7 +153,8 @@ mod tests {
     fn app_data_and_extra_paths_are_searched_in_order() {
         let a = tmp("app");
         let b = tmp("extra");
-        let e = find_model_dir(None, Some(&a), std::slice::from_ref(&b)).expect_err("nothing there");
+        let e =
+            find_model_dir(None, Some(&a), std::slice::from_ref(&b)).expect_err("nothing there");
         match &e {
             ModelDirError::NotFound { tried } => {
                 assert!(tried.contains(&a.join(MODEL_SUBDIR)));
