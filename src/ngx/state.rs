@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use ash::vk::{self, Handle};
@@ -86,16 +87,22 @@ pub struct State {
     pub params: HashMap<usize, (Owner, Box<ParamObject>)>,
     /// The one library-owned map of GetParameters.
     pub library_params: Option<usize>,
-    /// Next handle id (ids are never reused in a process).
-    pub next_id: u32,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
+/// Handle ids: never reused within a process (the state itself may be dropped and rebuilt).
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 
-/// Runs `f` with the state locked.
+/// Runs `f` with the state locked. When the state ends up empty (no device, feature or
+/// parameter object) it is dropped entirely, so a process that shut the library down holds no
+/// heap memory of it (leak checkers see nothing left behind).
 pub fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
     let mut g = STATE.lock();
-    f(g.get_or_insert_with(State::default))
+    let r = f(g.get_or_insert_with(State::default));
+    if g.as_ref().is_some_and(State::is_empty) {
+        *g = None;
+    }
+    r
 }
 
 /// A raw device key.
@@ -104,6 +111,14 @@ pub fn device_key(d: vk::Device) -> u64 {
 }
 
 impl State {
+    /// True when nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty()
+            && self.features.is_empty()
+            && self.released.is_empty()
+            && self.params.is_empty()
+    }
+
     /// True when at least one device is initialised.
     pub fn initialized(&self) -> bool {
         !self.devices.is_empty()
@@ -138,8 +153,7 @@ impl State {
 
     /// Registers a created feature and returns its handle pointer.
     pub fn add_feature(&mut self, mut entry: FeatureEntry) -> *mut NVSDK_NGX_Handle {
-        self.next_id = self.next_id.wrapping_add(1).max(1);
-        entry.id = self.next_id;
+        entry.id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let mut handle = Box::new(NVSDK_NGX_Handle { Id: entry.id });
         let p: *mut NVSDK_NGX_Handle = &mut *handle;
         self.features.insert(p as usize, (handle, Arc::new(entry)));
