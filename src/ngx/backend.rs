@@ -269,19 +269,28 @@ pub fn register_backend(
     if !SUPPORTED_FEATURES.contains(&feature) {
         return Err(RegisterError::UnknownFeature(feature));
     }
+    super::builtin::ensure_installed();
+    insert_backend(feature, backend);
+    Ok(())
+}
+
+/// Registration without the built-in installation step (used by `builtin.rs` itself, where
+/// calling the public function would re-enter the one-time installation).
+pub(crate) fn insert_backend(feature: NVSDK_NGX_Feature, backend: Arc<dyn FeatureBackend>) {
     let mut b = BACKENDS.write();
     b.retain(|(f, _)| *f != feature);
     b.push((feature, backend));
-    Ok(())
 }
 
 /// Removes the backend of `feature` (tests; a library user never needs this).
 pub fn unregister_backend(feature: NVSDK_NGX_Feature) {
+    super::builtin::ensure_installed();
     BACKENDS.write().retain(|(f, _)| *f != feature);
 }
 
-/// The backend of `feature`, if one is registered.
+/// The backend of `feature`, if one is registered (the built-in ones are installed first).
 pub fn backend_for(feature: NVSDK_NGX_Feature) -> Option<Arc<dyn FeatureBackend>> {
+    super::builtin::ensure_installed();
     BACKENDS
         .read()
         .iter()
@@ -299,17 +308,25 @@ static MODEL_VALIDATOR: RwLock<Option<Arc<ModelValidator>>> = RwLock::new(None);
 
 /// Installs the model validator (the lead wires `openngx::model`'s manifest check here).
 pub fn set_model_validator(v: Arc<ModelValidator>) {
+    super::builtin::ensure_installed();
+    put_model_validator(v);
+}
+
+/// `set_model_validator` without the built-in installation step (for `builtin.rs`).
+pub(crate) fn put_model_validator(v: Arc<ModelValidator>) {
     *MODEL_VALIDATOR.write() = Some(v);
 }
 
 /// Restores the default validator.
 pub fn clear_model_validator() {
+    super::builtin::ensure_installed();
     *MODEL_VALIDATOR.write() = None;
 }
 
 /// Runs the installed validator, or the default one: the directory must contain a readable
 /// `manifest.json` file (the full check belongs to the model loader).
 pub fn validate_model_dir(dir: &Path) -> Result<(), String> {
+    super::builtin::ensure_installed();
     let v = MODEL_VALIDATOR.read().clone();
     match v {
         Some(v) => v(dir),

@@ -5,10 +5,11 @@
 //! Layout: `abi` (C types/constants, source of the header), `exports` + `param_exports` (the
 //! `#[no_mangle]` functions), `params` (parameter objects), `nr` (feature 18 parameters and
 //! capabilities), `resource` (`NVSDK_NGX_Resource_VK` checks), `state` (registries), `backend`
-//! (trait + registry + model-validator hook), `model_dir`, `log`, `result`, `guard`.
+//! (trait + registry + model-validator hook), `builtin` (where the real backend is wired), `model_dir`, `log`, `result`, `guard`.
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 pub mod abi;
 pub mod backend;
+pub mod builtin;
 pub mod exports;
 pub mod guard;
 pub mod log;
