@@ -135,7 +135,12 @@ fn init_common(
         // The logging block exists only from API 0x14 on.
         if version >= 0x14 {
             log::add_sink(device_key(device), &fi.LoggingInfo);
+        } else {
+            log::remove_sink(device_key(device));
         }
+    } else {
+        // A repeated Init without logging info drops the device's earlier callback.
+        log::remove_sink(device_key(device));
     }
     let ctx = DeviceContext {
         instance,
