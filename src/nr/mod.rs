@@ -6,3 +6,4 @@ pub mod frame;
 pub mod geometry;
 pub mod graph;
 pub mod reference;
+pub mod record;
