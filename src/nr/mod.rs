@@ -5,4 +5,5 @@ pub mod fixture;
 pub mod frame;
 pub mod geometry;
 pub mod graph;
+pub mod record;
 pub mod reference;
