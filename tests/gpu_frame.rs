@@ -138,7 +138,9 @@ fn check_prepare(h: &Harness, ctx: &Arc<GpuContext>, case: &Case) -> f64 {
     let want = features_f32(&prepare(c, &inputs).expect("CPU prepare"));
     let proxy = upload(ctx, "proxy", &rgba_bytes(case.proxy));
     let motion = case.motion.map(|m| upload(ctx, "motion", &rg_bytes(m)));
-    let history = case.history.map(|hh| upload(ctx, "history", &half_bytes(hh)));
+    let history = case
+        .history
+        .map(|hh| upload(ctx, "history", &half_bytes(hh)));
     let features = readback(ctx, "features", want.len() as u64 * 4);
     let mut arena = DescriptorArena::new(ctx, 1, 4).expect("arena");
     let bindings = PrepareBindings {
@@ -170,13 +172,27 @@ fn check_prepare(h: &Harness, ctx: &Arc<GpuContext>, case: &Case) -> f64 {
         );
     }
     assert_eq!(got.len(), want.len());
+    // The history lanes really come from the reprojected history when it is usable.
+    let from_history = want
+        .chunks_exact(16)
+        .filter(|l| l[7..10] != l[4..7])
+        .count();
+    let usable = c.history_valid != 0 && case.history.is_some();
+    assert_eq!(
+        from_history > c.field_width as usize * 10,
+        usable,
+        "{}: {from_history} pixels with history lanes",
+        case.name
+    );
     ms
 }
 
 fn random_head(rows: usize, rng: &mut Rng) -> Vec<[f32; 4]> {
     (0..rows)
         .map(|i| {
-            let u = |rng: &mut Rng, span: f32| (rng.below(1 << 24) as f32 / (1 << 23) as f32 - 1.0) * span;
+            let u = |rng: &mut Rng, span: f32| {
+                (rng.below(1 << 24) as f32 / (1 << 23) as f32 - 1.0) * span
+            };
             let logit = match i % 97 {
                 0 => 0.0,
                 1 => 120.0,
@@ -198,10 +214,33 @@ fn check_compose(h: &Harness, ctx: &Arc<GpuContext>, case: &Case, head: &[[f32; 
         history: case.history,
     };
     let want = compose(c, &inputs, head).expect("CPU compose");
+    // Whether the temporal blend changed anything (it must when history is usable).
+    let unblended = compose(
+        c,
+        &FrameInputs {
+            history: None,
+            ..inputs
+        },
+        head,
+    )
+    .expect("CPU compose without history");
+    let blended = match (&want.next_history, &unblended.next_history) {
+        (Some(a), Some(b)) => a.iter().zip(b).filter(|(p, q)| p != q).count(),
+        _ => 0,
+    };
+    let usable = c.enabled != 0 && c.history_valid != 0 && case.history.is_some();
+    assert_eq!(
+        blended > 100,
+        usable,
+        "{}: {blended} blended pixels",
+        case.name
+    );
     let n = (c.width * c.height) as u64;
     let proxy = upload(ctx, "proxy", &rgba_bytes(case.proxy));
     let motion = case.motion.map(|m| upload(ctx, "motion", &rg_bytes(m)));
-    let history = case.history.map(|hh| upload(ctx, "history", &half_bytes(hh)));
+    let history = case
+        .history
+        .map(|hh| upload(ctx, "history", &half_bytes(hh)));
     let head_buf = upload(ctx, "head", &rgba_bytes(head));
     let output = readback(ctx, "output", n * 8);
     let next = readback(ctx, "next history", n * 8);
@@ -230,7 +269,14 @@ fn check_compose(h: &Harness, ctx: &Arc<GpuContext>, case: &Case, head: &[[f32; 
     match &want.next_history {
         Some(want_next) => {
             for (i, (g, e)) in halves(&got_next).iter().zip(want_next).enumerate() {
-                assert_eq!(g, e, "{}: next history at ({}, {})", case.name, i % w, i / w);
+                assert_eq!(
+                    g,
+                    e,
+                    "{}: next history at ({}, {})",
+                    case.name,
+                    i % w,
+                    i / w
+                );
             }
         }
         None => {
@@ -311,7 +357,10 @@ fn prepare_matches_the_cpu_reference() {
     for (w, hgt) in [(64u32, 64u32), (33, 33)] {
         frame_cases(w, hgt, |case| {
             let ms = check_prepare(&h, &ctx, case);
-            println!("prepare {w}x{hgt} {}: {ms:.1} ms (submit + wait)", case.name);
+            println!(
+                "prepare {w}x{hgt} {}: {ms:.1} ms (submit + wait)",
+                case.name
+            );
         });
     }
     drop(ctx);
@@ -328,7 +377,10 @@ fn compose_matches_the_cpu_reference() {
         let head = random_head(g.field.area(), &mut rng);
         frame_cases(w, hgt, |case| {
             let ms = check_compose(&h, &ctx, case, &head);
-            println!("compose {w}x{hgt} {}: {ms:.1} ms (submit + wait)", case.name);
+            println!(
+                "compose {w}x{hgt} {}: {ms:.1} ms (submit + wait)",
+                case.name
+            );
         });
         // Intensity, disabled, and a proxy outside 0..1 (disabled copies it truncated).
         let now = scene::render(w, hgt, 4);
@@ -578,7 +630,9 @@ fn import_of_every_colour_and_motion_format_is_exact() {
         (vk::Format::R8G8B8A8_SRGB, "RGBA8 SRGB"),
     ] {
         let got = run_import(&h, &ctx, format, &bytes, false);
-        check_import(name, &got, base, 4, |x, y| (0..4).map(|k| at(x, y, k)).collect());
+        check_import(name, &got, base, 4, |x, y| {
+            (0..4).map(|k| at(x, y, k)).collect()
+        });
     }
     for (format, name) in [
         (vk::Format::B8G8R8A8_UNORM, "BGRA8 UNORM"),
@@ -593,7 +647,13 @@ fn import_of_every_colour_and_motion_format_is_exact() {
     // A2B10G10R10: R in bits 0-9, G 10-19, B 20-29, A 30-31.
     let packed: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
     let bytes10: Vec<u8> = packed.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let got = run_import(&h, &ctx, vk::Format::A2B10G10R10_UNORM_PACK32, &bytes10, false);
+    let got = run_import(
+        &h,
+        &ctx,
+        vk::Format::A2B10G10R10_UNORM_PACK32,
+        &bytes10,
+        false,
+    );
     check_import("A2B10G10R10", &got, base, 4, |x, y| {
         let w = packed[(y * IMG_W + x) as usize];
         vec![
@@ -610,6 +670,8 @@ fn import_of_every_colour_and_motion_format_is_exact() {
             0 => 0x0000,
             1 => 0x8000,
             2 => 0x3C00,
+            3 => 0x0001, // subnormal halves are normal f32: exact too
+            4 => 0x83FF,
             _ => random_half(&mut rng, -2.0, 2.0),
         })
         .collect();
@@ -685,8 +747,15 @@ fn run_export(
     h.submit(|cmd| {
         fill_image(h, cmd, &img, &staging, layout);
         let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
-        record_export(ctx, &mut rec, &mut bridge, src.binding(), &caller(&img, layout), &c)
-            .expect("record export");
+        record_export(
+            ctx,
+            &mut rec,
+            &mut bridge,
+            src.binding(),
+            &caller(&img, layout),
+            &c,
+        )
+        .expect("record export");
         barrier(
             h,
             cmd,
@@ -728,6 +797,8 @@ fn export_to_every_output_format_is_exact() {
                     2 => 0xBC00, // -1
                     3 => 0x4000, // 2
                     4 => 0x8000,
+                    5 => 0x0001, // subnormal halves
+                    6 => 0x03FF,
                     _ => random_half(&mut rng, 0.0, 1.0),
                 };
             }

@@ -477,8 +477,7 @@ impl ImageBridge {
             let info = vk::ComputePipelineCreateInfo::default()
                 .stage(stage)
                 .layout(pipeline_layout);
-            let created =
-                device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
+            let created = device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
             device.destroy_shader_module(module, None);
             let pipeline = match created {
                 Ok(p) if !p.is_empty() => p[0],
@@ -533,8 +532,8 @@ impl ImageBridge {
             .subresource_range(subresource(img))
             .push_next(&mut usage);
         // SAFETY: the caller promised a live image of this device with this format.
-        let view = unsafe { self.ctx.device().create_image_view(&info, None) }
-            .vk("vkCreateImageView")?;
+        let view =
+            unsafe { self.ctx.device().create_image_view(&info, None) }.vk("vkCreateImageView")?;
         self.views.insert(key, view);
         Ok(view)
     }
@@ -714,7 +713,12 @@ fn subresource(img: &CallerImage) -> vk::ImageSubresourceRange {
 }
 
 /// The `width x height` rectangle at `base` must lie inside the image.
-fn check_rect(what: &str, img: &CallerImage, base: (u32, u32), size: (u32, u32)) -> Result<(), GpuError> {
+fn check_rect(
+    what: &str,
+    img: &CallerImage,
+    base: (u32, u32),
+    size: (u32, u32),
+) -> Result<(), GpuError> {
     if size.0 == 0 || size.1 == 0 {
         return Err(GpuError::invalid(what, "the frame size is empty"));
     }
@@ -802,7 +806,10 @@ fn record_import(
     size: (u32, u32),
 ) -> Result<(), GpuError> {
     if !Arc::ptr_eq(ctx, &bridge.ctx) {
-        return Err(GpuError::invalid(what, "the image bridge belongs to another device"));
+        return Err(GpuError::invalid(
+            what,
+            "the image bridge belongs to another device",
+        ));
     }
     check_rect(what, src, base, size)?;
     if src.layout != vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL
@@ -816,7 +823,11 @@ fn record_import(
             ),
         ));
     }
-    need(what, &dst, size.0 as u64 * size.1 as u64 * channels as u64 * 4)?;
+    need(
+        what,
+        &dst,
+        size.0 as u64 * size.1 as u64 * channels as u64 * 4,
+    )?;
     let kernel = bridge.kernel(KernelId::Import)?;
     let view = bridge.view(src, false)?;
     let set = bridge.set(KernelId::Import, &kernel, view, src.layout, dst)?;
@@ -832,9 +843,7 @@ fn record_import(
         vk::AccessFlags::SHADER_READ,
         Some((vk::AccessFlags::MEMORY_WRITE, vk::AccessFlags::SHADER_WRITE)),
     );
-    let push = [
-        base.0, base.1, size.0, size.1, kind, channels, 0, 0,
-    ];
+    let push = [base.0, base.1, size.0, size.1, kind, channels, 0, 0];
     rec.bind(&bridge_pipeline(&kernel), set);
     rec.push_words(&push)?;
     rec.dispatch(groups(size.0, size.1))?;
@@ -917,7 +926,10 @@ pub fn record_export(
 ) -> Result<(), GpuError> {
     const WHAT: &str = "output export";
     if !Arc::ptr_eq(ctx, &bridge.ctx) {
-        return Err(GpuError::invalid(WHAT, "the image bridge belongs to another device"));
+        return Err(GpuError::invalid(
+            WHAT,
+            "the image bridge belongs to another device",
+        ));
     }
     let (index, kind) = export_kernel(dst.format).ok_or_else(|| {
         GpuError::invalid(WHAT, format!("format {:?} is not supported", dst.format))
@@ -931,7 +943,11 @@ pub fn record_export(
             format!("image layout {:?}: GENERAL expected", dst.layout),
         ));
     }
-    need(WHAT, &output, size.0 as u64 * size.1 as u64 * HISTORY_TEXEL_BYTES)?;
+    need(
+        WHAT,
+        &output,
+        size.0 as u64 * size.1 as u64 * HISTORY_TEXEL_BYTES,
+    )?;
     let id = KernelId::Export(index);
     let kernel = bridge.kernel(id)?;
     let view = bridge.view(dst, true)?;
