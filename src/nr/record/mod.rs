@@ -13,6 +13,7 @@
 
 pub mod attention;
 pub mod elementwise;
+pub mod frame;
 pub mod gemm;
 pub mod weights;
 pub mod workspace;
