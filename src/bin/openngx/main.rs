@@ -1,6 +1,7 @@
 //! `openngx` command-line tool. This file only parses the command line and dispatches; every
 //! subcommand lives in its own module with its own `Args` and `run`.
 
+mod reference;
 mod synth_model;
 mod validate_model;
 
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Write a deterministic synthetic model directory (same structure as the shipped model).
     SynthModel(synth_model::Args),
+    /// Run the CPU reference and write a fixture directory (captured frames).
+    Reference(reference::Args),
     /// Check a model directory and print a summary; exit 0 if valid, 1 if not.
     ValidateModel(validate_model::Args),
 }
@@ -27,5 +30,6 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::SynthModel(args) => synth_model::run(args),
         Command::ValidateModel(args) => validate_model::run(args),
+        Command::Reference(args) => reference::run(args),
     }
 }
