@@ -1,0 +1,195 @@
+//! `openngx parity --model DIR --fixture DIR [--repeat N] [--dump DIR] [--route cpu|gpu]
+//! [--no-verify]`: validate a captured-frame fixture strictly, run the network on its input and
+//! compare boundaries / head / output with the verdicts of spec nr-network §4.2.
+//!
+//! Exit status: 0 when every check is bit-exact, 1 when any check fails (sign of zero and within
+//! one code included), 2 when the fixture, the model or the route cannot be used (nothing ran or
+//! the run failed).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use openngx::model::{LoadOptions, Model};
+use openngx::nr::compare::{self, FixtureInput, Produced};
+use openngx::nr::fixture::{f32_to_bytes, Fixture};
+use openngx::nr::graph;
+use openngx::nr::reference::{self, Profiles};
+use openngx::numerics::f16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Route {
+    /// The CPU reference (native F13/F24 numerics).
+    Cpu,
+    /// The GPU exact route.
+    Gpu,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Model directory (manifest.json + model/).
+    #[arg(long)]
+    model: PathBuf,
+    /// Fixture directory (manifest.json + references).
+    #[arg(long)]
+    fixture: PathBuf,
+    /// Runs of the network whose head and output must all be equal (default: 1 on the CPU,
+    /// 3 on the GPU).
+    #[arg(long)]
+    repeat: Option<usize>,
+    /// Write what the run produced here: `<boundary>.u8`, `features.f32`, `head.f32`, `output.f32`.
+    #[arg(long)]
+    dump: Option<PathBuf>,
+    /// Which executor runs the network.
+    #[arg(long, value_enum, default_value = "cpu")]
+    route: Route,
+    /// Skip the SHA-256 check of the model's stage files.
+    #[arg(long)]
+    no_verify: bool,
+}
+
+const EXIT_FAIL: u8 = 1;
+const EXIT_UNUSABLE: u8 = 2;
+
+fn unusable(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(EXIT_UNUSABLE)
+}
+
+pub fn run(args: Args) -> ExitCode {
+    // Everything that can be refused is refused before the network runs.
+    let fx = match Fixture::load(&args.fixture) {
+        Ok(f) => f,
+        Err(e) => return unusable(format!("fixture refused: {e}")),
+    };
+    if args.route == Route::Gpu {
+        return unusable(
+            "route gpu: the GPU recorder (nr::record) is not part of this build yet; use --route cpu",
+        );
+    }
+    let repeat = args.repeat.unwrap_or(1);
+    if repeat == 0 {
+        return unusable("--repeat must be at least 1");
+    }
+    let start = Instant::now();
+    let model = match Model::load(
+        &args.model,
+        LoadOptions {
+            verify_sha: !args.no_verify,
+        },
+    ) {
+        Ok(m) => m,
+        Err(e) => return unusable(format!("model refused: {e}")),
+    };
+    let blend_scale = f16::to_f32(model.blend_scale());
+    let input = match compare::fixture_input(&fx, blend_scale) {
+        Ok(i) => i,
+        Err(e) => return unusable(format!("fixture refused: {e}")),
+    };
+    let g = &fx.geometry;
+    println!(
+        "fixture {}: {}x{} (field {}x{}), checks {}, features from {}",
+        args.fixture.display(),
+        g.valid.w,
+        g.valid.h,
+        g.field.w,
+        g.field.h,
+        fx.manifest.checks.join(","),
+        input.source
+    );
+    if let Some(p) = &fx.manifest.profile {
+        if Profiles::by_name(p) != Some(Profiles::NATIVE) {
+            println!("note: the fixture's references were made with profile `{p}`; the CPU route runs f13/f24");
+        }
+    }
+    println!(
+        "model {} loaded in {:.2} s",
+        args.model.display(),
+        start.elapsed().as_secs_f64()
+    );
+
+    let graph = graph::build(g);
+    let mut first: Option<Produced> = None;
+    let mut repeat_errors = Vec::new();
+    for run in 1..=repeat {
+        let t = Instant::now();
+        let out = match reference::run(&graph, &model, &input.features, Profiles::NATIVE) {
+            Ok(o) => o,
+            Err(e) => return unusable(format!("route cpu: run {run} failed: {e}")),
+        };
+        let output = match compare::compose_output(&input, &out.head) {
+            Ok(o) => o,
+            Err(e) => return unusable(format!("compose: {e}")),
+        };
+        println!(
+            "run {run}/{repeat}: route cpu (profile f13/f24), {} graph ops, {:.2} s",
+            graph.nodes.len(),
+            t.elapsed().as_secs_f64()
+        );
+        let produced = Produced {
+            boundaries: out.boundaries,
+            head: out.head,
+            output,
+        };
+        match &first {
+            None => first = Some(produced),
+            Some(f) => {
+                let same_head = f
+                    .head
+                    .iter()
+                    .zip(&produced.head)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                if !same_head || f.output != produced.output {
+                    repeat_errors.push(format!(
+                        "run {run}: head/output differ from run 1 (the route is not deterministic)"
+                    ));
+                }
+            }
+        }
+    }
+    let Some(produced) = first else {
+        return unusable("no run");
+    };
+
+    if let Some(dir) = &args.dump {
+        if let Err(e) = dump(dir, &input, &produced) {
+            return unusable(format!("--dump {}: {e}", dir.display()));
+        }
+        println!("dumped to {}", dir.display());
+    }
+
+    let mut report = match compare::compare_fixture(&fx, &produced) {
+        Ok(r) => r,
+        Err(e) => return unusable(format!("fixture: {e}")),
+    };
+    report.errors.extend(repeat_errors);
+    for c in &report.comparisons {
+        println!("{c}");
+    }
+    for (name, why) in &report.omitted {
+        println!("{name}: omitted ({why})");
+    }
+    for e in &report.errors {
+        println!("error: {e}");
+    }
+    println!("{}", report.summary());
+    if report.all_exact() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAIL)
+    }
+}
+
+fn dump(dir: &Path, input: &FixtureInput, p: &Produced) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (name, bytes) in &p.boundaries {
+        std::fs::write(dir.join(format!("{name}.u8")), bytes)?;
+    }
+    std::fs::write(dir.join("features.f32"), f32_to_bytes(&input.features))?;
+    std::fs::write(dir.join("head.f32"), f32_to_bytes(&p.head))?;
+    if let Some(out) = &p.output {
+        let v: Vec<f32> = out.iter().flatten().map(|&h| f16::to_f32(h)).collect();
+        std::fs::write(dir.join("output.f32"), f32_to_bytes(&v))?;
+    }
+    Ok(())
+}
