@@ -12,11 +12,13 @@
 //! next representable value": E4M3 bytes and halves use sign-magnitude order (±0 are both 0),
 //! f32 values that are all halves (the head, composed outputs) are measured in half steps, other
 //! f32 values in f32 steps, and 8-bit captures by the byte. This module owns the verdict logic and
-//! the fixture comparison; it runs nothing (the `parity` tool and the C harness feed it).
+//! the fixture comparison and the dump files of a run; it runs nothing (the `parity` tool and the
+//! C harness feed it).
 
 use std::fmt;
+use std::path::Path;
 
-use crate::nr::fixture::{bytes_to_f32, Fixture, FixtureError};
+use crate::nr::fixture::{bytes_to_f32, f32_to_bytes, Fixture, FixtureError};
 use crate::nr::frame::{FrameConstants, FrameInputs, FrameParams, FrameSetup, LANES};
 use crate::nr::geometry::Geometry;
 use crate::numerics::{e4m3, f16};
@@ -744,6 +746,58 @@ pub fn compare_fixture(fx: &Fixture, produced: &Produced) -> Result<Report, Fixt
 
 /// Lanes per feature row (re-exported for tools that size feature files).
 pub const FEATURE_LANES: usize = LANES;
+
+// ------------------------------------------------------------------------------------------------
+// Dumps: what a run produced, as files (`parity --dump` writes them, `--from-dump` reads them)
+
+/// Write `produced` (and the features it ran on) to `dir`: `<boundary>.u8`, `features.f32`,
+/// `head.f32` and, when there is one, `output.f32` (RGBA halves as f32, valid size).
+pub fn write_dump(dir: &Path, features: &[f32], produced: &Produced) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (name, bytes) in &produced.boundaries {
+        std::fs::write(dir.join(format!("{name}.u8")), bytes)?;
+    }
+    std::fs::write(dir.join("features.f32"), f32_to_bytes(features))?;
+    std::fs::write(dir.join("head.f32"), f32_to_bytes(&produced.head))?;
+    if let Some(out) = &produced.output {
+        let v: Vec<f32> = out.iter().flatten().map(|&h| f16::to_f32(h)).collect();
+        std::fs::write(dir.join("output.f32"), f32_to_bytes(&v))?;
+    }
+    Ok(())
+}
+
+/// Read a dump written by [`write_dump`] for a frame of geometry `g`. Every boundary file that
+/// exists is read (its size is checked by the comparison); `output.f32` is optional.
+pub fn read_dump(dir: &Path, g: &Geometry) -> Result<Produced, FixtureError> {
+    let read = |name: &str| {
+        let path = dir.join(name);
+        std::fs::read(&path).map_err(|source| FixtureError::Io { path, source })
+    };
+    let mut boundaries = Vec::new();
+    for b in g.boundaries() {
+        let file = format!("{}.u8", b.name);
+        if dir.join(&file).exists() {
+            boundaries.push((b.name.clone(), read(&file)?));
+        }
+    }
+    let head = bytes_to_f32(&read("head.f32")?);
+    let output = if dir.join("output.f32").exists() {
+        let v = bytes_to_f32(&read("output.f32")?);
+        // The values are halves (compose truncates to RGBA16F), so the conversion is exact.
+        Some(
+            v.chunks_exact(4)
+                .map(|c| [c[0], c[1], c[2], c[3]].map(f16::from_f32_rne))
+                .collect(),
+        )
+    } else {
+        None
+    };
+    Ok(Produced {
+        boundaries,
+        head,
+        output,
+    })
+}
 
 #[cfg(test)]
 mod tests {

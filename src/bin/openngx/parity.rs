@@ -1,18 +1,20 @@
 //! `openngx parity --model DIR --fixture DIR [--repeat N] [--dump DIR] [--route cpu|gpu]
 //! [--no-verify]`: validate a captured-frame fixture strictly, run the network on its input and
 //! compare boundaries / head / output with the verdicts of spec nr-network §4.2.
+//! `--from-dump DIR` compares what an earlier `--dump` (from any route or machine) holds instead
+//! of running; no model is needed then.
 //!
 //! Exit status: 0 when every check is bit-exact, 1 when any check fails (sign of zero and within
 //! one code included), 2 when the fixture, the model or the route cannot be used (nothing ran or
 //! the run failed).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use openngx::model::{LoadOptions, Model};
-use openngx::nr::compare::{self, FixtureInput, Produced};
-use openngx::nr::fixture::{f32_to_bytes, Fixture};
+use openngx::nr::compare::{self, Produced};
+use openngx::nr::fixture::Fixture;
 use openngx::nr::graph;
 use openngx::nr::reference::{self, Profiles};
 use openngx::numerics::f16;
@@ -28,8 +30,8 @@ pub enum Route {
 #[derive(clap::Args)]
 pub struct Args {
     /// Model directory (manifest.json + model/).
-    #[arg(long)]
-    model: PathBuf,
+    #[arg(long, required_unless_present = "from_dump")]
+    model: Option<PathBuf>,
     /// Fixture directory (manifest.json + references).
     #[arg(long)]
     fixture: PathBuf,
@@ -46,6 +48,9 @@ pub struct Args {
     /// Skip the SHA-256 check of the model's stage files.
     #[arg(long)]
     no_verify: bool,
+    /// Compare the results an earlier `--dump` wrote to DIR instead of running the network.
+    #[arg(long, conflicts_with_all = ["model", "dump", "repeat"])]
+    from_dump: Option<PathBuf>,
 }
 
 const EXIT_FAIL: u8 = 1;
@@ -62,107 +67,29 @@ pub fn run(args: Args) -> ExitCode {
         Ok(f) => f,
         Err(e) => return unusable(format!("fixture refused: {e}")),
     };
-    if args.route == Route::Gpu {
-        return unusable(
-            "route gpu: the GPU recorder (nr::record) is not part of this build yet; use --route cpu",
-        );
-    }
-    let repeat = args.repeat.unwrap_or(1);
-    if repeat == 0 {
-        return unusable("--repeat must be at least 1");
-    }
-    let start = Instant::now();
-    let model = match Model::load(
-        &args.model,
-        LoadOptions {
-            verify_sha: !args.no_verify,
-        },
-    ) {
-        Ok(m) => m,
-        Err(e) => return unusable(format!("model refused: {e}")),
-    };
-    let blend_scale = f16::to_f32(model.blend_scale());
-    let input = match compare::fixture_input(&fx, blend_scale) {
-        Ok(i) => i,
-        Err(e) => return unusable(format!("fixture refused: {e}")),
-    };
-    let g = &fx.geometry;
-    println!(
-        "fixture {}: {}x{} (field {}x{}), checks {}, features from {}",
-        args.fixture.display(),
-        g.valid.w,
-        g.valid.h,
-        g.field.w,
-        g.field.h,
-        fx.manifest.checks.join(","),
-        input.source
-    );
-    if let Some(p) = &fx.manifest.profile {
-        if Profiles::by_name(p) != Some(Profiles::NATIVE) {
-            println!("note: the fixture's references were made with profile `{p}`; the CPU route runs f13/f24");
-        }
-    }
-    println!(
-        "model {} loaded in {:.2} s",
-        args.model.display(),
-        start.elapsed().as_secs_f64()
-    );
-
-    let graph = graph::build(g);
-    let mut first: Option<Produced> = None;
-    let mut repeat_errors = Vec::new();
-    for run in 1..=repeat {
-        let t = Instant::now();
-        let out = match reference::run(&graph, &model, &input.features, Profiles::NATIVE) {
-            Ok(o) => o,
-            Err(e) => return unusable(format!("route cpu: run {run} failed: {e}")),
-        };
-        let output = match compare::compose_output(&input, &out.head) {
-            Ok(o) => o,
-            Err(e) => return unusable(format!("compose: {e}")),
-        };
-        println!(
-            "run {run}/{repeat}: route cpu (profile f13/f24), {} graph ops, {:.2} s",
-            graph.nodes.len(),
-            t.elapsed().as_secs_f64()
-        );
-        let produced = Produced {
-            boundaries: out.boundaries,
-            head: out.head,
-            output,
-        };
-        match &first {
-            None => first = Some(produced),
-            Some(f) => {
-                let same_head = f
-                    .head
-                    .iter()
-                    .zip(&produced.head)
-                    .all(|(a, b)| a.to_bits() == b.to_bits());
-                if !same_head || f.output != produced.output {
-                    repeat_errors.push(format!(
-                        "run {run}: head/output differ from run 1 (the route is not deterministic)"
-                    ));
-                }
+    let (produced, run_errors) = match &args.from_dump {
+        Some(dir) => match compare::read_dump(dir, &fx.geometry) {
+            Ok(p) => {
+                println!(
+                    "fixture {}: comparing the dump in {}",
+                    args.fixture.display(),
+                    dir.display()
+                );
+                (p, Vec::new())
             }
-        }
-    }
-    let Some(produced) = first else {
-        return unusable("no run");
+            Err(e) => return unusable(format!("--from-dump: {e}")),
+        },
+        None => match run_network(&args, &fx) {
+            Ok(r) => r,
+            Err(msg) => return unusable(msg),
+        },
     };
-
-    if let Some(dir) = &args.dump {
-        if let Err(e) = dump(dir, &input, &produced) {
-            return unusable(format!("--dump {}: {e}", dir.display()));
-        }
-        println!("dumped to {}", dir.display());
-    }
 
     let mut report = match compare::compare_fixture(&fx, &produced) {
         Ok(r) => r,
         Err(e) => return unusable(format!("fixture: {e}")),
     };
-    report.errors.extend(repeat_errors);
+    report.errors.extend(run_errors);
     for c in &report.comparisons {
         println!("{c}");
     }
@@ -180,16 +107,95 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn dump(dir: &Path, input: &FixtureInput, p: &Produced) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    for (name, bytes) in &p.boundaries {
-        std::fs::write(dir.join(format!("{name}.u8")), bytes)?;
+/// Run the network on the fixture's input `--repeat` times: the first run's results and the
+/// differences of later runs from it, or why nothing could run.
+fn run_network(args: &Args, fx: &Fixture) -> Result<(Produced, Vec<String>), String> {
+    if args.route == Route::Gpu {
+        return Err(
+            "route gpu: the GPU recorder (nr::record) is not part of this build yet; use --route cpu"
+                .into(),
+        );
     }
-    std::fs::write(dir.join("features.f32"), f32_to_bytes(&input.features))?;
-    std::fs::write(dir.join("head.f32"), f32_to_bytes(&p.head))?;
-    if let Some(out) = &p.output {
-        let v: Vec<f32> = out.iter().flatten().map(|&h| f16::to_f32(h)).collect();
-        std::fs::write(dir.join("output.f32"), f32_to_bytes(&v))?;
+    let repeat = args.repeat.unwrap_or(1);
+    if repeat == 0 {
+        return Err("--repeat must be at least 1".into());
     }
-    Ok(())
+    let Some(model_dir) = &args.model else {
+        return Err("--model is required to run the network".into());
+    };
+    let start = Instant::now();
+    let opts = LoadOptions {
+        verify_sha: !args.no_verify,
+    };
+    let model = Model::load(model_dir, opts).map_err(|e| format!("model refused: {e}"))?;
+    let blend_scale = f16::to_f32(model.blend_scale());
+    let input =
+        compare::fixture_input(fx, blend_scale).map_err(|e| format!("fixture refused: {e}"))?;
+    let g = &fx.geometry;
+    println!(
+        "fixture {}: {}x{} (field {}x{}), checks {}, features from {}",
+        args.fixture.display(),
+        g.valid.w,
+        g.valid.h,
+        g.field.w,
+        g.field.h,
+        fx.manifest.checks.join(","),
+        input.source
+    );
+    if let Some(p) = &fx.manifest.profile {
+        if Profiles::by_name(p) != Some(Profiles::NATIVE) {
+            println!(
+                "note: the fixture's references were made with profile `{p}`; route cpu runs f13/f24"
+            );
+        }
+    }
+    println!(
+        "model {} loaded in {:.2} s",
+        model_dir.display(),
+        start.elapsed().as_secs_f64()
+    );
+
+    let graph = graph::build(g);
+    let mut first: Option<Produced> = None;
+    let mut errors = Vec::new();
+    for run in 1..=repeat {
+        let t = Instant::now();
+        let out = reference::run(&graph, &model, &input.features, Profiles::NATIVE)
+            .map_err(|e| format!("route cpu: run {run} failed: {e}"))?;
+        let output =
+            compare::compose_output(&input, &out.head).map_err(|e| format!("compose: {e}"))?;
+        println!(
+            "run {run}/{repeat}: route cpu (profile f13/f24), {} graph ops, {:.2} s",
+            graph.nodes.len(),
+            t.elapsed().as_secs_f64()
+        );
+        let produced = Produced {
+            boundaries: out.boundaries,
+            head: out.head,
+            output,
+        };
+        match &first {
+            None => first = Some(produced),
+            Some(f) => {
+                let same_head = f.head.len() == produced.head.len()
+                    && f.head
+                        .iter()
+                        .zip(&produced.head)
+                        .all(|(a, b)| a.to_bits() == b.to_bits());
+                if !same_head || f.output != produced.output || f.boundaries != produced.boundaries
+                {
+                    errors.push(format!(
+                        "run {run}: results differ from run 1 (the route is not deterministic)"
+                    ));
+                }
+            }
+        }
+    }
+    let produced = first.ok_or("no run")?;
+    if let Some(dir) = &args.dump {
+        compare::write_dump(dir, &input.features, &produced)
+            .map_err(|e| format!("--dump {}: {e}", dir.display()))?;
+        println!("dumped to {}", dir.display());
+    }
+    Ok((produced, errors))
 }
