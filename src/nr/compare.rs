@@ -376,7 +376,7 @@ pub fn compare_f32(
             index: i,
             zero_sign: g == 0.0 && e == 0.0,
             delta: code(g) - code(e),
-            value: (g.is_finite() && e.is_finite()).then(|| g as f64 - e as f64),
+            value: (g.is_finite() && e.is_finite()).then_some(g as f64 - e as f64),
             got: Value::F32(g),
             expected: Value::F32(e),
         });
