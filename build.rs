@@ -5,7 +5,7 @@
 //! Outputs in `OUT_DIR`:
 //! * `shaders.rs` — `pub static SHADERS: &[(&str, &[u8])]`, one entry per `shaders/**/*.comp`,
 //!   keyed by the path relative to `shaders/` without extension (e.g. `nr/pool`).
-//! * `openngx.h` — the header cbindgen produces from `src/ngx`. The committed `include/openngx.h`
+//! * `openngx.h` — the header cbindgen produces from `src/ngx/{abi,exports,param_exports}.rs`. The committed `include/openngx.h`
 //!   must equal it (a test checks); set `OPENNGX_UPDATE_HEADER=1` to rewrite the committed copy.
 
 use std::fs;
@@ -110,11 +110,18 @@ fn generate_header(root: &Path, out: &Path) {
     );
     println!("cargo:rerun-if-env-changed=OPENNGX_UPDATE_HEADER");
     let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
-    let header = match cbindgen::Builder::new()
-        .with_config(config)
-        .with_src(root.join("src/ngx/abi.rs"))
-        .generate()
-    {
+    // The C-visible items live in these three files (types/constants, entry points, parameter
+    // accessors); the rest of src/ngx is Rust-only.
+    let mut builder = cbindgen::Builder::new().with_config(config);
+    // Files that do not exist are skipped: the target directory is shared between checkouts whose
+    // hashes coincide, so this script may run for a tree that has only some of them.
+    for f in ["abi.rs", "exports.rs", "param_exports.rs"] {
+        let p = root.join("src/ngx").join(f);
+        if p.is_file() {
+            builder = builder.with_src(p);
+        }
+    }
+    let header = match builder.generate() {
         Ok(b) => b,
         Err(e) => panic!("cbindgen failed: {e}"),
     };

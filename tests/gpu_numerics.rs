@@ -3,9 +3,8 @@
 //! unary function, all 256 E4M3 codes, random f32 conversions, random binary/ternary f16 ops and
 //! random MMA groups (F13, F24, H25 G16/G8).
 //!
-//! Functions that `openngx::numerics` does not have on this branch (SiLU, exps, rcp/rsqrt, MMA
-//! groups, pool/merge/blend) are checked against `spec_ref` below, written from the spec
-//! (nr-network.md §2, §8; h200-tensor-numerics.md §5) independently of the GLSL. NaN results are
+//! Every expected value comes from `openngx::numerics` (through the thin `rust_ref` adapter). NaN
+//! results are
 //! compared after canonicalisation to 0x7E00: the sign of a NaN that f32 arithmetic produces is
 //! platform-defined in Rust and in GLSL, and every consumer publishes NaN as E4M3 +0.
 
@@ -19,9 +18,9 @@ use openngx::gpu::{
 };
 use openngx::numerics::{e4m3, f16};
 
-/// Reference functions written from the spec (to be replaced by `openngx::numerics` at merge).
-mod spec_ref {
-    use openngx::numerics::f16;
+/// The Rust numerics (`openngx::numerics`), the single source of truth the GLSL must equal.
+mod rust_ref {
+    use openngx::numerics::{exp, f16, mma, ops, recip, silu, Profile};
 
     pub fn canon(h: u16) -> u16 {
         if f16::is_nan(h) {
@@ -30,232 +29,42 @@ mod spec_ref {
             h
         }
     }
-
-    /// §2.4 / §8.6: b = clamp(x, -4, 4); two single-rounding half FMAs; f16(x * p).
     pub fn silu(x: u16) -> u16 {
-        let v = f16::to_f32(x);
-        let b = if f16::is_nan(x) {
-            x
-        } else if v < -4.0 {
-            0xC400
-        } else if v > 4.0 {
-            0x4400
-        } else {
-            x
-        };
-        let p = f16::fma(0xAB28, b & 0x7FFF, 0x3728);
-        let p = f16::fma(b, p, 0x3B28);
-        canon(f16::mul(x, p))
+        silu::silu(x)
     }
-
-    /// min(max(x, lo), hi) with NaN taking lo (§8.5).
-    fn clamp(x: u16, lo: u16, hi: u16) -> u16 {
-        let v = f16::to_f32(x);
-        if f16::is_nan(x) || v < f16::to_f32(lo) {
-            lo
-        } else if v > f16::to_f32(hi) {
-            hi
-        } else {
-            x
-        }
-    }
-
-    /// §2.6 / §8.7: f32 FMA rounded to f32 (the product 23/512 * s is exact in f32, so a plain
-    /// multiply-then-add is that FMA), then to f16.
     pub fn exp_window(s: u16) -> u16 {
-        // 23/512 and 333/256 = 1.30078125, both exact in f32.
-        let y = (23.0f32 / 512.0) * f16::to_f32(s) + 333.0f32 / 256.0;
-        let x = clamp(f16::from_f32_rne(y), 0x3C20, 0x3E47);
-        (x << 5) ^ 0x8000
+        exp::exp_window(s)
     }
-
-    /// §2.6: half FMA with one rounding.
     pub fn exp_vit(s: u16) -> u16 {
-        let x = clamp(f16::fma(0x2DBB, s, 0x3ED6), 0x3DC2, 0x3FE9);
-        (x << 4).wrapping_add(0x4000)
+        exp::exp_vit(s)
     }
-
-    /// Correctly rounded f16(1/x). In f64 the quotient is within 2^-53 relative of 1/x, while
-    /// 1/x stays at least 2^-23 relative away from every f16 rounding midpoint, so rounding the
-    /// f64 to f16 is exact.
     pub fn recip(x: u16) -> u16 {
-        canon(f16::from_f64_rne(1.0 / f16::to_f32(x) as f64))
+        recip::recip(x)
     }
-
-    /// Correctly rounded f16(1/sqrt(x)); same argument with a margin of about 2^-37.
     pub fn rsqrt(x: u16) -> u16 {
-        canon(f16::from_f64_rne(1.0 / (f16::to_f32(x) as f64).sqrt()))
+        recip::rsqrt(x)
     }
-
     pub fn pool2x2(a: u16, b: u16, c: u16, d: u16) -> u16 {
-        canon(f16::mul(
-            canon(f16::add(canon(f16::add(a, b)), canon(f16::add(c, d)))),
-            0x3400,
-        ))
+        ops::pool2x2(a, b, c, d)
     }
-
     pub fn decoder_merge(up: u16, skip: u16, scale: u16) -> u16 {
-        canon(f16::fma(skip, scale, up))
+        ops::decoder_merge(up, skip, scale)
     }
-
     pub fn post_blend(up: u16, input_scale: u16, block0: u16, adapter_scale: u16) -> u16 {
-        canon(f16::fma(
-            block0,
-            adapter_scale,
-            canon(f16::mul(up, input_scale)),
-        ))
+        ops::post_blend(up, input_scale, block0, adapter_scale)
     }
-
-    /// value = (-1)^neg * sig * 2^lsb; `exp` is what it contributes to E.
-    #[derive(Clone, Copy)]
-    struct Term {
-        neg: bool,
-        sig: u64,
-        lsb: i32,
-        exp: i32,
-    }
-
-    fn e4m3_term(c: u8) -> Option<Term> {
-        let (e, m) = (((c >> 3) & 0xF) as i32, (c & 7) as u64);
-        if c & 0x7F == 0x7F || (e == 0 && m == 0) {
-            return None; // zero (NaN codes decode to 0)
-        }
-        let neg = c & 0x80 != 0;
-        Some(if e == 0 {
-            Term {
-                neg,
-                sig: m,
-                lsb: -9,
-                exp: -6,
-            }
-        } else {
-            Term {
-                neg,
-                sig: m | 8,
-                lsb: e - 10,
-                exp: e - 7,
-            }
-        })
-    }
-
-    fn f16_term(h: u16) -> Option<Term> {
-        let (e, m) = (((h >> 10) & 0x1F) as i32, (h & 0x3FF) as u64);
-        if e == 0 && m == 0 {
-            return None;
-        }
-        let neg = h & 0x8000 != 0;
-        Some(if e == 0 {
-            Term {
-                neg,
-                sig: m,
-                lsb: -24,
-                exp: -14,
-            }
-        } else {
-            Term {
-                neg,
-                sig: m | 0x400,
-                lsb: e - 25,
-                exp: e - 15,
-            }
-        })
-    }
-
-    fn product(a: Term, b: Term) -> Term {
-        Term {
-            neg: a.neg != b.neg,
-            sig: a.sig * b.sig,
-            lsb: a.lsb + b.lsb,
-            exp: a.exp + b.exp,
-        }
-    }
-
-    /// The fixed-point group of §2.2 with P fraction bits over finite terms.
-    fn fixed_group(acc: u16, products: &[Term], p: i32) -> u16 {
-        let mut terms: Vec<Term> = products.to_vec();
-        if let Some(t) = f16_term(acc) {
-            terms.push(t);
-        }
-        let Some(e) = terms.iter().map(|t| t.exp).max() else {
-            return f16::POS_ZERO;
-        };
-        let sum: i64 = terms
-            .iter()
-            .map(|t| {
-                let k = t.lsb + p - e;
-                let mag = if k >= 0 {
-                    (t.sig << k) as i64
-                } else if k <= -64 {
-                    0
-                } else {
-                    (t.sig >> -k) as i64
-                };
-                if t.neg {
-                    -mag
-                } else {
-                    mag
-                }
-            })
-            .sum();
-        let r = f16::round_fixed_rne(sum as i128, e - p);
-        if f16::is_zero(r) {
-            f16::POS_ZERO
-        } else {
-            r
-        }
-    }
-
-    /// F13: G = 16 E4M3 products, P = 13; a nonfinite accumulator passes through.
+    /// F13: G = 16 E4M3 products, P = 13.
     pub fn f13_group(acc: u16, a: &[u8], b: &[u8]) -> u16 {
-        if f16::is_nonfinite(acc) {
-            return acc;
-        }
-        let products: Vec<Term> = a
-            .iter()
-            .zip(b)
-            .filter_map(|(&x, &y)| Some(product(e4m3_term(x)?, e4m3_term(y)?)))
-            .collect();
-        fixed_group(acc, &products, 13)
+        mma::group_e4m3(&Profile::F13, acc, a, b)
     }
-
-    /// An f16 group with P fraction bits (F24: P 24, H25: P 25), with the IEEE-like reading for
-    /// nonfinite operands chosen in src/numerics/mma.rs.
+    /// An f16 group with P fraction bits: F24 (P 24, G 8), H25 (P 25, G 16 or 8).
     pub fn f16_group(acc: u16, a: &[u16], b: &[u16], p: i32) -> u16 {
-        if f16::is_nan(acc) {
-            return acc;
-        }
-        let (mut nan, mut pos_inf, mut neg_inf) = (false, acc == f16::POS_INF, acc == f16::NEG_INF);
-        for (&x, &y) in a.iter().zip(b) {
-            let (xi, yi) = (f16::is_inf(x), f16::is_inf(y));
-            if f16::is_nan(x)
-                || f16::is_nan(y)
-                || (xi && f16::is_zero(y))
-                || (yi && f16::is_zero(x))
-            {
-                nan = true;
-            } else if xi || yi {
-                if (x ^ y) & 0x8000 != 0 {
-                    neg_inf = true;
-                } else {
-                    pos_inf = true;
-                }
-            }
-        }
-        if nan || (pos_inf && neg_inf) {
-            return f16::QNAN;
-        }
-        if f16::is_inf(acc) {
-            return acc;
-        }
-        if pos_inf || neg_inf {
-            return if neg_inf { f16::NEG_INF } else { f16::POS_INF };
-        }
-        let products: Vec<Term> = a
-            .iter()
-            .zip(b)
-            .filter_map(|(&x, &y)| Some(product(f16_term(x)?, f16_term(y)?)))
-            .collect();
-        fixed_group(acc, &products, p)
+        let profile = match (p, a.len()) {
+            (24, _) => Profile::F24,
+            (_, 8) => Profile::H25_G8,
+            _ => Profile::H25,
+        };
+        mma::group_f16(&profile, acc, a, b)
     }
 }
 
@@ -380,13 +189,13 @@ fn e4m3_publish_and_decode_match_rust() {
 fn silu_and_exps_match_every_half() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
-    unary(&h, &ctx, SILU, "silu", spec_ref::silu);
-    unary(&h, &ctx, EXP_WINDOW, "exp_window", spec_ref::exp_window);
-    unary(&h, &ctx, EXP_VIT, "exp_vit", spec_ref::exp_vit);
+    unary(&h, &ctx, SILU, "silu", rust_ref::silu);
+    unary(&h, &ctx, EXP_WINDOW, "exp_window", rust_ref::exp_window);
+    unary(&h, &ctx, EXP_VIT, "exp_vit", rust_ref::exp_vit);
     // Spot values from the spec: exp(0) = 0x2680 (window), 0x2D60 (ViT); SiLU(-4) = -0.
-    assert_eq!(spec_ref::exp_window(0), 0x2680);
-    assert_eq!(spec_ref::exp_vit(0), 0x2D60);
-    assert_eq!(spec_ref::silu(0xC400), 0x8000);
+    assert_eq!(rust_ref::exp_window(0), 0x2680);
+    assert_eq!(rust_ref::exp_vit(0), 0x2D60);
+    assert_eq!(rust_ref::silu(0xC400), 0x8000);
     drop(ctx);
     h.assert_validation_clean();
 }
@@ -395,8 +204,8 @@ fn silu_and_exps_match_every_half() {
 fn recip_and_rsqrt_are_correctly_rounded_for_every_half() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
-    unary(&h, &ctx, RECIP, "recip", spec_ref::recip);
-    unary(&h, &ctx, RSQRT, "rsqrt", spec_ref::rsqrt);
+    unary(&h, &ctx, RECIP, "recip", rust_ref::recip);
+    unary(&h, &ctx, RSQRT, "rsqrt", rust_ref::rsqrt);
     drop(ctx);
     h.assert_validation_clean();
 }
@@ -417,7 +226,7 @@ fn f32_to_f16_rne_and_rtz_match_rust() {
     for _ in 0..65536 {
         args.push([rng.next_u32(), 0, 0, 0]);
     }
-    let canon = |h: u16| spec_ref::canon(h) as u32;
+    let canon = |h: u16| rust_ref::canon(h) as u32;
     let flat: Vec<u32> = args.iter().flatten().copied().collect();
     for (func, name, f) in [
         (
@@ -482,7 +291,7 @@ fn f16_arithmetic_and_elementwise_ops_match_rust() {
             ]
         })
         .collect();
-    let c = spec_ref::canon;
+    let c = rust_ref::canon;
     check(&h, &ctx, F16_ADD, "f16_add", &args, |a| {
         c(f16::add(a[0] as u16, a[1] as u16)) as u32
     });
@@ -493,13 +302,13 @@ fn f16_arithmetic_and_elementwise_ops_match_rust() {
         c(f16::fma(a[0] as u16, a[1] as u16, a[2] as u16)) as u32
     });
     check(&h, &ctx, POOL2X2, "pool2x2", &args, |a| {
-        spec_ref::pool2x2(a[0] as u16, a[1] as u16, a[2] as u16, a[3] as u16) as u32
+        rust_ref::pool2x2(a[0] as u16, a[1] as u16, a[2] as u16, a[3] as u16) as u32
     });
     check(&h, &ctx, DECODER_MERGE, "decoder_merge", &args, |a| {
-        spec_ref::decoder_merge(a[0] as u16, a[1] as u16, a[2] as u16) as u32
+        rust_ref::decoder_merge(a[0] as u16, a[1] as u16, a[2] as u16) as u32
     });
     check(&h, &ctx, POST_BLEND, "post_blend", &args, |a| {
-        spec_ref::post_blend(a[0] as u16, a[1] as u16, a[2] as u16, a[3] as u16) as u32
+        rust_ref::post_blend(a[0] as u16, a[1] as u16, a[2] as u16, a[3] as u16) as u32
     });
     // Fused-FMA ties: a*b + c lands exactly halfway in f32 but not in exact arithmetic.
     let ties: Vec<[u32; 4]> = (0..4096u32)
@@ -611,12 +420,12 @@ fn f13_groups_match_the_model() {
     mma_check(&h, &ctx, 0, "f13", &records, |r| {
         let a: Vec<u8> = r[1..17].iter().map(|&x| x as u8).collect();
         let b: Vec<u8> = r[17..33].iter().map(|&x| x as u8).collect();
-        spec_ref::f13_group(r[0] as u16, &a, &b)
+        rust_ref::f13_group(r[0] as u16, &a, &b)
     });
     for r in &records {
         let a: Vec<u8> = r[1..17].iter().map(|&x| x as u8).collect();
         let b: Vec<u8> = r[17..33].iter().map(|&x| x as u8).collect();
-        if spec_ref::f13_group(r[0] as u16, &a, &b) == 0 {
+        if rust_ref::f13_group(r[0] as u16, &a, &b) == 0 {
             zero_results += 1;
         }
     }
@@ -657,7 +466,7 @@ fn f16_records(rng: &mut Rng, n: usize, specials: bool) -> Vec<[u32; 33]> {
 fn f16_want(r: &[u32; 33], n: usize, p: i32) -> u16 {
     let a: Vec<u16> = r[1..1 + n].iter().map(|&x| x as u16).collect();
     let b: Vec<u16> = r[17..17 + n].iter().map(|&x| x as u16).collect();
-    spec_ref::f16_group(r[0] as u16, &a, &b, p)
+    rust_ref::f16_group(r[0] as u16, &a, &b, p)
 }
 
 #[test]

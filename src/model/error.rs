@@ -13,6 +13,8 @@ pub enum ModelError {
     },
     #[error("{}: file missing", path.display())]
     FileMissing { path: PathBuf },
+    #[error("{}: not a regular file", path.display())]
+    NotAFile { path: PathBuf },
     #[error("manifest.json: too large ({len} bytes, limit {limit})")]
     ManifestTooLarge { len: u64, limit: u64 },
     #[error("manifest.json: bad JSON: {0}")]

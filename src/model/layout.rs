@@ -12,6 +12,8 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::OnceLock;
 
+use super::pack;
+
 /// Blocks 0..=70.
 pub const BLOCK_COUNT: usize = 71;
 /// Tensor records in a model.
@@ -280,6 +282,14 @@ impl Fp8Mat {
     pub fn bytes<'a>(&self, record: &'a [u8]) -> &'a [u8] {
         &record[self.offset..self.end()]
     }
+    /// Natural `k x n` (row = natural input channel), see [`pack::unpack_fp8`].
+    pub fn unpack(&self, record: &[u8]) -> Vec<u8> {
+        pack::unpack_fp8(self.bytes(record), self.k, self.n)
+    }
+    /// Transposed natural `[n][k]`, see [`pack::unpack_fp8_transposed`].
+    pub fn unpack_transposed(&self, record: &[u8]) -> Vec<u8> {
+        pack::unpack_fp8_transposed(self.bytes(record), self.k, self.n)
+    }
 }
 
 /// An f16 matrix in 16x16 fragment tiles (spec §3.5): `k x n` logical, stored with `n_stored`
@@ -305,6 +315,10 @@ impl F16Mat {
     pub fn bytes<'a>(&self, record: &'a [u8]) -> &'a [u8] {
         &record[self.offset..self.end()]
     }
+    /// Natural `k x n` f16 bits (unused stored columns skipped), see [`pack::unpack_f16`].
+    pub fn unpack(&self, record: &[u8]) -> Vec<u16> {
+        pack::unpack_f16(self.bytes(record), self.k, self.n)
+    }
 }
 
 /// `count` little-endian f16 values (per-channel scales).
@@ -326,6 +340,10 @@ impl F16Vec {
     }
     pub fn bytes<'a>(&self, record: &'a [u8]) -> &'a [u8] {
         &record[self.offset..self.end()]
+    }
+    /// The f16 bits.
+    pub fn values(&self, record: &[u8]) -> Vec<u16> {
+        pack::read_f16s(self.bytes(record))
     }
 }
 
@@ -351,6 +369,10 @@ impl F32Vec {
     pub fn bytes<'a>(&self, record: &'a [u8]) -> &'a [u8] {
         &record[self.offset..self.end()]
     }
+    /// The f32 values.
+    pub fn values(&self, record: &[u8]) -> Vec<f32> {
+        pack::read_f32s(self.bytes(record))
+    }
 }
 
 /// `heads` window priors of [`PRIOR_BYTES`] each (spec §3.5); head `h` at `offset + h·8192`.
@@ -374,6 +396,10 @@ impl Priors {
     pub fn head<'a>(&self, record: &'a [u8], head: usize) -> &'a [u8] {
         let at = self.offset + head * PRIOR_BYTES;
         &record[at..at + PRIOR_BYTES]
+    }
+    /// Head `head` as `[q_phys][k_phys]` f16 bits, see [`pack::prior_physical`].
+    pub fn physical(&self, record: &[u8], head: usize) -> Vec<u16> {
+        pack::prior_physical(self.head(record, head))
     }
 }
 
@@ -454,8 +480,8 @@ impl Field {
         Field { name, kind }
     }
 
-    /// Byte range of the field's meaningful bytes (temperature padding and unused head columns
-    /// excluded only where noted: the head's unused columns are inside its range).
+    /// Byte range of the field inside its record. Temperature padding is outside it (it counts as
+    /// record padding); the head's unused columns are inside it.
     pub fn range(&self) -> Range<usize> {
         match self.kind {
             FieldKind::Fp8(m, _) => m.offset..m.end(),
@@ -1128,20 +1154,10 @@ mod tests {
     }
 
     #[test]
+    #[rustfmt::skip]
     fn window_offsets_match_spec() {
         // (block, contract, w3, ffn_scale, qkv, priors, temps, projection, attn_scale, end)
-        let std: [(
-            usize,
-            usize,
-            Option<usize>,
-            usize,
-            usize,
-            usize,
-            usize,
-            usize,
-            usize,
-            usize,
-        ); 4] = [
+        let std = [
             (1, 4096, None, 8208, 8288, 11360, 19552, 19568, 20592, 20656),
             (
                 5,
@@ -1201,30 +1217,11 @@ mod tests {
             assert_eq!((t.k, t.n), (l.c, 2 * l.c));
         }
         // Decoder-first: (block, upsample, ffn, transition_scale, qkv, priors, temps, proj, attn, end)
-        let dec: [(
-            usize,
-            usize,
-            usize,
-            usize,
-            usize,
-            usize,
-            usize,
-            usize,
-            usize,
-            usize,
-        ); 4] = [
-            (
-                66, 8192, 10256, 10336, 10400, 13472, 21664, 21680, 22704, 22768,
-            ),
-            (
-                62, 28672, 36864, 36992, 37120, 49408, 65792, 65808, 69904, 70032,
-            ),
-            (
-                56, 98304, 131072, 131328, 131584, 180736, 213504, 213520, 229904, 230160,
-            ),
-            (
-                48, 360448, 491520, 492032, 492544, 689152, 754688, 754720, 820256, 820768,
-            ),
+        let dec = [
+            (66, 8192, 10256, 10336, 10400, 13472, 21664, 21680, 22704, 22768),
+            (62, 28672, 36864, 36992, 37120, 49408, 65792, 65808, 69904, 70032),
+            (56, 98304, 131072, 131328, 131584, 180736, 213504, 213520, 229904, 230160),
+            (48, 360448, 491520, 492032, 492544, 689152, 754688, 754720, 820256, 820768),
         ];
         for (b, up, ffn, ts, qkv, pri, temps, proj, attn, end) in dec {
             let l = window_layout(b).unwrap();

@@ -62,8 +62,11 @@ fn load_stage(dir: &Path, st: &manifest::Stage, verify: bool) -> Result<StageDat
     let path = manifest::stage_path(dir, &st.file);
     let shown = manifest::stage_display_path(&st.file);
     let meta = std::fs::metadata(&path).map_err(|e| ModelError::io(&shown, e))?;
+    if !meta.is_file() {
+        return Err(ModelError::NotAFile { path: shown });
+    }
     // Size first: a wrong-length file is refused without reading (or hashing) it.
-    if !meta.is_file() || meta.len() != st.packed_byte_length {
+    if meta.len() != st.packed_byte_length {
         return Err(ModelError::StageSize {
             path: shown,
             expected: st.packed_byte_length,

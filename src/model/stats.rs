@@ -51,7 +51,8 @@ impl Range {
 pub struct ModelStats {
     /// Histogram of every E4M3 matrix byte by code.
     pub fp8_histogram: [u64; 256],
-    /// Histogram of the ViT-exit matrix (its range is much narrower than the rest).
+    /// Histogram of the ViT-exit matrix alone (also counted in `fp8_histogram`; its shipped range
+    /// is much narrower than the rest).
     pub vit_exit_histogram: [u64; 256],
     /// Prior values (f16 -> f32); `prior_zeros` counts ±0, `prior_at_floor` the -126.5 entries.
     pub priors: Range,
@@ -176,13 +177,13 @@ fn record_stats(spec: &RecordSpec, rec: &[u8]) -> ModelStats {
         let bytes = &rec[range];
         match field.kind {
             FieldKind::Fp8(_, role) => {
-                let h = if role == MatRole::VitExit {
-                    &mut s.vit_exit_histogram
-                } else {
-                    &mut s.fp8_histogram
-                };
                 for &b in bytes {
-                    h[b as usize] += 1;
+                    s.fp8_histogram[b as usize] += 1;
+                }
+                if role == MatRole::VitExit {
+                    for &b in bytes {
+                        s.vit_exit_histogram[b as usize] += 1;
+                    }
                 }
             }
             FieldKind::F16Mat(m, role) => {

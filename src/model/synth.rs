@@ -7,6 +7,7 @@
 //! so records can be generated in parallel and a change to one field's recipe leaves the others'
 //! bytes alone. All tunable numbers live in [`SynthParams::DEFAULT`].
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -145,20 +146,67 @@ impl SplitMix64 {
         lo + (hi - lo) * self.uniform()
     }
 
+    /// Log-uniform in [lo, hi]. Computed in f64 and rounded once to f32 so that the bytes do not
+    /// depend on the last-bit accuracy of the platform's `logf`/`expf`.
     pub fn log_range(&mut self, (lo, hi): (f32, f32)) -> f32 {
-        (lo.ln() + (hi.ln() - lo.ln()) * self.uniform()).exp()
+        let (lo, hi) = (f64::from(lo), f64::from(hi));
+        let u = f64::from(self.uniform());
+        (lo.ln() + (hi.ln() - lo.ln()) * u).exp() as f32
     }
 
     /// Approximately standard normal: the sum of four 16-bit uniforms (Irwin-Hall, n = 4), centred
     /// and scaled to unit variance. One u64 per sample keeps synthesis of the 144 M matrix entries
     /// fast; the tails stop at ±3.46, which the ±0.875 clip makes irrelevant anyway.
     pub fn normal(&mut self) -> f32 {
-        let v = self.next_u64();
-        let sum = (v & 0xFFFF) + ((v >> 16) & 0xFFFF) + ((v >> 32) & 0xFFFF) + (v >> 48);
-        // sum/65536 has mean 2 (minus a negligible 2/65536) and variance 1/3.
-        let s = sum as f32 * (1.0 / 65_536.0);
-        (s - 2.0) * 1.732_050_8
+        normal_from_sum(self.normal_sum())
     }
+
+    /// The integer behind [`SplitMix64::normal`]: the sum of four 16-bit uniforms (0..=262140).
+    pub fn normal_sum(&mut self) -> u32 {
+        let v = self.next_u64();
+        ((v & 0xFFFF) + ((v >> 16) & 0xFFFF) + ((v >> 32) & 0xFFFF) + (v >> 48)) as u32
+    }
+}
+
+/// Largest [`SplitMix64::normal_sum`] + 1.
+const NORMAL_SUMS: usize = 4 * 0xFFFF + 1;
+
+/// Map a [`SplitMix64::normal_sum`] to the unit-variance sample.
+fn normal_from_sum(sum: u32) -> f32 {
+    // sum/65536 has mean 2 (minus a negligible 2/65536) and variance 1/3.
+    let s = sum as f32 * (1.0 / 65_536.0);
+    (s - 2.0) * 1.732_050_8
+}
+
+/// E4M3 code of every possible normal sample times `scale`, clipped: a matrix entry is then one
+/// table lookup (E4M3 rounding of 144 M entries dominated synthesis time otherwise).
+fn e4m3_table(scale: f32, clip: f32) -> Vec<u8> {
+    (0..NORMAL_SUMS as u32)
+        .map(|sum| e4m3::from_f32((normal_from_sum(sum) * scale).clamp(-clip, clip)))
+        .collect()
+}
+
+/// Tables for every distinct matrix scale of the model, keyed by the scale's bits.
+fn e4m3_tables(p: &SynthParams) -> HashMap<u32, Vec<u8>> {
+    let mut scales: Vec<f32> = layout::records()
+        .iter()
+        .filter_map(|r| layout::record_fields(r.id))
+        .flatten()
+        .filter_map(|f| match f.kind {
+            FieldKind::Fp8(m, role) => Some(mat_scale(p, m.batch_k(), role)),
+            _ => None,
+        })
+        .collect();
+    scales.sort_by(f32::total_cmp);
+    scales.dedup();
+    scales
+        .par_iter()
+        .map(|&s| (s.to_bits(), e4m3_table(s, p.clip)))
+        .collect()
+}
+
+fn mat_scale(p: &SynthParams, batch_k: usize, role: MatRole) -> f32 {
+    p.mat_gain(role) / (batch_k as f32).sqrt()
 }
 
 /// Stream seed of field `field` of record `record` (index in [`layout::records`]).
@@ -174,7 +222,14 @@ fn f16_bits(x: f32) -> u16 {
 }
 
 /// Fill one record (zeroed buffer of its exact length).
-fn synth_record(seed: u64, p: &SynthParams, record: usize, spec: &RecordSpec, out: &mut [u8]) {
+fn synth_record(
+    seed: u64,
+    p: &SynthParams,
+    tables: &HashMap<u32, Vec<u8>>,
+    record: usize,
+    spec: &RecordSpec,
+    out: &mut [u8],
+) {
     let Some(fields) = layout::record_fields(spec.id) else {
         return;
     };
@@ -182,10 +237,14 @@ fn synth_record(seed: u64, p: &SynthParams, record: usize, spec: &RecordSpec, ou
         let mut rng = stream(seed, record, fi);
         match field.kind {
             FieldKind::Fp8(m, role) => {
-                let scale = p.mat_gain(role) / (m.batch_k() as f32).sqrt();
-                let natural: Vec<u8> = (0..m.len())
-                    .map(|_| e4m3::from_f32((rng.normal() * scale).clamp(-p.clip, p.clip)))
-                    .collect();
+                let scale = mat_scale(p, m.batch_k(), role);
+                let natural: Vec<u8> = match tables.get(&scale.to_bits()) {
+                    Some(t) => (0..m.len()).map(|_| t[rng.normal_sum() as usize]).collect(),
+                    // Not reached (every scale has a table); same values, just slower.
+                    None => (0..m.len())
+                        .map(|_| e4m3::from_f32((rng.normal() * scale).clamp(-p.clip, p.clip)))
+                        .collect(),
+                };
                 pack::pack_fp8_into(&natural, m.k, m.n, &mut out[m.offset..m.end()]);
             }
             FieldKind::F16Mat(m, role) => {
@@ -268,8 +327,9 @@ pub struct Synthesized {
     pub manifest: Manifest,
 }
 
-/// Generate the stages whose id satisfies `want` (others are left out of `stages` but still listed
-/// in the manifest only when generated). Use [`synthesize`] for a whole model.
+/// Generate only the stages whose id satisfies `want`, in [`STAGES`] order. Records of other stages
+/// are neither generated nor listed, so a partial result's manifest does not validate; bytes of a
+/// generated stage equal those of the same stage in [`synthesize`].
 pub fn synthesize_stages(
     seed: u64,
     params: &SynthParams,
@@ -307,8 +367,9 @@ pub fn synthesize_stages(
     }
     // Largest first, so the ViT records do not end up last on one core.
     jobs.sort_by_key(|(_, buf)| std::cmp::Reverse(buf.len()));
+    let tables = e4m3_tables(params);
     jobs.into_par_iter()
-        .for_each(|(ri, buf)| synth_record(seed, params, ri, &specs[ri], buf));
+        .for_each(|(ri, buf)| synth_record(seed, params, &tables, ri, &specs[ri], buf));
     let shas: Vec<String> = bufs
         .par_iter()
         .map(|b| hex::encode(Sha256::digest(b)))

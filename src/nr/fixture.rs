@@ -385,3 +385,239 @@ pub fn bytes_to_f32(b: &[u8]) -> Vec<f32> {
 pub fn f32_to_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
+
+/// One frame to record in a fixture.
+pub struct RecordedFrame<'a> {
+    /// RGBA f32 proxy, valid size.
+    pub proxy: &'a [[f32; 4]],
+    /// RG f32 motion (pixels), valid size.
+    pub motion: &'a [[f32; 2]],
+    pub parameters: FrameParameters,
+    /// What the CPU pipeline produced for it.
+    pub result: &'a crate::nr::pipeline::FrameResult,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FixtureError + '_ {
+    move |source| FixtureError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn halves_to_f32_bytes(px: &[[u16; 4]]) -> Vec<u8> {
+    px.iter()
+        .flat_map(|p| {
+            p.iter()
+                .flat_map(|&h| crate::numerics::f16::to_f32(h).to_le_bytes())
+        })
+        .collect()
+}
+
+/// Write a fixture directory for `frames` (frame 0 carries the boundaries, head and features;
+/// later frames form the temporal sequence). Written to a temporary directory first and renamed
+/// into place, so a failure leaves nothing half-written; an existing `out` is refused.
+pub fn write(
+    out: &Path,
+    geometry: &Geometry,
+    frames: &[RecordedFrame],
+    profile: &str,
+) -> Result<Manifest, FixtureError> {
+    let invalid = |what: &str| FixtureError::Invalid {
+        path: out.to_path_buf(),
+        what: what.to_string(),
+    };
+    let first = frames
+        .first()
+        .ok_or_else(|| invalid("no frame to record"))?;
+    let net = first
+        .result
+        .network
+        .as_ref()
+        .ok_or_else(|| invalid("frame 0 is disabled: it has no network output"))?;
+    let features = first
+        .result
+        .features
+        .as_ref()
+        .ok_or_else(|| invalid("frame 0 has no features"))?;
+    if out.exists() {
+        return Err(invalid("exists already; choose a new directory"));
+    }
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = out
+        .file_name()
+        .ok_or_else(|| invalid("output path has no final component"))?
+        .to_string_lossy()
+        .into_owned();
+    let tmp = parent.join(format!(".{name}.openngx-tmp-{}", std::process::id()));
+    let result = write_tree(&tmp, geometry, frames, net, features, profile);
+    match result {
+        Ok(m) => {
+            fs::rename(&tmp, out).map_err(io_err(out))?;
+            Ok(m)
+        }
+        Err(e) => {
+            let _ = fs::remove_dir_all(&tmp);
+            Err(e)
+        }
+    }
+}
+
+fn write_tree(
+    dir: &Path,
+    geometry: &Geometry,
+    frames: &[RecordedFrame],
+    net: &crate::nr::reference::Output,
+    features: &[f32],
+    profile: &str,
+) -> Result<Manifest, FixtureError> {
+    let put = |name: &str, bytes: &[u8]| -> Result<(), FixtureError> {
+        let path = dir.join(name);
+        if let Some(p) = path.parent() {
+            fs::create_dir_all(p).map_err(io_err(p))?;
+        }
+        fs::write(&path, bytes).map_err(io_err(&path))
+    };
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let (w, h) = (geometry.valid.w as usize, geometry.valid.h as usize);
+    let f0 = &frames[0];
+    put(
+        "proxy.f32",
+        &f0.proxy
+            .iter()
+            .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+            .collect::<Vec<u8>>(),
+    )?;
+    put(
+        "motion.f32",
+        &f0.motion
+            .iter()
+            .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+            .collect::<Vec<u8>>(),
+    )?;
+    put("features.f32", &f32_to_bytes(features))?;
+    put("head.f32", &f32_to_bytes(&net.head))?;
+    put("output.f32", &halves_to_f32_bytes(&f0.result.output))?;
+    let mut blocks = Vec::new();
+    let mut transitions = Vec::new();
+    for (b, (name, bytes)) in geometry.boundaries().iter().zip(&net.boundaries) {
+        if b.name != *name {
+            return Err(FixtureError::Invalid {
+                path: dir.to_path_buf(),
+                what: format!("boundary order: {} vs {name}", b.name),
+            });
+        }
+        let file = format!("native/{name}.u8");
+        put(&file, bytes)?;
+        let (bw, bh, bc) = (b.width as usize, b.height as usize, b.channels as usize);
+        if let Some(id) = name.strip_prefix("transition-") {
+            transitions.push(TransitionRef {
+                id: id.to_string(),
+                width: bw,
+                height: bh,
+                channels: bc,
+                file,
+            });
+        } else if let Some(n) = name.strip_prefix("block-").and_then(|n| n.parse().ok()) {
+            blocks.push(BlockRef {
+                block: n,
+                width: bw,
+                height: bh,
+                channels: bc,
+                file,
+            });
+        }
+    }
+    let mut seq = Vec::new();
+    for (i, f) in frames.iter().enumerate().skip(1) {
+        let base = format!("frames/{i:03}");
+        put(
+            &format!("{base}/proxy.f32"),
+            &f.proxy
+                .iter()
+                .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+                .collect::<Vec<u8>>(),
+        )?;
+        put(
+            &format!("{base}/motion.f32"),
+            &f.motion
+                .iter()
+                .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+                .collect::<Vec<u8>>(),
+        )?;
+        put(
+            &format!("{base}/output.f32"),
+            &halves_to_f32_bytes(&f.result.output),
+        )?;
+        let head = match &f.result.network {
+            Some(n) => {
+                put(&format!("{base}/head.f32"), &f32_to_bytes(&n.head))?;
+                Some(format!("{base}/head.f32"))
+            }
+            None => None,
+        };
+        seq.push(SequenceFrame {
+            proxy: format!("{base}/proxy.f32"),
+            motion: format!("{base}/motion.f32"),
+            parameters: f.parameters.clone(),
+            output: format!("{base}/output.f32"),
+            head,
+        });
+    }
+    let p0 = &f0.parameters;
+    let manifest = Manifest {
+        source_dimensions: [w, h],
+        full_dimensions: [geometry.field.w as usize, geometry.field.h as usize],
+        proxy: Some(ProxyRef {
+            file: "proxy.f32".into(),
+            width: w,
+            height: h,
+            conditioning: p0.conditioning.clone(),
+            seed: 0,
+            auto_mask: p0.auto_mask,
+            motion: Some("motion.f32".into()),
+        }),
+        input_features: Some(FileRef {
+            file: "features.f32".into(),
+        }),
+        checks: vec!["boundaries".into(), "head".into(), "output".into()],
+        blocks,
+        transitions,
+        omitted_boundaries: BTreeMap::new(),
+        reference_head: Some(FileRef {
+            file: "head.f32".into(),
+        }),
+        native_output: Some(OutputRef {
+            file: "output.f32".into(),
+            dtype: "f32".into(),
+        }),
+        sequence: (!seq.is_empty()).then_some(Sequence { frames: seq }),
+        profile: Some(profile.to_string()),
+    };
+    let json = serde_json::to_string_pretty(&manifest).map_err(|source| FixtureError::Json {
+        path: dir.join("manifest.json"),
+        source,
+    })?;
+    put("manifest.json", json.as_bytes())?;
+    Ok(manifest)
+}
+
+impl FrameParameters {
+    /// The frame parameters these stand for.
+    pub fn to_frame_params(&self) -> crate::nr::frame::FrameParams {
+        crate::nr::frame::FrameParams {
+            enabled: self.enabled,
+            reset: self.reset,
+            intensity: self.intensity,
+            mvec_scale: self.mvec_scale,
+            use_auto_mask: self.auto_mask,
+            local_tone_strength: self.conditioning.local_tone,
+            local_structure_strength: self.conditioning.local_structure,
+            skin_structure_strength: self.conditioning.skin_structure,
+            style: self.conditioning.style,
+            ..Default::default()
+        }
+    }
+}

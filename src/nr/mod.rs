@@ -6,4 +6,7 @@ pub mod fixture;
 pub mod frame;
 pub mod geometry;
 pub mod graph;
+pub mod image;
+pub mod pipeline;
 pub mod reference;
+pub mod record;

@@ -4,6 +4,9 @@
 mod doctor;
 mod extract_model;
 mod parity;
+mod reference;
+mod synth_model;
+mod validate_model;
 
 use std::process::ExitCode;
 
@@ -18,8 +21,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Write a deterministic synthetic model directory (same structure as the shipped model).
+    SynthModel(synth_model::Args),
+    /// Check a model directory and print a summary; exit 0 if valid, 1 if not.
+    ValidateModel(validate_model::Args),
     /// Extract the weights of nvngx_dlssnr.dll (RCDATA `WEIGHTS_HT`) into a model directory.
     ExtractModel(extract_model::Args),
+    /// Run the CPU reference and write a fixture directory (captured frames).
+    Reference(reference::Args),
     /// Run the network on a captured-frame fixture and compare with its references; exit 0 only
     /// when every check is bit-exact.
     Parity(parity::Args),
@@ -29,7 +38,10 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
+        Command::SynthModel(args) => synth_model::run(args),
+        Command::ValidateModel(args) => validate_model::run(args),
         Command::ExtractModel(args) => extract_model::run(args),
+        Command::Reference(args) => reference::run(args),
         Command::Parity(args) => parity::run(args),
         Command::Doctor(args) => doctor::run(args),
     }

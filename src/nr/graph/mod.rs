@@ -247,6 +247,21 @@ impl Graph {
 }
 
 impl Op {
+    /// The op's kind as a short name (`Gemm`, `WindowAttention`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::Adapter { .. } => "Adapter",
+            Op::Gemm { .. } => "Gemm",
+            Op::Normalize { .. } => "Normalize",
+            Op::WindowAttention { .. } => "WindowAttention",
+            Op::VitAttention { .. } => "VitAttention",
+            Op::Pool { .. } => "Pool",
+            Op::UpMerge { .. } => "UpMerge",
+            Op::PostBlend { .. } => "PostBlend",
+            Op::Head { .. } => "Head",
+        }
+    }
+
     /// Tensors this op reads.
     pub fn inputs(&self) -> Vec<TensorId> {
         match self {

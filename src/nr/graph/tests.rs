@@ -205,3 +205,16 @@ fn phases_and_node_count() {
     assert_eq!(expect(66), Some(0));
     assert_eq!(expect(47), Some(3));
 }
+
+#[test]
+fn gemm_work_at_64x64() {
+    let g = graph(64, 64);
+    let mut macs = 0usize;
+    for node in &g.nodes {
+        if let Op::Gemm { input, mat, .. } = &node.op {
+            macs += g.rows(*input) * mat.k * mat.n * mat.groups;
+        }
+    }
+    eprintln!("GEMM MACs at 64x64: {macs}");
+    assert!(macs > 0);
+}

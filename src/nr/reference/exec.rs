@@ -99,6 +99,8 @@ pub struct Executor<'g, 'w, 'm> {
     pub keep_all: bool,
     boundaries: Vec<(String, Vec<u8>)>,
     next: usize,
+    /// Seconds spent per op kind (`Gemm`, `WindowAttention`, ...), for speed reports.
+    pub seconds: std::collections::BTreeMap<&'static str, f64>,
 }
 
 impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
@@ -112,6 +114,7 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
             keep_all: false,
             boundaries: Vec::new(),
             next: 0,
+            seconds: Default::default(),
         }
     }
 
@@ -169,7 +172,9 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
     pub fn step(&mut self) -> Result<usize, ReferenceError> {
         let i = self.next;
         let node = &self.graph.nodes[i];
+        let t0 = std::time::Instant::now();
         let outs = self.exec(node)?;
+        *self.seconds.entry(node.op.kind()).or_default() += t0.elapsed().as_secs_f64();
         for (t, data) in outs {
             self.tensors[t] = Some(data);
         }
@@ -428,7 +433,7 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                     h,
                     *phase,
                     &self.profiles.fp8,
-                );
+                )?;
                 Ok(vec![(*out, TensorData::E4(att))])
             }
             Op::VitAttention {
@@ -446,7 +451,7 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                     *heads,
                     tokens,
                     &self.profiles.fp8,
-                );
+                )?;
                 Ok(vec![(*out, TensorData::E4(att))])
             }
             Op::Pool { input, out } => {

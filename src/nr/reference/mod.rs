@@ -8,7 +8,7 @@ mod attention;
 mod exec;
 mod weights;
 
-pub use exec::{Executor, TensorData};
+pub use exec::{Executor, ReferenceError, TensorData};
 pub use weights::Weights;
 
 use crate::model::Model;
@@ -67,5 +67,10 @@ pub fn run(
     let mut ex = Executor::new(graph, &weights, profiles);
     ex.set_features(features)?;
     ex.run_all()?;
+    if std::env::var_os("OPENNGX_REFERENCE_TIMES").is_some() {
+        for (kind, s) in &ex.seconds {
+            eprintln!("reference: {kind:>16} {s:8.2} s");
+        }
+    }
     ex.into_output()
 }

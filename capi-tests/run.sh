@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Builds the C/C++ programs of capi-tests/ against include/openngx.h and the given
+# libopenngx.so, runs each, runs the leak check under valgrind, and prints `N passed, N failed`.
+# Usage: capi-tests/run.sh <path-to-libopenngx.so>   (e.g. /var/cache/openngx/target/debug/libopenngx.so)
+# Exit status: 0 when nothing failed. A program exiting 77 counts as skipped (e.g. no Vulkan device).
+set -u
+
+if [ $# -ne 1 ] || [ ! -f "$1" ]; then
+    echo "usage: $0 <path-to-libopenngx.so>" >&2
+    exit 2
+fi
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/openngx-capi.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+# A private copy of the library: the shared cargo target directory may be rewritten by another
+# build while the tests run.
+cp "$1" "$work/libopenngx.so"
+libdir="$work"
+
+cflags=(-Wall -Wextra -Werror -pedantic -I "$root/include" -I "$here")
+link=(-L "$libdir" -lopenngx "-Wl,-rpath,$libdir")
+passed=0
+failed=0
+skipped=0
+
+record() { # name status
+    case "$2" in
+        0) echo "PASS $1"; passed=$((passed + 1)) ;;
+        77) echo "SKIP $1"; skipped=$((skipped + 1)) ;;
+        *) echo "FAIL $1 (exit $2)"; failed=$((failed + 1)) ;;
+    esac
+}
+
+build() { # name compiler std source [extra link flags...]
+    local name="$1" compiler="$2" std="$3" src="$4"
+    shift 4
+    if "$compiler" "$std" "${cflags[@]}" "$here/$src" -o "$work/$name" "${link[@]}" "$@" 2>"$work/$name.build.log"; then
+        return 0
+    fi
+    cat "$work/$name.build.log"
+    record "$name (build)" 1
+    return 1
+}
+
+run() { # name [runner...]
+    local name="$1"
+    shift
+    "$@" "$work/$name"
+    record "$name" $?
+}
+
+# The header alone, as C99 and C++17 (layout and signature checks).
+if cc -std=c99 "${cflags[@]}" -c "$here/layout.c" -o "$work/layout_c.o" && \
+   c++ -std=c++17 "${cflags[@]}" -x c++ -c "$here/layout.c" -o "$work/layout_cxx.o"; then
+    record "layout (C99 + C++17)" 0
+else
+    record "layout (C99 + C++17)" 1
+fi
+
+build misuse cc -std=c99 misuse.c && run misuse
+build params c++ -std=c++17 params.cpp && run params
+build device cc -std=c99 device.c -lvulkan && run device
+if build leak cc -std=c99 leak.c; then
+    if command -v valgrind >/dev/null 2>&1; then
+        run leak valgrind -q --leak-check=full --error-exitcode=1
+    else
+        echo "valgrind not found: running the leak program without it"
+        run leak
+    fi
+fi
+
+echo "$skipped skipped"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,215 @@
+//! The library's process-wide state behind the C ABI: initialised devices, live feature handles
+//! (and released ones, kept until the final Shutdown so a stale handle is never mistaken for a
+//! new one), and the registry of parameter objects the library allocated with their owner.
+//!
+//! One mutex guards it. Entry points copy what they need out of it and call backends and log
+//! sinks without holding it (a log callback or a slow `evaluate` never blocks other calls and
+//! cannot deadlock by calling back into the API).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use ash::vk::{self, Handle};
+use parking_lot::Mutex;
+
+use super::abi::*;
+use super::backend::{DeviceContext, FeatureInstance};
+use super::params::{ParamObject, Populate};
+
+/// How the application identified itself at Init.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppIdentity {
+    /// `NVSDK_NGX_VULKAN_Init`.
+    ApplicationId(u64),
+    /// `NVSDK_NGX_VULKAN_Init_with_ProjectID`.
+    Project {
+        /// Project id.
+        project_id: String,
+        /// Engine type.
+        engine_type: u32,
+        /// Engine version.
+        engine_version: String,
+    },
+}
+
+/// One initialised device.
+#[derive(Debug, Clone)]
+pub struct DeviceEntry {
+    /// The Vulkan objects given to Init.
+    pub ctx: DeviceContext,
+    /// `InApplicationDataPath`.
+    pub app_data: Option<PathBuf>,
+    /// `FeatureCommonInfo.PathListInfo` entries.
+    pub extra_paths: Vec<PathBuf>,
+    /// Who initialised it.
+    pub app: AppIdentity,
+    /// `InSDKVersion`.
+    pub sdk_version: u32,
+}
+
+/// One created feature.
+pub struct FeatureEntry {
+    /// The handle id.
+    pub id: u32,
+    /// The feature id.
+    pub feature: NVSDK_NGX_Feature,
+    /// The device it was created on.
+    pub device: u64,
+    /// Feature width.
+    pub width: u32,
+    /// Feature height.
+    pub height: u32,
+    /// The backend instance; `None` once released.
+    pub instance: Mutex<Option<Box<dyn FeatureInstance>>>,
+}
+
+/// Who frees a parameter object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// From AllocateParameters / GetCapabilityParameters: freed by DestroyParameters.
+    App,
+    /// From GetParameters: freed by the final Shutdown; DestroyParameters refuses it.
+    Library,
+}
+
+/// Everything behind the mutex.
+#[derive(Default)]
+pub struct State {
+    /// Initialised devices, keyed by the raw `VkDevice`.
+    pub devices: Vec<(u64, DeviceEntry)>,
+    /// Live features, keyed by the handle's address.
+    pub features: HashMap<usize, (Box<NVSDK_NGX_Handle>, Arc<FeatureEntry>)>,
+    /// Released handles, kept allocated so their addresses are not reused before Shutdown.
+    pub released: Vec<Box<NVSDK_NGX_Handle>>,
+    /// Parameter objects made by the library, keyed by address.
+    pub params: HashMap<usize, (Owner, Box<ParamObject>)>,
+    /// The one library-owned map of GetParameters.
+    pub library_params: Option<usize>,
+}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+/// Handle ids: never reused within a process (the state itself may be dropped and rebuilt).
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+
+/// Runs `f` with the state locked. When the state ends up empty (no device, feature or
+/// parameter object) it is dropped entirely, so a process that shut the library down holds no
+/// heap memory of it (leak checkers see nothing left behind).
+pub fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    let mut g = STATE.lock();
+    let r = f(g.get_or_insert_with(State::default));
+    if g.as_ref().is_some_and(State::is_empty) {
+        *g = None;
+    }
+    r
+}
+
+/// A raw device key.
+pub fn device_key(d: vk::Device) -> u64 {
+    d.as_raw()
+}
+
+impl State {
+    /// True when nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty()
+            && self.features.is_empty()
+            && self.released.is_empty()
+            && self.params.is_empty()
+    }
+
+    /// True when at least one device is initialised.
+    pub fn initialized(&self) -> bool {
+        !self.devices.is_empty()
+    }
+
+    /// The entry of `device`.
+    pub fn device(&self, device: u64) -> Option<&DeviceEntry> {
+        self.devices
+            .iter()
+            .find(|(k, _)| *k == device)
+            .map(|(_, e)| e)
+    }
+
+    /// Adds or replaces a device.
+    pub fn add_device(&mut self, entry: DeviceEntry) {
+        let key = device_key(entry.ctx.device);
+        self.devices.retain(|(k, _)| *k != key);
+        self.devices.push((key, entry));
+    }
+
+    /// Registers a new parameter object and returns its C pointer.
+    pub fn new_params(
+        &mut self,
+        owner: Owner,
+        populate: Option<Populate>,
+    ) -> *mut NVSDK_NGX_Parameter {
+        let obj = ParamObject::new(populate);
+        let p = obj.as_c();
+        self.params.insert(p as usize, (owner, obj));
+        p
+    }
+
+    /// Registers a created feature and returns its handle pointer.
+    pub fn add_feature(&mut self, mut entry: FeatureEntry) -> *mut NVSDK_NGX_Handle {
+        entry.id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let mut handle = Box::new(NVSDK_NGX_Handle { Id: entry.id });
+        let p: *mut NVSDK_NGX_Handle = &mut *handle;
+        self.features.insert(p as usize, (handle, Arc::new(entry)));
+        p
+    }
+
+    /// The live feature behind a handle pointer (compared by address, never dereferenced).
+    pub fn feature(&self, handle: *const NVSDK_NGX_Handle) -> Option<Arc<FeatureEntry>> {
+        self.features
+            .get(&(handle as usize))
+            .map(|(_, e)| e.clone())
+    }
+
+    /// Removes a live feature; its handle memory stays allocated until the final Shutdown.
+    pub fn remove_feature(&mut self, handle: *const NVSDK_NGX_Handle) -> Option<Arc<FeatureEntry>> {
+        let (h, e) = self.features.remove(&(handle as usize))?;
+        self.released.push(h);
+        Some(e)
+    }
+
+    /// Removes the devices selected by `device` (all for `None`) and their features. Returns the
+    /// removed device keys and features (to release outside the lock), and frees library-owned
+    /// state when no device remains.
+    pub fn shutdown(&mut self, device: Option<u64>) -> (Vec<u64>, Vec<Arc<FeatureEntry>>) {
+        let gone: Vec<u64> = self
+            .devices
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(|k| device.map_or(true, |d| d == *k))
+            .collect();
+        self.devices.retain(|(k, _)| !gone.contains(k));
+        let dead: Vec<usize> = self
+            .features
+            .iter()
+            .filter(|(_, (_, e))| gone.contains(&e.device))
+            .map(|(k, _)| *k)
+            .collect();
+        let mut features = Vec::new();
+        for k in dead {
+            if let Some(e) = self.remove_feature(k as *const NVSDK_NGX_Handle) {
+                features.push(e);
+            }
+        }
+        if self.devices.is_empty() {
+            if let Some(lp) = self.library_params.take() {
+                self.params.remove(&lp);
+            }
+            self.released.clear();
+        }
+        (gone, features)
+    }
+}
+
+/// Releases a feature's backend instance (idempotent).
+pub fn release_instance(e: &FeatureEntry) {
+    if let Some(inst) = e.instance.lock().take() {
+        inst.release();
+    }
+}

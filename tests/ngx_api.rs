@@ -1,0 +1,602 @@
+//! End-to-end tests of the NGX entry points through their C signatures, with a mock
+//! `FeatureBackend` (the real DLSS-NR recorder plugs in the same way). Vulkan handles are fake
+//! non-null values: the ABI layer never calls Vulkan itself, only the backend would.
+//!
+//! The library state is process-wide, so every test takes `LOCK` and leaves the library shut down.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use ash::vk::{self, Handle};
+use openngx::ngx::abi::*;
+use openngx::ngx::exports::*;
+use openngx::ngx::param_exports::*;
+use openngx::ngx::{
+    self, CreateParams, DeviceContext, EvalInputs, FeatureBackend, FeatureError, FeatureInstance,
+};
+
+static LOCK: Mutex<()> = Mutex::new(());
+static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn log_sink(
+    msg: *const c_char,
+    _level: NVSDK_NGX_Logging_Level,
+    _f: NVSDK_NGX_Feature,
+) {
+    // SAFETY: the library passes a NUL-terminated message valid during the call.
+    let s = unsafe { CStr::from_ptr(msg) }
+        .to_string_lossy()
+        .into_owned();
+    LOG.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+}
+
+fn take_log() -> Vec<String> {
+    std::mem::take(&mut *LOG.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+fn logged(needle: &str) -> bool {
+    take_log().iter().any(|l| l.contains(needle))
+}
+
+const INSTANCE: u64 = 0x1000;
+const PD: u64 = 0x2000;
+const DEVICE: u64 = 0x3000;
+const CMD: u64 = 0x4000;
+
+fn init() {
+    let info = NVSDK_NGX_FeatureCommonInfo {
+        PathListInfo: NVSDK_NGX_PathListInfo {
+            Path: std::ptr::null(),
+            Length: 0,
+        },
+        InternalData: std::ptr::null_mut(),
+        LoggingInfo: NVSDK_NGX_LoggingInfo {
+            LoggingCallback: Some(log_sink),
+            MinimumLoggingLevel: NVSDK_NGX_LOGGING_LEVEL_VERBOSE,
+            DisableOtherLoggingSinks: false,
+        },
+    };
+    let path: Vec<wchar_t> = "/nonexistent-app-data"
+        .chars()
+        .map(|c| c as wchar_t)
+        .chain([0])
+        .collect();
+    // SAFETY: valid pointers for the call.
+    let r = unsafe {
+        NVSDK_NGX_VULKAN_Init(
+            42,
+            path.as_ptr(),
+            vk::Instance::from_raw(INSTANCE),
+            vk::PhysicalDevice::from_raw(PD),
+            vk::Device::from_raw(DEVICE),
+            None,
+            None,
+            &info,
+            NVSDK_NGX_Version_API,
+        )
+    };
+    assert_eq!(r, NVSDK_NGX_Result_Success);
+}
+
+fn cmd() -> vk::CommandBuffer {
+    vk::CommandBuffer::from_raw(CMD)
+}
+
+#[derive(Default)]
+struct Seen {
+    creates: Vec<(u32, u32, PathBuf)>,
+    evals: Vec<EvalInputs>,
+    releases: usize,
+}
+
+struct MockBackend(Arc<Mutex<Seen>>);
+struct MockInstance(Arc<Mutex<Seen>>);
+
+impl FeatureBackend for MockBackend {
+    fn name(&self) -> &str {
+        "mock"
+    }
+    fn create(
+        &self,
+        device: &DeviceContext,
+        p: &CreateParams,
+        cmd: vk::CommandBuffer,
+    ) -> Result<Box<dyn FeatureInstance>, FeatureError> {
+        assert_eq!(
+            (
+                device.device.as_raw(),
+                device.instance.as_raw(),
+                cmd.as_raw()
+            ),
+            (DEVICE, INSTANCE, CMD)
+        );
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .creates
+            .push((p.width, p.height, p.model_dir.clone()));
+        Ok(Box::new(MockInstance(self.0.clone())))
+    }
+    fn memory_in_use(&self) -> u64 {
+        12345
+    }
+}
+
+impl FeatureInstance for MockInstance {
+    fn evaluate(
+        &mut self,
+        _cmd: vk::CommandBuffer,
+        inputs: &EvalInputs,
+    ) -> Result<(), FeatureError> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .evals
+            .push(inputs.clone());
+        Ok(())
+    }
+    fn release(self: Box<Self>) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).releases += 1;
+    }
+}
+
+fn model_dir(name: &str, with_manifest: bool) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("openngx-api-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    if with_manifest {
+        std::fs::write(d.join("manifest.json"), "{}").expect("manifest");
+    }
+    d
+}
+
+fn alloc() -> *mut NVSDK_NGX_Parameter {
+    let mut p = std::ptr::null_mut();
+    // SAFETY: valid out pointer.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_AllocateParameters(&mut p) },
+        NVSDK_NGX_Result_Success
+    );
+    assert!(!p.is_null());
+    p
+}
+
+fn image(id: u64, format: vk::Format, w: u32, h: u32, rw: bool) -> NVSDK_NGX_Resource_VK {
+    NVSDK_NGX_Resource_VK {
+        Resource: NVSDK_NGX_Resource_VK_Resource {
+            ImageViewInfo: NVSDK_NGX_ImageViewInfo_VK {
+                ImageView: vk::ImageView::from_raw(id + 1),
+                Image: vk::Image::from_raw(id),
+                SubresourceRange: vk::ImageSubresourceRange {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    base_mip_level: 0,
+                    level_count: 1,
+                    base_array_layer: 0,
+                    layer_count: 1,
+                },
+                Format: format,
+                Width: w,
+                Height: h,
+            },
+        },
+        Type: NVSDK_NGX_RESOURCE_VK_TYPE_VK_IMAGEVIEW,
+        ReadWrite: rw,
+    }
+}
+
+fn set_vp(p: *mut NVSDK_NGX_Parameter, k: &CStr, v: *const c_void) {
+    // SAFETY: live map, C string.
+    unsafe { NVSDK_NGX_Parameter_SetVoidPointer(p, k.as_ptr(), v as *mut c_void) };
+}
+fn set_ui(p: *mut NVSDK_NGX_Parameter, k: &CStr, v: u32) {
+    // SAFETY: live map, C string.
+    unsafe { NVSDK_NGX_Parameter_SetUI(p, k.as_ptr(), v) };
+}
+
+fn create(p: *mut NVSDK_NGX_Parameter) -> (NVSDK_NGX_Result, *mut NVSDK_NGX_Handle) {
+    let mut h = std::ptr::null_mut();
+    // SAFETY: valid pointers.
+    let r = unsafe {
+        NVSDK_NGX_VULKAN_CreateFeature1(
+            vk::Device::from_raw(DEVICE),
+            cmd(),
+            NVSDK_NGX_Feature_Reserved18,
+            p,
+            &mut h,
+        )
+    };
+    (r, h)
+}
+
+#[test]
+fn full_lifecycle_with_a_registered_backend() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    ngx::register_backend(
+        NVSDK_NGX_Feature_Reserved18,
+        Arc::new(MockBackend(seen.clone())),
+    )
+    .expect("feature 18");
+    init();
+    take_log();
+
+    // Capabilities report the backend and expose working callbacks.
+    let mut caps = std::ptr::null_mut();
+    // SAFETY: valid out pointer.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps) },
+        NVSDK_NGX_Result_Success
+    );
+    let mut avail = -1;
+    // SAFETY: live map.
+    assert_eq!(
+        unsafe { NVSDK_NGX_Parameter_GetI(caps, c"DLSSNR.Available".as_ptr(), &mut avail) },
+        NVSDK_NGX_Result_Success
+    );
+    assert_eq!(avail, 1);
+    let mut cb: *mut c_void = std::ptr::null_mut();
+    // SAFETY: live map.
+    assert_eq!(
+        unsafe {
+            NVSDK_NGX_Parameter_GetVoidPointer(caps, c"DLSSNRGetStatsCallback".as_ptr(), &mut cb)
+        },
+        NVSDK_NGX_Result_Success
+    );
+    // SAFETY: the map stores a PFN_NVSDK_NGX_DLSS_GetStatsCallback under this key.
+    let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
+        unsafe { std::mem::transmute(cb) };
+    // SAFETY: live map.
+    assert_eq!(unsafe { stats(caps) }, NVSDK_NGX_Result_Success);
+    let mut bytes = 0u64;
+    // SAFETY: live map.
+    assert_eq!(
+        unsafe { NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes) },
+        NVSDK_NGX_Result_Success
+    );
+    assert_eq!(bytes, 12345);
+    // SAFETY: our map.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_DestroyParameters(caps) },
+        NVSDK_NGX_Result_Success
+    );
+
+    // No model directory: a clean failure naming the path.
+    let p = alloc();
+    set_ui(p, c"DLSSNR.Width", 128);
+    set_ui(p, c"DLSSNR.Height", 96);
+    let missing = model_dir("missing", false).join("nope");
+    std::env::set_var("OPENNGX_MODEL_DIR", &missing);
+    assert_eq!(create(p).0, NVSDK_NGX_Result_FAIL_UnableToInitializeFeature);
+    assert!(logged(&missing.display().to_string()));
+    // A validator refusal is reported with its reason.
+    let dir = model_dir("ok", true);
+    std::env::set_var("OPENNGX_MODEL_DIR", &dir);
+    ngx::set_model_validator(Arc::new(|_: &std::path::Path| {
+        Err("stage `vit`: SHA-256 mismatch".to_string())
+    }));
+    assert_eq!(create(p).0, NVSDK_NGX_Result_FAIL_UnableToInitializeFeature);
+    assert!(logged("SHA-256 mismatch"));
+    ngx::clear_model_validator();
+
+    let (r, h) = create(p);
+    assert_eq!(r, NVSDK_NGX_Result_Success);
+    assert!(!h.is_null());
+    assert_eq!(
+        seen.lock().unwrap_or_else(|e| e.into_inner()).creates,
+        vec![(128, 96, dir.clone())]
+    );
+
+    // Evaluate with the required resources; defaults reach the backend.
+    let color = image(10, vk::Format::R16G16B16A16_SFLOAT, 128, 96, false);
+    let out = image(20, vk::Format::R16G16B16A16_SFLOAT, 128, 96, true);
+    let e = alloc();
+    set_vp(e, c"DLSSNR.Color", &color as *const _ as *const c_void);
+    set_vp(e, c"DLSSNR.Output", &out as *const _ as *const c_void);
+    // SAFETY: valid pointers.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd(), h, e, None) },
+        NVSDK_NGX_Result_Success
+    );
+    // SAFETY: live map.
+    unsafe { NVSDK_NGX_Parameter_SetF(e, c"DLSSNR.Intensity".as_ptr(), 0.5) };
+    // SAFETY: valid pointers.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_EvaluateFeature(cmd(), h, e, None) },
+        NVSDK_NGX_Result_Success
+    );
+    {
+        let s = seen.lock().unwrap_or_else(|e| e.into_inner());
+        assert_eq!(s.evals.len(), 2);
+        assert_eq!((s.evals[0].intensity, s.evals[1].intensity), (1.0, 0.5));
+        assert_eq!(s.evals[0].color.image.as_raw(), 10);
+        assert_eq!(s.evals[0].output.view.as_raw(), 21);
+    }
+    // Wrong output format and a too-small colour image are refused with their codes.
+    let bad_out = image(30, vk::Format::B8G8R8A8_UNORM, 128, 96, true);
+    set_vp(e, c"DLSSNR.Output", &bad_out as *const _ as *const c_void);
+    // SAFETY: valid pointers.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd(), h, e, None) },
+        NVSDK_NGX_Result_FAIL_UnsupportedFormat
+    );
+    assert!(logged("DLSSNR.Output"));
+    let small = image(40, vk::Format::R8G8B8A8_UNORM, 64, 96, false);
+    set_vp(e, c"DLSSNR.Output", &out as *const _ as *const c_void);
+    set_vp(e, c"DLSSNR.Color", &small as *const _ as *const c_void);
+    // SAFETY: valid pointers.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd(), h, e, None) },
+        NVSDK_NGX_Result_FAIL_InvalidParameter
+    );
+    assert!(logged("64x96"));
+
+    // Release, then every later use of the handle is refused.
+    // SAFETY: our handle.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_ReleaseFeature(h) },
+        NVSDK_NGX_Result_Success
+    );
+    // SAFETY: stale handle: only compared by address.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_ReleaseFeature(h) },
+        NVSDK_NGX_Result_FAIL_FeatureNotFound
+    );
+    set_vp(e, c"DLSSNR.Color", &color as *const _ as *const c_void);
+    // SAFETY: stale handle: only compared by address.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd(), h, e, None) },
+        NVSDK_NGX_Result_FAIL_FeatureNotFound
+    );
+    assert_eq!(seen.lock().unwrap_or_else(|e| e.into_inner()).releases, 1);
+
+    // A feature left alive is released by Shutdown.
+    let (r, h2) = create(p);
+    assert_eq!(r, NVSDK_NGX_Result_Success);
+    // SAFETY: our handles.
+    assert_ne!(unsafe { (*h2).Id }, 0);
+    // SAFETY: our maps.
+    unsafe {
+        assert_eq!(
+            NVSDK_NGX_VULKAN_DestroyParameters(p),
+            NVSDK_NGX_Result_Success
+        );
+        assert_eq!(
+            NVSDK_NGX_VULKAN_DestroyParameters(e),
+            NVSDK_NGX_Result_Success
+        );
+    }
+    assert_eq!(
+        NVSDK_NGX_VULKAN_Shutdown1(vk::Device::null()),
+        NVSDK_NGX_Result_Success
+    );
+    assert_eq!(seen.lock().unwrap_or_else(|e| e.into_inner()).releases, 2);
+    assert_eq!(
+        NVSDK_NGX_VULKAN_Shutdown(),
+        NVSDK_NGX_Result_FAIL_NotInitialized
+    );
+    ngx::unregister_backend(NVSDK_NGX_Feature_Reserved18);
+    std::env::remove_var("OPENNGX_MODEL_DIR");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn without_a_backend_creation_fails_cleanly() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    ngx::unregister_backend(NVSDK_NGX_Feature_Reserved18);
+    init();
+    take_log();
+    let dir = model_dir("nobackend", true);
+    std::env::set_var("OPENNGX_MODEL_DIR", &dir);
+    let p = alloc();
+    // Parameter errors come first, with the parameter named.
+    assert_eq!(create(p).0, NVSDK_NGX_Result_FAIL_InvalidParameter);
+    assert!(logged("DLSSNR.Width"));
+    set_ui(p, c"DLSSNR.Width", 256);
+    set_ui(p, c"DLSSNR.Height", 256);
+    let (r, h) = create(p);
+    assert_eq!(
+        (r, h),
+        (NVSDK_NGX_Result_FAIL_NotImplemented, std::ptr::null_mut())
+    );
+    assert!(logged("no backend for feature 18"));
+    let mut caps = std::ptr::null_mut();
+    // SAFETY: valid out pointer.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_GetParameters(&mut caps) },
+        NVSDK_NGX_Result_Success
+    );
+    let mut avail = -1;
+    // SAFETY: live map.
+    assert_eq!(
+        unsafe { NVSDK_NGX_Parameter_GetI(caps, c"DLSSNR.Available".as_ptr(), &mut avail) },
+        NVSDK_NGX_Result_Success
+    );
+    assert_eq!(avail, 0);
+    // The library-owned map cannot be destroyed by the application.
+    // SAFETY: our map.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_DestroyParameters(caps) },
+        NVSDK_NGX_Result_FAIL_InvalidParameter
+    );
+    // SAFETY: our map.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_DestroyParameters(p) },
+        NVSDK_NGX_Result_Success
+    );
+    // SAFETY: already destroyed: only compared by address.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_DestroyParameters(p) },
+        NVSDK_NGX_Result_FAIL_InvalidParameter
+    );
+    assert_eq!(NVSDK_NGX_VULKAN_Shutdown(), NVSDK_NGX_Result_Success);
+    std::env::remove_var("OPENNGX_MODEL_DIR");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// A parameter object implemented "by the application": its own layout and vtable, in the
+// Itanium slot order. The library must read it only through the vtable.
+#[repr(C)]
+struct Foreign {
+    vtable: *const [*const c_void; 17],
+    width: u32,
+    height: u32,
+    gets: u32,
+}
+
+unsafe extern "C" fn foreign_get_ui(
+    this: *mut Foreign,
+    name: *const c_char,
+    out: *mut u32,
+) -> NVSDK_NGX_Result {
+    // SAFETY: called through the vtable with our object and valid pointers.
+    unsafe {
+        (*this).gets += 1;
+        match CStr::from_ptr(name).to_bytes() {
+            b"DLSSNR.Width" => *out = (*this).width,
+            b"DLSSNR.Height" => *out = (*this).height,
+            _ => return NVSDK_NGX_Result_FAIL_InvalidParameter,
+        }
+    }
+    NVSDK_NGX_Result_Success
+}
+unsafe extern "C" fn foreign_get_other(
+    _: *mut Foreign,
+    _: *const c_char,
+    _: *mut c_void,
+) -> NVSDK_NGX_Result {
+    NVSDK_NGX_Result_FAIL_InvalidParameter
+}
+unsafe extern "C" fn foreign_set(_: *mut Foreign, _: *const c_char, _: u64) {}
+
+struct Vt([*const c_void; 17]);
+// SAFETY: immutable function addresses.
+unsafe impl Sync for Vt {}
+
+#[test]
+fn foreign_parameter_objects_are_read_through_their_vtable() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    ngx::unregister_backend(NVSDK_NGX_Feature_Reserved18);
+    init();
+    let dir = model_dir("foreign", true);
+    std::env::set_var("OPENNGX_MODEL_DIR", &dir);
+    type G = unsafe extern "C" fn(*mut Foreign, *const c_char, *mut c_void) -> NVSDK_NGX_Result;
+    type S = unsafe extern "C" fn(*mut Foreign, *const c_char, u64);
+    let other = foreign_get_other as G as *const c_void;
+    let set = foreign_set as S as *const c_void;
+    let mut slots = [set; 17];
+    for s in slots.iter_mut().skip(8) {
+        *s = other;
+    }
+    type GU = unsafe extern "C" fn(*mut Foreign, *const c_char, *mut u32) -> NVSDK_NGX_Result;
+    slots[11] = foreign_get_ui as GU as *const c_void; // Get(const char*, unsigned int*) in Itanium order
+    let vt = Box::new(Vt(slots));
+    // Raw allocation: the library reads and the test writes the object only through pointers.
+    let obj = Box::into_raw(Box::new(Foreign {
+        vtable: &vt.0,
+        width: 512,
+        height: 512,
+        gets: 0,
+    }));
+    let p = obj as *mut NVSDK_NGX_Parameter;
+    let mut h = std::ptr::null_mut();
+    // SAFETY: valid pointers; `obj` behaves as a parameter object.
+    let r =
+        unsafe { NVSDK_NGX_VULKAN_CreateFeature(cmd(), NVSDK_NGX_Feature_Reserved18, p, &mut h) };
+    // Width/height were read (so validation passed) and creation stopped at the missing backend.
+    assert_eq!(r, NVSDK_NGX_Result_FAIL_NotImplemented);
+    // SAFETY: live allocation.
+    assert!(unsafe { (*obj).gets } >= 2);
+    // SAFETY: live allocation.
+    unsafe { (*obj).width = 10 };
+    // SAFETY: as above.
+    let r =
+        unsafe { NVSDK_NGX_VULKAN_CreateFeature(cmd(), NVSDK_NGX_Feature_Reserved18, p, &mut h) };
+    assert_eq!(r, NVSDK_NGX_Result_FAIL_InvalidParameter);
+    // The C accessors dispatch through the object's vtable too.
+    let mut w = 0u32;
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { NVSDK_NGX_Parameter_GetUI(p, c"DLSSNR.Height".as_ptr(), &mut w) },
+        NVSDK_NGX_Result_Success
+    );
+    assert_eq!(w, 512);
+    // And DestroyParameters refuses it without touching it.
+    // SAFETY: only compared by address.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_DestroyParameters(p) },
+        NVSDK_NGX_Result_FAIL_InvalidParameter
+    );
+    assert_eq!(
+        NVSDK_NGX_VULKAN_Shutdown1(vk::Device::from_raw(DEVICE)),
+        NVSDK_NGX_Result_Success
+    );
+    // SAFETY: allocated above, no longer used by anyone.
+    drop(unsafe { Box::from_raw(obj) });
+    std::env::remove_var("OPENNGX_MODEL_DIR");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn discovery_queries_and_result_strings() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    ngx::unregister_backend(NVSDK_NGX_Feature_Reserved18);
+    // SAFETY: zeroed plain-old-data struct.
+    let mut info: NVSDK_NGX_FeatureDiscoveryInfo = unsafe { std::mem::zeroed() };
+    info.SDKVersion = NVSDK_NGX_Version_API;
+    info.FeatureID = NVSDK_NGX_Feature_Reserved18;
+    // SAFETY: zeroed plain-old-data struct.
+    let mut req: NVSDK_NGX_FeatureRequirement = unsafe { std::mem::zeroed() };
+    req.FeatureSupported = 0xFF;
+    let (i, pd) = (
+        vk::Instance::from_raw(INSTANCE),
+        vk::PhysicalDevice::from_raw(PD),
+    );
+    // SAFETY: valid pointers; callable before Init.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_GetFeatureRequirements(i, pd, &info, &mut req) },
+        NVSDK_NGX_Result_Success
+    );
+    assert_eq!(
+        req.FeatureSupported,
+        NVSDK_NGX_FeatureSupportResult_NotImplemented
+    );
+    info.FeatureID = NVSDK_NGX_Feature_SuperSampling;
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_GetFeatureRequirements(i, pd, &info, &mut req) },
+        NVSDK_NGX_Result_FAIL_FeatureNotSupported
+    );
+    info.FeatureID = NVSDK_NGX_Feature_Reserved18;
+    let mut n = 99u32;
+    let mut props: *mut VkExtensionProperties = std::ptr::null_mut();
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe {
+            NVSDK_NGX_VULKAN_GetFeatureDeviceExtensionRequirements(i, pd, &info, &mut n, &mut props)
+        },
+        NVSDK_NGX_Result_Success
+    );
+    assert_eq!(n, 0);
+    assert!(!props.is_null());
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe {
+            NVSDK_NGX_VULKAN_GetFeatureInstanceExtensionRequirements(
+                &info,
+                &mut n,
+                std::ptr::null_mut(),
+            )
+        },
+        NVSDK_NGX_Result_FAIL_InvalidParameter
+    );
+    let s = GetNGXResultAsString(NVSDK_NGX_Result_FAIL_RWFlagMissing);
+    let text: String = (0..)
+        .map_while(|k| {
+            // SAFETY: NUL-terminated static string.
+            let c = unsafe { *s.add(k) };
+            (c != 0).then(|| char::from_u32(c as u32).unwrap_or('?'))
+        })
+        .collect();
+    assert_eq!(text, "NVSDK_NGX_Result_FAIL_RWFlagMissing");
+}
