@@ -298,8 +298,9 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                 // Each chunk runs its GEMMs and its epilogue (the per-output conversions cost as
                 // much as a short-K GEMM, so they run in parallel too); the raw f16 result is kept
                 // only where an output needs it.
-                let chunks: Vec<Result<(Vec<u16>, Vec<u8>), ReferenceError>> = (0..rows
-                    .div_ceil(CHUNK))
+                /// A chunk's raw f16 rows (if kept) and E4 rows (if any).
+                type Chunk = (Vec<u16>, Vec<u8>);
+                let chunks: Vec<Result<Chunk, ReferenceError>> = (0..rows.div_ceil(CHUNK))
                     .into_par_iter()
                     .map(|ci| {
                         let r0 = ci * CHUNK;
