@@ -35,24 +35,31 @@ impl StandaloneDevice {
     /// Open device `index` of those that support the exact route (discrete GPUs first), or the
     /// first one when `index` is `None`.
     pub fn open(index: Option<usize>) -> Result<StandaloneDevice, GpuError> {
-        let entry = unsafe { ash::Entry::load() }
-            .map_err(|e| GpuError::invalid("Vulkan loader", format!("cannot load libvulkan: {e}")))?;
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| {
+            GpuError::invalid("Vulkan loader", format!("cannot load libvulkan: {e}"))
+        })?;
         let want_validation = std::env::var("OPENNGX_VALIDATION").as_deref() == Ok("1");
         let layers = unsafe { entry.enumerate_instance_layer_properties() }.unwrap_or_default();
-        let validation =
-            want_validation && layers.iter().any(|l| l.layer_name_as_c_str().ok() == Some(VALIDATION_LAYER));
-        let app = vk::ApplicationInfo::default().application_name(c"openngx").api_version(vk::API_VERSION_1_2);
+        let validation = want_validation
+            && layers
+                .iter()
+                .any(|l| l.layer_name_as_c_str().ok() == Some(VALIDATION_LAYER));
+        let app = vk::ApplicationInfo::default()
+            .application_name(c"openngx")
+            .api_version(vk::API_VERSION_1_2);
         let layer_names = [VALIDATION_LAYER.as_ptr()];
         let mut info = vk::InstanceCreateInfo::default().application_info(&app);
         if validation {
             info = info.enabled_layer_names(&layer_names);
         }
-        let instance = unsafe { entry.create_instance(&info, None) }.map_err(vk_err("vkCreateInstance"))?;
+        let instance =
+            unsafe { entry.create_instance(&info, None) }.map_err(vk_err("vkCreateInstance"))?;
         let fail = |e: GpuError| {
             unsafe { instance.destroy_instance(None) };
             e
         };
-        let physicals = unsafe { instance.enumerate_physical_devices() }.map_err(vk_err("vkEnumeratePhysicalDevices"));
+        let physicals = unsafe { instance.enumerate_physical_devices() }
+            .map_err(vk_err("vkEnumeratePhysicalDevices"));
         let physicals = match physicals {
             Ok(p) => p,
             Err(e) => return Err(fail(e)),
@@ -71,7 +78,11 @@ impl StandaloneDevice {
                 };
                 usable.push((rank, pd, caps));
             } else {
-                rejected.push(format!("{}: missing {}", caps.device_name, missing.join(", ")));
+                rejected.push(format!(
+                    "{}: missing {}",
+                    caps.device_name,
+                    missing.join(", ")
+                ));
             }
         }
         usable.sort_by_key(|u| u.0);
@@ -82,23 +93,42 @@ impl StandaloneDevice {
         let Some((_, physical, caps)) = pick else {
             return Err(fail(GpuError::invalid(
                 "Vulkan device",
-                format!("no usable device{} [{}]", index.map_or(String::new(), |i| format!(" #{i}")), rejected.join("; ")),
+                format!(
+                    "no usable device{} [{}]",
+                    index.map_or(String::new(), |i| format!(" #{i}")),
+                    rejected.join("; ")
+                ),
             )));
         };
         let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
-        let Some(family) = families.iter().position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE)) else {
-            return Err(fail(GpuError::invalid(&caps.device_name, "no compute queue")));
+        let Some(family) = families
+            .iter()
+            .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+        else {
+            return Err(fail(GpuError::invalid(
+                &caps.device_name,
+                "no compute queue",
+            )));
         };
         let priorities = [1.0f32];
-        let queues =
-            [vk::DeviceQueueCreateInfo::default().queue_family_index(family as u32).queue_priorities(&priorities)];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(family as u32)
+            .queue_priorities(&priorities)];
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
         enable_exact_route_features(&mut f11, &mut f12);
-        let dinfo = vk::DeviceCreateInfo::default().queue_create_infos(&queues).push_next(&mut f11).push_next(&mut f12);
+        let dinfo = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .push_next(&mut f11)
+            .push_next(&mut f12);
         let device = match unsafe { instance.create_device(physical, &dinfo, None) } {
             Ok(d) => d,
-            Err(e) => return Err(fail(GpuError::Vk { call: "vkCreateDevice", result: e })),
+            Err(e) => {
+                return Err(fail(GpuError::Vk {
+                    call: "vkCreateDevice",
+                    result: e,
+                }))
+            }
         };
         let queue = unsafe { device.get_device_queue(family as u32, 0) };
         let pinfo = vk::CommandPoolCreateInfo::default()
@@ -108,7 +138,10 @@ impl StandaloneDevice {
             Ok(p) => p,
             Err(e) => {
                 unsafe { device.destroy_device(None) };
-                return Err(fail(GpuError::Vk { call: "vkCreateCommandPool", result: e }));
+                return Err(fail(GpuError::Vk {
+                    call: "vkCreateCommandPool",
+                    result: e,
+                }));
             }
         };
         let mut me = StandaloneDevice {
@@ -124,7 +157,13 @@ impl StandaloneDevice {
         let gipa = me._entry.static_fn().get_instance_proc_addr;
         let gdpa = me.instance.fp_v1_0().get_device_proc_addr;
         let ctx = unsafe {
-            GpuContext::from_caller(me.instance.handle(), me.physical, me.device.handle(), gipa, Some(gdpa))
+            GpuContext::from_caller(
+                me.instance.handle(),
+                me.physical,
+                me.device.handle(),
+                gipa,
+                Some(gdpa),
+            )
         }?;
         me.ctx = Some(ctx);
         Ok(me)
@@ -136,21 +175,30 @@ impl StandaloneDevice {
     }
 
     /// Record with `f` into a fresh command buffer, submit it and wait (up to 10 minutes).
-    pub fn submit<R>(&self, f: impl FnOnce(&mut Recorder<'_>) -> Result<R, GpuError>) -> Result<R, GpuError> {
+    pub fn submit<R>(
+        &self,
+        f: impl FnOnce(&mut Recorder<'_>) -> Result<R, GpuError>,
+    ) -> Result<R, GpuError> {
         let info = vk::CommandBufferAllocateInfo::default()
             .command_pool(self.pool)
             .level(vk::CommandBufferLevel::PRIMARY)
             .command_buffer_count(1);
-        let cmd = unsafe { self.device.allocate_command_buffers(&info) }.map_err(vk_err("vkAllocateCommandBuffers"))?[0];
+        let cmd = unsafe { self.device.allocate_command_buffers(&info) }
+            .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
         let result = (|| {
-            let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-            unsafe { self.device.begin_command_buffer(cmd, &begin) }.map_err(vk_err("vkBeginCommandBuffer"))?;
+            let begin = vk::CommandBufferBeginInfo::default()
+                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+            unsafe { self.device.begin_command_buffer(cmd, &begin) }
+                .map_err(vk_err("vkBeginCommandBuffer"))?;
             let mut rec = unsafe { Recorder::new(self.context(), cmd) }?;
             let r = f(&mut rec)?;
             drop(rec);
             unsafe { self.device.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
-            let fence = unsafe { self.device.create_fence(&vk::FenceCreateInfo::default(), None) }
-                .map_err(vk_err("vkCreateFence"))?;
+            let fence = unsafe {
+                self.device
+                    .create_fence(&vk::FenceCreateInfo::default(), None)
+            }
+            .map_err(vk_err("vkCreateFence"))?;
             let cmds = [cmd];
             let submit = vk::SubmitInfo::default().command_buffers(&cmds);
             let waited = unsafe { self.device.queue_submit(self.queue, &[submit], fence) }

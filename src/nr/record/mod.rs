@@ -16,10 +16,12 @@ pub mod attention;
 pub mod elementwise;
 pub mod frame;
 pub mod gemm;
+pub mod network;
 pub mod weights;
 pub mod workspace;
 
 pub use gemm::{Dispatch, GemmBindings, GemmShape};
+pub use network::{Keep, NetworkOptions, NetworkRecorder};
 pub use weights::GpuWeights;
 pub use workspace::Workspace;
 
