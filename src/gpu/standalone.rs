@@ -192,7 +192,6 @@ impl StandaloneDevice {
                 .map_err(vk_err("vkBeginCommandBuffer"))?;
             let mut rec = unsafe { Recorder::new(self.context(), cmd) }?;
             let r = f(&mut rec)?;
-            drop(rec);
             unsafe { self.device.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
             let fence = unsafe {
                 self.device

@@ -62,8 +62,11 @@ impl std::fmt::Debug for GpuWeights {
     }
 }
 
+/// The FP8 matrices the schedule reads, and its f16 fragment matrices (at, k, n).
+type ScheduleMatrices = (Vec<MatRef>, Vec<(WeightRef, usize, usize)>);
+
 /// The FP8 and f16 matrices the schedule reads (the same for every geometry).
-fn schedule_matrices() -> Result<(Vec<MatRef>, Vec<(WeightRef, usize, usize)>), RecordError> {
+fn schedule_matrices() -> Result<ScheduleMatrices, RecordError> {
     let geometry = Geometry::new(64, 64).map_err(|e| RecordError::Graph(e.to_string()))?;
     let g = graph::build(&geometry);
     let mut fp8 = Vec::new();
