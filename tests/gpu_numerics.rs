@@ -30,19 +30,19 @@ mod rust_ref {
         }
     }
     pub fn silu(x: u16) -> u16 {
-        silu::silu(x)
+        canon(silu::silu(x))
     }
     pub fn exp_window(s: u16) -> u16 {
-        exp::exp_window(s)
+        canon(exp::exp_window(s))
     }
     pub fn exp_vit(s: u16) -> u16 {
-        exp::exp_vit(s)
+        canon(exp::exp_vit(s))
     }
     pub fn recip(x: u16) -> u16 {
-        recip::recip(x)
+        canon(recip::recip(x))
     }
     pub fn rsqrt(x: u16) -> u16 {
-        recip::rsqrt(x)
+        canon(recip::rsqrt(x))
     }
     pub fn pool2x2(a: u16, b: u16, c: u16, d: u16) -> u16 {
         ops::pool2x2(a, b, c, d)
