@@ -893,6 +893,19 @@ fn bridge_refuses_bad_formats_layouts_and_rectangles() {
         assert_eq!(rec.dispatch_count(), 0);
     });
     assert_eq!(bridge.view_count(), 0);
+    // A good image: one view, reused by the next frame; forgetting the image destroys it.
+    for _ in 0..2 {
+        h.record_only(|cmd| {
+            let mut rec = unsafe { Recorder::new(&ctx, cmd) }.expect("recorder");
+            let ok = caller(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
+            record_import_color(&ctx, &mut rec, &mut bridge, &ok, dst.binding(), &c)
+                .expect("record import");
+            assert_eq!(rec.dispatch_count(), 1);
+        });
+        assert_eq!(bridge.view_count(), 1);
+    }
+    bridge.forget_image(img.image);
+    assert_eq!(bridge.view_count(), 0);
     drop(bridge);
     drop(ctx);
     h.assert_validation_clean();

@@ -8,5 +8,5 @@ pub mod geometry;
 pub mod graph;
 pub mod image;
 pub mod pipeline;
-pub mod reference;
 pub mod record;
+pub mod reference;

@@ -1,6 +1,7 @@
 //! `openngx` command-line tool. This file only parses the command line and dispatches; every
 //! subcommand lives in its own module with its own `Args` and `run`.
 
+mod bench;
 mod doctor;
 mod extract_model;
 mod parity;
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Write a deterministic synthetic model directory (same structure as the shipped model).
     SynthModel(synth_model::Args),
+    /// GPU time per frame (timestamps), per-stage profile, memory; --check compares with the CPU.
+    Bench(bench::Args),
     /// Check a model directory and print a summary; exit 0 if valid, 1 if not.
     ValidateModel(validate_model::Args),
     /// Extract the weights of nvngx_dlssnr.dll (RCDATA `WEIGHTS_HT`) into a model directory.
@@ -44,5 +47,6 @@ fn main() -> ExitCode {
         Command::Reference(args) => reference::run(args),
         Command::Parity(args) => parity::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }

@@ -383,7 +383,8 @@ pub struct ImageBridge {
     pools: Vec<vk::DescriptorPool>,
     sets_in_last_pool: u32,
     views: HashMap<ViewKey, vk::ImageView>,
-    sets: HashMap<SetKey, vk::DescriptorSet>,
+    /// Each set with the pool it came from (so a forgotten image's sets can be freed).
+    sets: HashMap<SetKey, (vk::DescriptorSet, vk::DescriptorPool)>,
 }
 
 impl ImageBridge {
@@ -586,7 +587,7 @@ impl ImageBridge {
             offset: buffer.offset,
             range: buffer.range,
         };
-        if let Some(s) = self.sets.get(&key) {
+        if let Some((s, _)) = self.sets.get(&key) {
             return Ok(*s);
         }
         let pool = self.pool()?;
@@ -632,7 +633,7 @@ impl ImageBridge {
         ];
         // SAFETY: the set was just allocated and is not in use.
         unsafe { self.ctx.device().update_descriptor_sets(&writes, &[]) };
-        self.sets.insert(key, set);
+        self.sets.insert(key, (set, pool));
         Ok(set)
     }
 }
@@ -664,9 +665,11 @@ impl ImageBridge {
             .copied()
             .collect();
         for key in keys {
-            // The set's pool is not tracked per set: leaving it allocated until `clear` or drop
-            // costs one slot; views are forgotten rarely (resize, resource change).
-            self.sets.remove(&key);
+            if let Some((set, pool)) = self.sets.remove(&key) {
+                // SAFETY: the pool was created with FREE_DESCRIPTOR_SET and the owner guarantees
+                // no pending work uses the set.
+                let _ = unsafe { self.ctx.device().free_descriptor_sets(pool, &[set]) };
+            }
         }
     }
 

@@ -119,7 +119,12 @@ impl GpuWeights {
         for (off, bytes) in &placed {
             host[*off as usize..*off as usize + bytes.len()].copy_from_slice(bytes);
         }
-        let records = GpuBuffer::new(ctx, "nr weights (records)", host.len() as u64, MemoryKind::DeviceLocal)?;
+        let records = GpuBuffer::new(
+            ctx,
+            "nr weights (records)",
+            host.len() as u64,
+            MemoryKind::DeviceLocal,
+        )?;
         upload_all(batch, rec, &records, &host)?;
         drop(host);
 
@@ -219,7 +224,10 @@ impl GpuWeights {
     pub fn matrix(&self, m: &MatRef) -> Result<BufferBinding, GpuError> {
         let off = self.matrices.get(m).ok_or_else(|| {
             GpuError::invalid(
-                format!("matrix block{}.layer{}@{}", m.at.block, m.at.layer, m.at.offset),
+                format!(
+                    "matrix block{}.layer{}@{}",
+                    m.at.block, m.at.layer, m.at.offset
+                ),
                 "not a matrix of the schedule",
             )
         })?;
