@@ -643,7 +643,7 @@ fn gpu_route_is_refused_with_a_clear_message() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("route gpu: the GPU recorder (nr::record) is not part of this build"),
+        stderr(&o).contains("route gpu: not wired into parity yet"),
         "{}",
         stderr(&o)
     );

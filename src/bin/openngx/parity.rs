@@ -112,7 +112,7 @@ pub fn run(args: Args) -> ExitCode {
 fn run_network(args: &Args, fx: &Fixture) -> Result<(Produced, Vec<String>), String> {
     if args.route == Route::Gpu {
         return Err(
-            "route gpu: the GPU recorder (nr::record) is not part of this build yet; use --route cpu"
+            "route gpu: not wired into parity yet (the GPU network runs in `openngx bench --check`); use --route cpu"
                 .into(),
         );
     }
