@@ -514,6 +514,8 @@ pub struct FixtureInput {
     pub source: &'static str,
     /// The proxy pixels (valid size), when given.
     pub proxy: Option<Vec<[f32; 4]>>,
+    /// The proxy's motion vectors (pixels, valid size), when given.
+    pub motion: Option<Vec<[f32; 2]>>,
     /// The frame constants used for prepare/compose (when there is a proxy).
     pub constants: Option<FrameConstants>,
 }
@@ -576,12 +578,22 @@ pub fn fixture_input(fx: &Fixture, blend_scale: f32) -> Result<FixtureInput, Fix
         }
         None => None,
     };
+    let motion = match fx.manifest.proxy.as_ref().and_then(|p| p.motion.as_ref()) {
+        Some(m) => Some(
+            fx.read_f32(m)?
+                .chunks_exact(2)
+                .map(|c| [c[0], c[1]])
+                .collect(),
+        ),
+        None => None,
+    };
     let constants = fixture_constants(fx, blend_scale);
     if let Some(f) = &fx.manifest.input_features {
         return Ok(FixtureInput {
             features: fx.read_f32(&f.file)?,
             source: "inputFeatures",
             proxy,
+            motion,
             constants,
         });
     }
@@ -593,15 +605,17 @@ pub fn fixture_input(fx: &Fixture, blend_scale: f32) -> Result<FixtureInput, Fix
     };
     let inputs = FrameInputs {
         proxy: px,
-        motion: None,
+        motion: motion.as_deref(),
         history: None,
     };
     let lanes =
         crate::nr::frame::prepare(c, &inputs).map_err(|e| invalid(fx, format!("proxy: {e}")))?;
+    let features = crate::nr::frame::prepare::features_f32(&lanes);
     Ok(FixtureInput {
-        features: crate::nr::frame::prepare::features_f32(&lanes),
+        features,
         source: "proxy",
         proxy,
+        motion,
         constants,
     })
 }
@@ -616,7 +630,7 @@ pub fn compose_output(
     };
     let inputs = FrameInputs {
         proxy,
-        motion: None,
+        motion: input.motion.as_deref(),
         history: None,
     };
     let head = pixels4(head);

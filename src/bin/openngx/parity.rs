@@ -21,7 +21,7 @@ use openngx::numerics::f16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Route {
-    /// The CPU reference (native F13/F24 numerics).
+    /// The CPU reference (in the fixture's MMA profile; native F13/F24 by default).
     Cpu,
     /// The GPU exact route.
     Gpu,
@@ -112,7 +112,7 @@ pub fn run(args: Args) -> ExitCode {
 fn run_network(args: &Args, fx: &Fixture) -> Result<(Produced, Vec<String>), String> {
     if args.route == Route::Gpu {
         return Err(
-            "route gpu: the GPU recorder (nr::record) is not part of this build yet; use --route cpu"
+            "route gpu: not wired into parity yet (the GPU network runs in `openngx bench --check`); use --route cpu"
                 .into(),
         );
     }
@@ -142,12 +142,17 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<(Produced, Vec<String>), Str
         fx.manifest.checks.join(","),
         input.source
     );
-    if let Some(p) = &fx.manifest.profile {
-        if Profiles::by_name(p) != Some(Profiles::NATIVE) {
-            println!(
-                "note: the fixture's references were made with profile `{p}`; route cpu runs f13/f24"
-            );
-        }
+    // The references were made in the fixture's MMA profile (native f13/f24 unless it says).
+    let profiles = match &fx.manifest.profile {
+        None => Profiles::NATIVE,
+        Some(p) => Profiles::by_name(p)
+            .ok_or_else(|| format!("fixture refused: unknown profile `{p}` (f13, h25)"))?,
+    };
+    if let Some(seq) = &fx.manifest.sequence {
+        println!(
+            "note: the fixture's {} later sequence frame(s) are not checked by parity (frame 0 only)",
+            seq.frames.len()
+        );
     }
     println!(
         "model {} loaded in {:.2} s",
@@ -160,12 +165,13 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<(Produced, Vec<String>), Str
     let mut errors = Vec::new();
     for run in 1..=repeat {
         let t = Instant::now();
-        let out = reference::run(&graph, &model, &input.features, Profiles::NATIVE)
+        let out = reference::run(&graph, &model, &input.features, profiles)
             .map_err(|e| format!("route cpu: run {run} failed: {e}"))?;
         let output =
             compare::compose_output(&input, &out.head).map_err(|e| format!("compose: {e}"))?;
         println!(
-            "run {run}/{repeat}: route cpu (profile f13/f24), {} graph ops, {:.2} s",
+            "run {run}/{repeat}: route cpu (profile {}), {} graph ops, {:.2} s",
+            profiles.name,
             graph.nodes.len(),
             t.elapsed().as_secs_f64()
         );
