@@ -11,10 +11,15 @@
 //!
 //! Drop every library object (contexts, buffers, arenas) before the harness: they live on its
 //! device.
+//!
+//! Harnesses of one test binary are serialised (a process-wide lock held from `new` until the
+//! device and instance are destroyed): lavapipe already spreads each dispatch over every core, so
+//! running two devices at once buys no time, and one device at a time keeps the driver's JIT and
+//! shader cache out of concurrent first use, which is where a CI run once died with SIGSEGV.
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
 use std::ffi::{c_void, CStr};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use ash::vk;
 use openngx::gpu::context::{enable_exact_route_features, Capabilities};
@@ -36,7 +41,12 @@ pub struct Harness {
     pub validation: bool,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
     errors: Arc<Mutex<Vec<String>>>,
+    /// Released after `Drop::drop` has destroyed the device (fields drop after the body).
+    _serial: MutexGuard<'static, ()>,
 }
+
+/// One live harness per process at a time (see the module comment).
+static SERIAL: Mutex<()> = Mutex::new(());
 
 unsafe extern "system" fn on_message(
     severity: vk::DebugUtilsMessageSeverityFlagsEXT,
@@ -69,6 +79,8 @@ fn skip(why: &str) -> Option<Harness> {
 impl Harness {
     /// The harness, or `None` (after printing a SKIP line) when there is no Vulkan device.
     pub fn new() -> Option<Harness> {
+        // A test that panicked while holding the lock poisons it; the next test still runs.
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: loading the system Vulkan loader; failure is reported, not assumed.
         let entry = match unsafe { ash::Entry::load() } {
             Ok(e) => e,
@@ -208,6 +220,7 @@ impl Harness {
             validation: validation && has_debug_utils,
             debug,
             errors,
+            _serial: serial,
         })
     }
 
