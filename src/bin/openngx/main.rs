@@ -1,6 +1,7 @@
 //! `openngx` command-line tool. This file only parses the command line and dispatches; every
 //! subcommand lives in its own module with its own `Args` and `run`.
 
+mod demo;
 mod reference;
 mod synth_model;
 mod validate_model;
@@ -18,6 +19,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run DLSS-NR end to end through the C ABI on the synthetic scene (or PNGs) and write pictures.
+    Demo(demo::Args),
     /// Write a deterministic synthetic model directory (same structure as the shipped model).
     SynthModel(synth_model::Args),
     /// Run the CPU reference and write a fixture directory (captured frames).
@@ -28,6 +31,7 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
+        Command::Demo(args) => demo::run(args),
         Command::SynthModel(args) => synth_model::run(args),
         Command::ValidateModel(args) => validate_model::run(args),
         Command::Reference(args) => reference::run(args),

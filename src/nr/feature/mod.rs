@@ -1,0 +1,9 @@
+//! Feature 18 (DLSS-NR) behind the NGX C ABI: the backend the ABI layer calls to create a feature
+//! on the caller's device, and the per-feature state that records each frame into the caller's
+//! command buffer.
+//!
+//! * `cache` — models loaded once per directory and shared by the features using them; the quick
+//!   model-directory check the ABI layer runs before creating a feature.
+pub mod cache;
+
+pub use cache::{quick_check, ModelCache};
