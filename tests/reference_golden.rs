@@ -25,10 +25,12 @@ fn model() -> &'static Model {
         .1
 }
 
+/// CPU frames already run in this process, by size.
+type Runs = std::sync::Mutex<Vec<((u32, u32), &'static FrameResult)>>;
+
 /// Frame 0 of the synthetic scene at `w x h`, run once per size.
 fn frame0(w: u32, h: u32) -> &'static FrameResult {
-    static RUNS: OnceLock<std::sync::Mutex<Vec<((u32, u32), &'static FrameResult)>>> =
-        OnceLock::new();
+    static RUNS: OnceLock<Runs> = OnceLock::new();
     let runs = RUNS.get_or_init(Default::default);
     let mut runs = runs.lock().expect("lock");
     if let Some((_, r)) = runs.iter().find(|(k, _)| *k == (w, h)) {
@@ -94,17 +96,27 @@ fn every_boundary_is_informative_at_64x64() {
 fn digests(r: &FrameResult) -> Vec<(String, String)> {
     let net = r.network.as_ref().expect("enabled frame");
     let hex = |b: &[u8]| format!("{:x}", Sha256::digest(b));
-    let mut v: Vec<(String, String)> = net.boundaries.iter().map(|(n, b)| (n.clone(), hex(b))).collect();
+    let mut v: Vec<(String, String)> = net
+        .boundaries
+        .iter()
+        .map(|(n, b)| (n.clone(), hex(b)))
+        .collect();
     let head: Vec<u8> = net.head.iter().flat_map(|x| x.to_le_bytes()).collect();
     v.push(("head".into(), hex(&head)));
-    let out: Vec<u8> = r.output.iter().flat_map(|p| p.iter().flat_map(|h| h.to_le_bytes())).collect();
+    let out: Vec<u8> = r
+        .output
+        .iter()
+        .flat_map(|p| p.iter().flat_map(|h| h.to_le_bytes()))
+        .collect();
     v.push(("output".into(), hex(&out)));
     v
 }
 
 /// Compare with (or, with `OPENNGX_UPDATE_GOLDEN=1`, rewrite) `tests/golden/<name>.txt`.
 fn check_golden(name: &str, got: &[(String, String)]) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(format!("{name}.txt"));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.txt"));
     let text: String = got.iter().map(|(n, d)| format!("{n} {d}\n")).collect();
     if std::env::var("OPENNGX_UPDATE_GOLDEN").as_deref() == Ok("1") {
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -121,7 +133,10 @@ fn check_golden(name: &str, got: &[(String, String)]) {
             bad.push(gn.clone());
         }
     }
-    assert!(bad.is_empty(), "{name}: digests differ for {bad:?} (numerics changed?)");
+    assert!(
+        bad.is_empty(),
+        "{name}: digests differ for {bad:?} (numerics changed?)"
+    );
 }
 
 #[test]
@@ -140,7 +155,12 @@ fn fixture_round_trip() {
     let s = scene::render(64, 64, 0);
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("fx");
-    let frame = RecordedFrame { proxy: &s.proxy, motion: &s.motion, parameters: FrameParameters::default(), result: r };
+    let frame = RecordedFrame {
+        proxy: &s.proxy,
+        motion: &s.motion,
+        parameters: FrameParameters::default(),
+        result: r,
+    };
     let geometry = openngx::nr::geometry::Geometry::new(64, 64).expect("geometry");
     fixture::write(&out, &geometry, &[frame], "f13").expect("write");
     let fx = Fixture::load(&out).expect("load");
@@ -148,10 +168,22 @@ fn fixture_round_trip() {
     assert_eq!(fx.manifest.blocks.len(), 70);
     assert_eq!(fx.manifest.transitions.len(), 5);
     let net = r.network.as_ref().expect("net");
-    assert_eq!(fx.read("native/block-37.u8").expect("read"), net.boundaries.iter().find(|b| b.0 == "block-37").expect("b37").1);
+    assert_eq!(
+        fx.read("native/block-37.u8").expect("read"),
+        net.boundaries
+            .iter()
+            .find(|b| b.0 == "block-37")
+            .expect("b37")
+            .1
+    );
     assert_eq!(fx.read_f32("head.f32").expect("head"), net.head);
     // Writing over an existing directory is refused and leaves it intact.
-    let again = RecordedFrame { proxy: &s.proxy, motion: &s.motion, parameters: FrameParameters::default(), result: r };
+    let again = RecordedFrame {
+        proxy: &s.proxy,
+        motion: &s.motion,
+        parameters: FrameParameters::default(),
+        result: r,
+    };
     assert!(fixture::write(&out, &geometry, &[again], "f13").is_err());
     assert!(Fixture::load(&out).is_ok());
     // A truncated boundary file is refused by the strict loader, naming the file.

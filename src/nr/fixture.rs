@@ -398,21 +398,47 @@ pub struct RecordedFrame<'a> {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FixtureError + '_ {
-    move |source| FixtureError::Io { path: path.to_path_buf(), source }
+    move |source| FixtureError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 fn halves_to_f32_bytes(px: &[[u16; 4]]) -> Vec<u8> {
-    px.iter().flat_map(|p| p.iter().flat_map(|&h| crate::numerics::f16::to_f32(h).to_le_bytes())).collect()
+    px.iter()
+        .flat_map(|p| {
+            p.iter()
+                .flat_map(|&h| crate::numerics::f16::to_f32(h).to_le_bytes())
+        })
+        .collect()
 }
 
 /// Write a fixture directory for `frames` (frame 0 carries the boundaries, head and features;
 /// later frames form the temporal sequence). Written to a temporary directory first and renamed
 /// into place, so a failure leaves nothing half-written; an existing `out` is refused.
-pub fn write(out: &Path, geometry: &Geometry, frames: &[RecordedFrame], profile: &str) -> Result<Manifest, FixtureError> {
-    let invalid = |what: &str| FixtureError::Invalid { path: out.to_path_buf(), what: what.to_string() };
-    let first = frames.first().ok_or_else(|| invalid("no frame to record"))?;
-    let net = first.result.network.as_ref().ok_or_else(|| invalid("frame 0 is disabled: it has no network output"))?;
-    let features = first.result.features.as_ref().ok_or_else(|| invalid("frame 0 has no features"))?;
+pub fn write(
+    out: &Path,
+    geometry: &Geometry,
+    frames: &[RecordedFrame],
+    profile: &str,
+) -> Result<Manifest, FixtureError> {
+    let invalid = |what: &str| FixtureError::Invalid {
+        path: out.to_path_buf(),
+        what: what.to_string(),
+    };
+    let first = frames
+        .first()
+        .ok_or_else(|| invalid("no frame to record"))?;
+    let net = first
+        .result
+        .network
+        .as_ref()
+        .ok_or_else(|| invalid("frame 0 is disabled: it has no network output"))?;
+    let features = first
+        .result
+        .features
+        .as_ref()
+        .ok_or_else(|| invalid("frame 0 has no features"))?;
     if out.exists() {
         return Err(invalid("exists already; choose a new directory"));
     }
@@ -420,7 +446,11 @@ pub fn write(out: &Path, geometry: &Geometry, frames: &[RecordedFrame], profile:
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = out.file_name().ok_or_else(|| invalid("output path has no final component"))?.to_string_lossy().into_owned();
+    let name = out
+        .file_name()
+        .ok_or_else(|| invalid("output path has no final component"))?
+        .to_string_lossy()
+        .into_owned();
     let tmp = parent.join(format!(".{name}.openngx-tmp-{}", std::process::id()));
     let result = write_tree(&tmp, geometry, frames, net, features, profile);
     match result {
@@ -453,8 +483,20 @@ fn write_tree(
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     let (w, h) = (geometry.valid.w as usize, geometry.valid.h as usize);
     let f0 = &frames[0];
-    put("proxy.f32", &f0.proxy.iter().flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes())).collect::<Vec<u8>>())?;
-    put("motion.f32", &f0.motion.iter().flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes())).collect::<Vec<u8>>())?;
+    put(
+        "proxy.f32",
+        &f0.proxy
+            .iter()
+            .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+            .collect::<Vec<u8>>(),
+    )?;
+    put(
+        "motion.f32",
+        &f0.motion
+            .iter()
+            .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+            .collect::<Vec<u8>>(),
+    )?;
     put("features.f32", &f32_to_bytes(features))?;
     put("head.f32", &f32_to_bytes(&net.head))?;
     put("output.f32", &halves_to_f32_bytes(&f0.result.output))?;
@@ -462,23 +504,53 @@ fn write_tree(
     let mut transitions = Vec::new();
     for (b, (name, bytes)) in geometry.boundaries().iter().zip(&net.boundaries) {
         if b.name != *name {
-            return Err(FixtureError::Invalid { path: dir.to_path_buf(), what: format!("boundary order: {} vs {name}", b.name) });
+            return Err(FixtureError::Invalid {
+                path: dir.to_path_buf(),
+                what: format!("boundary order: {} vs {name}", b.name),
+            });
         }
         let file = format!("native/{name}.u8");
         put(&file, bytes)?;
         let (bw, bh, bc) = (b.width as usize, b.height as usize, b.channels as usize);
         if let Some(id) = name.strip_prefix("transition-") {
-            transitions.push(TransitionRef { id: id.to_string(), width: bw, height: bh, channels: bc, file });
+            transitions.push(TransitionRef {
+                id: id.to_string(),
+                width: bw,
+                height: bh,
+                channels: bc,
+                file,
+            });
         } else if let Some(n) = name.strip_prefix("block-").and_then(|n| n.parse().ok()) {
-            blocks.push(BlockRef { block: n, width: bw, height: bh, channels: bc, file });
+            blocks.push(BlockRef {
+                block: n,
+                width: bw,
+                height: bh,
+                channels: bc,
+                file,
+            });
         }
     }
     let mut seq = Vec::new();
     for (i, f) in frames.iter().enumerate().skip(1) {
         let base = format!("frames/{i:03}");
-        put(&format!("{base}/proxy.f32"), &f.proxy.iter().flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes())).collect::<Vec<u8>>())?;
-        put(&format!("{base}/motion.f32"), &f.motion.iter().flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes())).collect::<Vec<u8>>())?;
-        put(&format!("{base}/output.f32"), &halves_to_f32_bytes(&f.result.output))?;
+        put(
+            &format!("{base}/proxy.f32"),
+            &f.proxy
+                .iter()
+                .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+                .collect::<Vec<u8>>(),
+        )?;
+        put(
+            &format!("{base}/motion.f32"),
+            &f.motion
+                .iter()
+                .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+                .collect::<Vec<u8>>(),
+        )?;
+        put(
+            &format!("{base}/output.f32"),
+            &halves_to_f32_bytes(&f.result.output),
+        )?;
         let head = match &f.result.network {
             Some(n) => {
                 put(&format!("{base}/head.f32"), &f32_to_bytes(&n.head))?;
@@ -507,18 +579,27 @@ fn write_tree(
             auto_mask: p0.auto_mask,
             motion: Some("motion.f32".into()),
         }),
-        input_features: Some(FileRef { file: "features.f32".into() }),
+        input_features: Some(FileRef {
+            file: "features.f32".into(),
+        }),
         checks: vec!["boundaries".into(), "head".into(), "output".into()],
         blocks,
         transitions,
         omitted_boundaries: BTreeMap::new(),
-        reference_head: Some(FileRef { file: "head.f32".into() }),
-        native_output: Some(OutputRef { file: "output.f32".into(), dtype: "f32".into() }),
+        reference_head: Some(FileRef {
+            file: "head.f32".into(),
+        }),
+        native_output: Some(OutputRef {
+            file: "output.f32".into(),
+            dtype: "f32".into(),
+        }),
         sequence: (!seq.is_empty()).then_some(Sequence { frames: seq }),
         profile: Some(profile.to_string()),
     };
-    let json = serde_json::to_string_pretty(&manifest)
-        .map_err(|source| FixtureError::Json { path: dir.join("manifest.json"), source })?;
+    let json = serde_json::to_string_pretty(&manifest).map_err(|source| FixtureError::Json {
+        path: dir.join("manifest.json"),
+        source,
+    })?;
     put("manifest.json", json.as_bytes())?;
     Ok(manifest)
 }
@@ -526,16 +607,17 @@ fn write_tree(
 impl FrameParameters {
     /// The frame parameters these stand for.
     pub fn to_frame_params(&self) -> crate::nr::frame::FrameParams {
-        let mut p = crate::nr::frame::FrameParams::default();
-        p.enabled = self.enabled;
-        p.reset = self.reset;
-        p.intensity = self.intensity;
-        p.mvec_scale = self.mvec_scale;
-        p.use_auto_mask = self.auto_mask;
-        p.local_tone_strength = self.conditioning.local_tone;
-        p.local_structure_strength = self.conditioning.local_structure;
-        p.skin_structure_strength = self.conditioning.skin_structure;
-        p.style = self.conditioning.style;
-        p
+        crate::nr::frame::FrameParams {
+            enabled: self.enabled,
+            reset: self.reset,
+            intensity: self.intensity,
+            mvec_scale: self.mvec_scale,
+            use_auto_mask: self.auto_mask,
+            local_tone_strength: self.conditioning.local_tone,
+            local_structure_strength: self.conditioning.local_structure,
+            skin_structure_strength: self.conditioning.skin_structure,
+            style: self.conditioning.style,
+            ..Default::default()
+        }
     }
 }

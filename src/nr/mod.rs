@@ -9,3 +9,4 @@ pub mod graph;
 pub mod image;
 pub mod pipeline;
 pub mod reference;
+pub mod record;

@@ -4,23 +4,27 @@
 //! column n), `out` and the optional `seeds` are M x N row-major f16 bit patterns. Each output is
 //! exactly [`mma::split_e4m3`] / [`mma::split_f16`] of its row and column; the tests check that.
 //!
-//! How a group stays cheap: operands are decoded once into an exponent lane (`i16`, with a sentinel
-//! for zero) and an f32 value lane. A group's `E` is a max over `ea + eb`; each term
-//! `trunc(a*b * 2^(P-E))` is `(a*b*2^(P-E)) as i32`, which is exact because the product of two
-//! E4M3 (8-bit) or f16 (22-bit) significands fits an f32 significand, the power-of-two scale is
-//! exact, and Rust's float-to-int cast truncates toward zero. For E4M3 with P <= 25 every term is
-//! below 3.52 * 2^25 and 16 of them fit an i32. Both loops are fixed-length and vectorise.
+//! E4M3 GEMMs run the column-panel kernel of [`super::gemm_panel`] (8 outputs per SIMD vector,
+//! AVX2 with runtime detection and a portable fallback); [`PackedE4m3`] holds `bt` in its layout.
+//!
+//! f16 GEMMs keep the per-output path: operands are decoded once into an exponent lane (`i16`, with
+//! a sentinel for zero) and an f32 value lane. A group's `E` is a max over `ea + eb`; each term
+//! `trunc(a*b * 2^(P-E))` is `(a*b*2^(P-E)) as i64`, which is exact because the product of two
+//! f16 (11-bit) significands fits an f32 significand, the power-of-two scale is exact, and Rust's
+//! float-to-int cast truncates toward zero.
 //!
 //! The kernels are single-threaded and pure; callers parallelise over row blocks. Profiles outside
-//! the fast path (G other than 8/16, more than 25 fraction bits for E4M3, an f32 accumulator) and
-//! f16 rows that hold inf/NaN are computed by the model itself, so every profile is supported.
+//! the fast paths (an f32 accumulator; for E4M3 a group sum that could overflow an i32, i.e. more
+//! than 25 fraction bits at G = 16; for f16 a G other than 8/16) and f16 rows that hold inf/NaN are
+//! computed by the model itself, so every profile is supported.
 
 use super::e4m3::E4;
 use super::f16::{self, F16};
+use super::gemm_panel::{self, Arith, Panels, Path};
 use super::mma::{self, AccRounding, ExponentConvention, Profile, Val};
 
 /// Exponent lane value of a zero operand: any sum with it stays far below every real exponent.
-const EXP_ZERO: i16 = -8192;
+pub(crate) const EXP_ZERO: i16 = -8192;
 /// Exponent lane value of a zero accumulator (never the max unless the group is empty).
 const EXP_ACC_ZERO: i16 = -16384;
 
@@ -86,8 +90,8 @@ pub struct PackedE4m3 {
     k: usize,
     conv: ExponentConvention,
     codes: Vec<E4>,
-    exps: Vec<i16>,
-    vals: Vec<f32>,
+    /// The decoded lanes in the kernel's column-panel layout.
+    panels: Panels,
 }
 
 impl PackedE4m3 {
@@ -106,8 +110,7 @@ impl PackedE4m3 {
             k,
             conv,
             codes: codes.to_vec(),
-            exps: codes.iter().map(|&c| te[c as usize]).collect(),
-            vals: codes.iter().map(|&c| tv[c as usize]).collect(),
+            panels: Panels::new(codes, rows, k, &te, &tv),
         })
     }
 
@@ -190,11 +193,10 @@ fn acc_lanes(acc: F16) -> Option<(i16, f32)> {
     }
 }
 
-/// The group step of the fast path (finite accumulator and operands).
-///
-/// `WIDE` selects i64 term sums (f16 operands, whose terms can reach 2^27 each).
+/// The group step of the f16 fast path (finite accumulator and operands); terms can reach 2^27
+/// each, so they are summed in i64.
 #[inline(always)]
-fn group_fast<const G: usize, const WIDE: bool>(
+fn group_fast<const G: usize>(
     frac: i32,
     acc: (i16, f32),
     ae: &[i16; G],
@@ -212,19 +214,10 @@ fn group_fast<const G: usize, const WIDE: bool>(
     }
     let e = e as i32;
     let scale = f32::from_bits(((frac - e + 127) as u32) << 23);
-    let terms: i64 = if WIDE {
-        let mut s = 0i64;
-        for l in 0..G {
-            s += ((av[l] * bv[l]) * scale) as i64;
-        }
-        s
-    } else {
-        let mut s = 0i32;
-        for l in 0..G {
-            s += ((av[l] * bv[l]) * scale) as i32;
-        }
-        s as i64
-    };
+    let mut terms = 0i64;
+    for l in 0..G {
+        terms += ((av[l] * bv[l]) * scale) as i64;
+    }
     let sum = terms + (acc.1 * scale) as i64;
     let r = f16::round_i64_rne(sum, e - frac);
     if r & 0x7FFF == 0 {
@@ -236,7 +229,7 @@ fn group_fast<const G: usize, const WIDE: bool>(
 
 /// One output: partitions, chains, groups (fast path). `ae/av` and `be/bv` are the K-long lanes.
 #[inline(always)]
-fn dot_fast<const G: usize, const WIDE: bool>(
+fn dot_fast<const G: usize>(
     frac: i32,
     ae: &[i16],
     av: &[f32],
@@ -262,7 +255,7 @@ fn dot_fast<const G: usize, const WIDE: bool>(
             };
             let g1 = (g0 + G).min(pe);
             acc = if g1 - g0 == G {
-                group_fast::<G, WIDE>(
+                group_fast::<G>(
                     frac,
                     lanes,
                     arr(&ae[g0..g1]),
@@ -279,7 +272,7 @@ fn dot_fast<const G: usize, const WIDE: bool>(
                 pav[..n].copy_from_slice(&av[g0..g1]);
                 pbe[..n].copy_from_slice(&be[g0..g1]);
                 pbv[..n].copy_from_slice(&bv[g0..g1]);
-                group_fast::<G, WIDE>(frac, lanes, &pae, &pav, &pbe, &pbv)
+                group_fast::<G>(frac, lanes, &pae, &pav, &pbe, &pbv)
             };
             g0 = g1;
         }
@@ -351,29 +344,42 @@ pub fn gemm_e4m3_packed(
             wanted: p.exponents,
         });
     }
-    let part = partition(partition_k, k);
-    let frac = p.frac_bits as i32;
-    let fast = p.acc == AccRounding::F16Rne && p.frac_bits <= 25;
-    let (te, tv) = e4m3_lanes(p.exponents);
-    let mut ae = vec![EXP_ZERO; k];
-    let mut av = vec![0f32; k];
+    gemm_e4m3_packed_with(Path::Auto, p, a, bt, m, seeds, partition_k, out);
+    Ok(())
+}
+
+/// The body of [`gemm_e4m3_packed`] after the checks, with the kernel choice (tests force the
+/// portable kernel to check it on machines that have AVX2).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_e4m3_packed_with(
+    path: Path,
+    p: &Profile,
+    a: &[E4],
+    bt: &PackedE4m3,
+    m: usize,
+    seeds: Option<&[F16]>,
+    partition_k: Option<usize>,
+    out: &mut [F16],
+) {
+    let (n, k) = (bt.rows, bt.k);
+    if p.acc == AccRounding::F16Rne && gemm_panel::fits(p.group, p.frac_bits) {
+        let (te, tv) = e4m3_lanes(p.exponents);
+        let ar = Arith {
+            frac: p.frac_bits as i32,
+            group: p.group,
+            part: partition(partition_k, k),
+        };
+        gemm_panel::gemm(path, ar, &te, &tv, a, &bt.panels, m, n, k, seeds, out);
+        return;
+    }
     for i in 0..m {
         let arow = &a[i * k..(i + 1) * k];
-        for (x, &c) in arow.iter().enumerate() {
-            ae[x] = te[c as usize];
-            av[x] = tv[c as usize];
-        }
         for j in 0..n {
             let seed = seeds.map_or(f16::POS_ZERO, |s| s[i * n + j]);
-            let (be, bv) = (&bt.exps[j * k..(j + 1) * k], &bt.vals[j * k..(j + 1) * k]);
-            out[i * n + j] = match (fast, p.group) {
-                (true, 16) => dot_fast::<16, false>(frac, &ae, &av, be, bv, seed, part),
-                (true, 8) => dot_fast::<8, false>(frac, &ae, &av, be, bv, seed, part),
-                _ => mma::split_e4m3(p, seed, arow, &bt.codes[j * k..(j + 1) * k], partition_k),
-            };
+            out[i * n + j] =
+                mma::split_e4m3(p, seed, arow, &bt.codes[j * k..(j + 1) * k], partition_k);
         }
     }
-    Ok(())
 }
 
 /// f16 x f16 -> f16 GEMM under `p` (the adapter and head use [`Profile::F24`]); same layout and
@@ -425,8 +431,8 @@ pub fn gemm_f16_packed(
             let (be, bv) = (&bt.exps[j * k..(j + 1) * k], &bt.vals[j * k..(j + 1) * k]);
             let fast_here = fast && !a_special && !bt.special[j];
             out[i * n + j] = match (fast_here, p.group) {
-                (true, 16) => dot_fast::<16, true>(frac, &ae, &av, be, bv, seed, part),
-                (true, 8) => dot_fast::<8, true>(frac, &ae, &av, be, bv, seed, part),
+                (true, 16) => dot_fast::<16>(frac, &ae, &av, be, bv, seed, part),
+                (true, 8) => dot_fast::<8>(frac, &ae, &av, be, bv, seed, part),
                 _ => mma::split_f16(p, seed, arow, &bt.halves[j * k..(j + 1) * k], partition_k),
             };
         }

@@ -8,6 +8,7 @@ pub mod e4m3;
 pub mod exp;
 pub mod f16;
 pub mod gemm;
+mod gemm_panel;
 pub mod mma;
 pub mod norm;
 pub mod ops;

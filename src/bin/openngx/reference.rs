@@ -58,11 +58,22 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn run_inner(args: &Args) -> Result<(), String> {
-    let profiles = Profiles::by_name(&args.profile).ok_or_else(|| format!("unknown profile `{}` (f13, h25)", args.profile))?;
+    let profiles = Profiles::by_name(&args.profile)
+        .ok_or_else(|| format!("unknown profile `{}` (f13, h25)", args.profile))?;
     let geometry = Geometry::new(args.width, args.height).map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let model = Model::load(&args.model, LoadOptions { verify_sha: !args.no_verify }).map_err(|e| e.to_string())?;
-    eprintln!("model {} loaded in {:.2} s", args.model.display(), t.elapsed().as_secs_f64());
+    let model = Model::load(
+        &args.model,
+        LoadOptions {
+            verify_sha: !args.no_verify,
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    eprintln!(
+        "model {} loaded in {:.2} s",
+        args.model.display(),
+        t.elapsed().as_secs_f64()
+    );
     if args.frames == 0 {
         return Err("--frames must be at least 1".into());
     }
@@ -88,7 +99,9 @@ fn run_inner(args: &Args) -> Result<(), String> {
         };
         let params = FrameParameters::default();
         let t = Instant::now();
-        let r = pipe.run_frame(&params.to_frame_params(), &proxy, Some(&motion)).map_err(|e| e.to_string())?;
+        let r = pipe
+            .run_frame(&params.to_frame_params(), &proxy, Some(&motion))
+            .map_err(|e| e.to_string())?;
         eprintln!("frame {n}: {:.1} s", t.elapsed().as_secs_f64());
         inputs.push((proxy, motion, params));
         results.push(r);
@@ -96,25 +109,55 @@ fn run_inner(args: &Args) -> Result<(), String> {
     let frames: Vec<RecordedFrame> = inputs
         .iter()
         .zip(&results)
-        .map(|((proxy, motion, params), result)| RecordedFrame { proxy, motion, parameters: params.clone(), result })
+        .map(|((proxy, motion, params), result)| RecordedFrame {
+            proxy,
+            motion,
+            parameters: params.clone(),
+            result,
+        })
         .collect();
     fixture::write(&args.out, &geometry, &frames, profiles.name).map_err(|e| e.to_string())?;
-    println!("wrote fixture {} ({} frame(s), {}x{}, field {}x{})", args.out.display(), args.frames, w, h, geometry.field.w, geometry.field.h);
+    println!(
+        "wrote fixture {} ({} frame(s), {}x{}, field {}x{})",
+        args.out.display(),
+        args.frames,
+        w,
+        h,
+        geometry.field.w,
+        geometry.field.h
+    );
     Ok(())
 }
 
 /// `--features`: the network alone on prepared input; boundaries and head only.
-fn features_only(args: &Args, model: &Model, geometry: &Geometry, path: &PathBuf, profiles: Profiles) -> Result<(), String> {
+fn features_only(
+    args: &Args,
+    model: &Model,
+    geometry: &Geometry,
+    path: &PathBuf,
+    profiles: Profiles,
+) -> Result<(), String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let feats = fixture::bytes_to_f32(&bytes);
     let g = graph::build(geometry);
-    let out = reference::run(&g, model, &feats, profiles).map_err(|e| format!("{}: {e}", path.display()))?;
-    let result = FrameResult { output: Vec::new(), features: Some(feats), network: Some(out) };
+    let out = reference::run(&g, model, &feats, profiles)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let result = FrameResult {
+        output: Vec::new(),
+        features: Some(feats),
+        network: Some(out),
+    };
     let (w, h) = (geometry.valid.w as usize, geometry.valid.h as usize);
     let proxy = vec![[0.0f32; 4]; w * h];
     let motion = vec![[0.0f32; 2]; w * h];
-    let frame = RecordedFrame { proxy: &proxy, motion: &motion, parameters: FrameParameters::default(), result: &result };
-    let mut manifest = fixture::write(&args.out, geometry, &[frame], profiles.name).map_err(|e| e.to_string())?;
+    let frame = RecordedFrame {
+        proxy: &proxy,
+        motion: &motion,
+        parameters: FrameParameters::default(),
+        result: &result,
+    };
+    let mut manifest =
+        fixture::write(&args.out, geometry, &[frame], profiles.name).map_err(|e| e.to_string())?;
     // Without a proxy there is no composed output: keep the network checks only.
     manifest.proxy = None;
     manifest.native_output = None;
@@ -124,6 +167,9 @@ fn features_only(args: &Args, model: &Model, geometry: &Geometry, path: &PathBuf
         let _ = std::fs::remove_file(args.out.join(f));
     }
     std::fs::write(args.out.join("manifest.json"), json).map_err(|e| e.to_string())?;
-    println!("wrote fixture {} (features input, boundaries + head)", args.out.display());
+    println!(
+        "wrote fixture {} (features input, boundaries + head)",
+        args.out.display()
+    );
     Ok(())
 }

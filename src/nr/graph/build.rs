@@ -110,6 +110,7 @@ impl Builder {
     }
 
     /// QKV -> normalise -> window attention; returns the E4 attention output.
+    #[allow(clippy::too_many_arguments)]
     fn window_attention(
         &mut self,
         block: usize,
@@ -746,7 +747,7 @@ pub fn build(geometry: &Geometry) -> Graph {
     );
 
     Graph {
-        geometry: geometry.clone(),
+        geometry: *geometry,
         tensors: g.tensors,
         nodes: g.nodes,
         features,

@@ -11,6 +11,9 @@ use crate::numerics::{e4m3, exp, gemm_e4m3_packed, softmax, PackedE4m3, Profile}
 
 use super::exec::ReferenceError;
 
+/// The outputs of one (window, head): the attention row of each in-level query token.
+type WindowRows = Vec<(usize, [u8; 32])>;
+
 fn num(e: impl std::fmt::Display) -> ReferenceError {
     ReferenceError::Numerics(e.to_string())
 }
@@ -38,7 +41,7 @@ pub fn window(
     let (sx, sy) = (sx as usize, sy as usize);
     let wx = (w + sx).div_ceil(8);
     let wy = (h + sy).div_ceil(8);
-    let per_window: Vec<Result<Vec<(usize, [u8; 32])>, ReferenceError>> = (0..wx * wy * heads)
+    let per_window: Vec<Result<WindowRows, ReferenceError>> = (0..wx * wy * heads)
         .into_par_iter()
         .map(|job| {
             let hd = job % heads;

@@ -11,11 +11,14 @@ use crate::numerics::{ExponentConvention, PackedE4m3};
 
 use super::exec::ReferenceError;
 
+/// A matrix decoded for the fast GEMM, one operand per group.
+type DecodedMatrix = Arc<Vec<PackedE4m3>>;
+
 /// Access to a model's weights for the reference.
 pub struct Weights<'m> {
     model: &'m Model,
     matrices: Mutex<HashMap<MatRef, Arc<Vec<u8>>>>,
-    decoded: Mutex<HashMap<(MatRef, ExponentConvention), Arc<Vec<PackedE4m3>>>>,
+    decoded: Mutex<HashMap<(MatRef, ExponentConvention), DecodedMatrix>>,
 }
 
 impl<'m> Weights<'m> {

@@ -1,0 +1,371 @@
+//! The GEMM-family kernels of the exact route: the grouped FP8 GEMM of [`Op::Gemm`]
+//! (`shaders/nr/gemm.comp`), the input adapter (`adapter.comp`) and the head (`head.comp`).
+//!
+//! Each kernel comes as `prepare_*` (pipeline, descriptor set, push constants and grid, built once
+//! since the bindings of a schedule never change) returning a [`Dispatch`] that is recorded every
+//! frame, and as a `record_*` convenience that prepares and records in one call. The MMA profile
+//! is a pipeline specialization; profiles the integer kernels cannot emulate are refused with a
+//! typed error instead of computing something else.
+//!
+//! [`Op::Gemm`]: crate::nr::graph::Op::Gemm
+
+use std::sync::Arc;
+
+use ash::vk;
+
+use crate::gpu::{
+    BufferBinding, ComputePipeline, DescriptorArena, GpuContext, GpuError, PipelineDesc, Recorder,
+    SpecConstant,
+};
+use crate::nr::graph::{DType, Epilogue, InputMode};
+use crate::nr::reference::Profiles;
+use crate::numerics::{AccRounding, ExponentConvention, Profile};
+
+/// Push-constant bytes of every kernel here (the GEMM uses 28).
+const PUSH_BYTES: u32 = 32;
+
+/// A kernel launch prepared once and recorded any number of times.
+#[derive(Clone, Debug)]
+pub struct Dispatch {
+    pub pipeline: ComputePipeline,
+    pub set: vk::DescriptorSet,
+    pub push: Vec<u8>,
+    pub groups: [u32; 3],
+}
+
+impl Dispatch {
+    /// Bind, push and dispatch into `rec` (no barrier: the caller orders dispatches).
+    pub fn record(&self, rec: &mut Recorder<'_>) -> Result<(), GpuError> {
+        rec.run(&self.pipeline, self.set, &self.push, self.groups)
+    }
+}
+
+fn words(w: &[u32]) -> Vec<u8> {
+    let mut v: Vec<u8> = w.iter().flat_map(|x| x.to_ne_bytes()).collect();
+    v.resize(PUSH_BYTES as usize, 0);
+    v
+}
+
+fn invalid(what: &str, detail: String) -> GpuError {
+    GpuError::invalid(what.to_owned(), detail)
+}
+
+fn fp8_spec(p: &Profile) -> Result<(i32, u32), GpuError> {
+    if p.group != 16 || p.acc != AccRounding::F16Rne || !(10..=25).contains(&p.frac_bits) {
+        return Err(invalid(
+            "gemm profile",
+            format!(
+                "`{}` (G {}, P {}, {:?}) is not supported by the integer FP8 kernel (needs G 16, \
+                 P 10..=25, f16 RNE accumulator)",
+                p.name, p.group, p.frac_bits, p.acc
+            ),
+        ));
+    }
+    let conv = match p.exponents {
+        ExponentConvention::FormatMinNormal => 0,
+        ExponentConvention::WidenedF16 => 1,
+    };
+    Ok((p.frac_bits as i32, conv))
+}
+
+fn f16_spec(p: &Profile) -> Result<(i32, i32), GpuError> {
+    if !matches!(p.group, 8 | 16) || p.acc != AccRounding::F16Rne || p.frac_bits > 25 {
+        return Err(invalid(
+            "f16 gemm profile",
+            format!(
+                "`{}` (G {}, P {}, {:?}) is not supported by the adapter/head kernels (needs G 8 \
+                 or 16, P <= 25, f16 RNE accumulator)",
+                p.name, p.group, p.frac_bits, p.acc
+            ),
+        ));
+    }
+    Ok((p.group as i32, p.frac_bits as i32))
+}
+
+/// Check that both profiles of a run can be emulated by these kernels.
+pub fn check_profiles(p: Profiles) -> Result<(), GpuError> {
+    fp8_spec(&p.fp8)?;
+    f16_spec(&p.f16)?;
+    Ok(())
+}
+
+/// The shape and variant of one grouped FP8 GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmShape {
+    /// Rows (tokens).
+    pub rows: usize,
+    /// Channels of an input row.
+    pub cin: usize,
+    /// K per group.
+    pub k: usize,
+    /// N per group.
+    pub n: usize,
+    pub groups: usize,
+    pub mode: InputMode,
+    /// Split-K partition (`None` = one chain).
+    pub partition: Option<usize>,
+    pub epilogue: Epilogue,
+    /// Element type of the seed's skip tensor (`None` = no seed).
+    pub seed: Option<DType>,
+}
+
+impl GemmShape {
+    /// Channels of an output row.
+    pub fn nout(&self) -> usize {
+        self.n * self.groups
+    }
+}
+
+/// The buffers of one GEMM: input E4 `[rows][cin]`, the matrix as `[groups][n][k]` E4 bytes, the
+/// seed's skip `[rows][nout]` and f16 scale `[nout]`, the output (E4, or f16 for
+/// [`Epilogue::F16`]) and the raw f16 output of [`Epilogue::Dual`].
+#[derive(Clone, Copy, Debug)]
+pub struct GemmBindings {
+    pub input: BufferBinding,
+    pub matrix: BufferBinding,
+    pub seed: Option<(BufferBinding, BufferBinding)>,
+    pub out: BufferBinding,
+    pub out_raw: Option<BufferBinding>,
+}
+
+fn need(what: &str, b: &BufferBinding, bytes: usize) -> Result<(), GpuError> {
+    if (b.range as usize) < bytes {
+        return Err(invalid(
+            what,
+            format!("binding of {} bytes, the shape needs {bytes}", b.range),
+        ));
+    }
+    Ok(())
+}
+
+/// Tile choice: 64 columns per workgroup when N allows it, else 32 (with twice the rows).
+fn tile(n: usize) -> (u32, u32, u32) {
+    let (bn, tm) = if n % 64 == 0 { (64, 4) } else { (32, 4) };
+    let bm = tm * 256 / (bn / 4);
+    (bn, tm, bm)
+}
+
+/// Prepare a grouped FP8 GEMM (see `shaders/nr/gemm.comp`).
+pub fn prepare_gemm(
+    ctx: &Arc<GpuContext>,
+    arena: &mut DescriptorArena,
+    profiles: Profiles,
+    s: &GemmShape,
+    b: &GemmBindings,
+) -> Result<Dispatch, GpuError> {
+    let (p, conv) = fp8_spec(&profiles.fp8)?;
+    if s.k == 0 || s.k % 16 != 0 || s.n == 0 || s.n % 32 != 0 || s.groups == 0 || s.rows == 0 {
+        return Err(invalid(
+            "gemm shape",
+            format!(
+                "{s:?}: needs rows, groups > 0, K a multiple of 16 and N a multiple of 32"
+            ),
+        ));
+    }
+    let k_in = match s.mode {
+        InputMode::Shared => s.k,
+        InputMode::Split => s.k * s.groups,
+    };
+    if s.cin % 16 != 0 || s.cin < k_in {
+        return Err(invalid(
+            "gemm shape",
+            format!("{s:?}: input rows of {} channels cannot feed K", s.cin),
+        ));
+    }
+    let nout = s.nout();
+    let out_elem = if s.epilogue == Epilogue::F16 { 2 } else { 1 };
+    need("gemm input", &b.input, s.rows * s.cin)?;
+    need("gemm matrix", &b.matrix, s.groups * s.n * s.k)?;
+    need("gemm output", &b.out, s.rows * nout * out_elem)?;
+    let raw = match (s.epilogue, b.out_raw) {
+        (Epilogue::Dual, Some(r)) => {
+            need("gemm raw output", &r, s.rows * nout * 2)?;
+            r
+        }
+        (Epilogue::Dual, None) => {
+            return Err(invalid(
+                "gemm bindings",
+                "the dual epilogue needs a raw output".into(),
+            ))
+        }
+        _ => b.out,
+    };
+    let (seed_kind, skip, scale) = match (s.seed, b.seed) {
+        (None, _) => (0u32, b.out, b.out),
+        (Some(dt), Some((skip, scale))) => {
+            let kind = match dt {
+                DType::E4 => 1,
+                DType::F16 => 2,
+                DType::F32 => {
+                    return Err(invalid(
+                        "gemm seed",
+                        "an f32 skip tensor is not part of the network".into(),
+                    ))
+                }
+            };
+            need("gemm skip", &skip, s.rows * nout * dt.size())?;
+            need("gemm scale", &scale, nout * 2)?;
+            (kind, skip, scale)
+        }
+        (Some(_), None) => {
+            return Err(invalid(
+                "gemm bindings",
+                "a seeded GEMM needs skip and scale bindings".into(),
+            ))
+        }
+    };
+    let part = match s.partition {
+        Some(q) if q > 0 && q < s.k => {
+            if q % 16 != 0 {
+                return Err(invalid(
+                    "gemm shape",
+                    format!("split-K partition {q} is not a multiple of 16"),
+                ));
+            }
+            q
+        }
+        _ => s.k,
+    };
+    let epi = match s.epilogue {
+        Epilogue::SiluE4 => 0,
+        Epilogue::E4 => 1,
+        Epilogue::F16 => 2,
+        Epilogue::Dual => 3,
+    };
+    let (bn, tm, bm) = tile(s.n);
+    let desc = PipelineDesc::new("nr/gemm", 6, PUSH_BYTES)
+        .with_spec(SpecConstant::u32(0, bn))
+        .with_spec(SpecConstant::u32(1, tm))
+        .with_spec(SpecConstant::i32(2, p))
+        .with_spec(SpecConstant::u32(3, conv))
+        .with_spec(SpecConstant::u32(4, epi))
+        .with_spec(SpecConstant::u32(5, seed_kind));
+    let pipeline = ctx.pipeline(&desc)?;
+    let set = arena.allocate(&pipeline, &[b.input, b.matrix, skip, scale, b.out, raw])?;
+    let astride = match s.mode {
+        InputMode::Shared => 0,
+        InputMode::Split => s.k,
+    };
+    let push = words(&[
+        s.rows as u32,
+        s.cin as u32,
+        s.k as u32,
+        s.n as u32,
+        nout as u32,
+        astride as u32,
+        part as u32,
+    ]);
+    let groups = [
+        s.rows.div_ceil(bm as usize) as u32,
+        (s.n / bn as usize) as u32,
+        s.groups as u32,
+    ];
+    Ok(Dispatch {
+        pipeline,
+        set,
+        push,
+        groups,
+    })
+}
+
+/// Prepare and record a grouped FP8 GEMM.
+pub fn record_gemm(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    profiles: Profiles,
+    shape: &GemmShape,
+    bindings: &GemmBindings,
+) -> Result<(), GpuError> {
+    prepare_gemm(ctx, arena, profiles, shape, bindings)?.record(rec)
+}
+
+#[allow(clippy::too_many_arguments)]
+/// Prepare the input adapter: `features` f32 `[rows][16]`, `weights` f16 `[32][16]` (output-major),
+/// `out_raw` f16 `[rows][32]`, `out` E4 `[rows][32]`.
+pub fn prepare_adapter(
+    ctx: &Arc<GpuContext>,
+    arena: &mut DescriptorArena,
+    profiles: Profiles,
+    rows: usize,
+    features: BufferBinding,
+    weights: BufferBinding,
+    out_raw: BufferBinding,
+    out: BufferBinding,
+) -> Result<Dispatch, GpuError> {
+    let (g, p) = f16_spec(&profiles.f16)?;
+    need("adapter features", &features, rows * 16 * 4)?;
+    need("adapter weights", &weights, 32 * 16 * 2)?;
+    need("adapter raw output", &out_raw, rows * 32 * 2)?;
+    need("adapter output", &out, rows * 32)?;
+    let desc = PipelineDesc::new("nr/adapter", 4, PUSH_BYTES)
+        .with_spec(SpecConstant::i32(0, g))
+        .with_spec(SpecConstant::i32(1, p));
+    let pipeline = ctx.pipeline(&desc)?;
+    let set = arena.allocate(&pipeline, &[features, weights, out_raw, out])?;
+    Ok(Dispatch {
+        pipeline,
+        set,
+        push: words(&[rows as u32]),
+        groups: [(rows * 8).div_ceil(64) as u32, 1, 1],
+    })
+}
+
+/// Prepare and record the input adapter (see [`prepare_adapter`]).
+#[allow(clippy::too_many_arguments)]
+pub fn record_adapter(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    profiles: Profiles,
+    rows: usize,
+    features: BufferBinding,
+    weights: BufferBinding,
+    out_raw: BufferBinding,
+    out: BufferBinding,
+) -> Result<(), GpuError> {
+    prepare_adapter(ctx, arena, profiles, rows, features, weights, out_raw, out)?.record(rec)
+}
+
+/// Prepare the head: `input` raw f16 `[rows][32]`, `weights` f16 `[4][32]` (output-major),
+/// `out` f32 `[rows][4]`.
+pub fn prepare_head(
+    ctx: &Arc<GpuContext>,
+    arena: &mut DescriptorArena,
+    profiles: Profiles,
+    rows: usize,
+    input: BufferBinding,
+    weights: BufferBinding,
+    out: BufferBinding,
+) -> Result<Dispatch, GpuError> {
+    let (g, p) = f16_spec(&profiles.f16)?;
+    need("head input", &input, rows * 32 * 2)?;
+    need("head weights", &weights, 4 * 32 * 2)?;
+    need("head output", &out, rows * 4 * 4)?;
+    let desc = PipelineDesc::new("nr/head", 3, PUSH_BYTES)
+        .with_spec(SpecConstant::i32(0, g))
+        .with_spec(SpecConstant::i32(1, p));
+    let pipeline = ctx.pipeline(&desc)?;
+    let set = arena.allocate(&pipeline, &[input, weights, out])?;
+    Ok(Dispatch {
+        pipeline,
+        set,
+        push: words(&[rows as u32]),
+        groups: [rows.div_ceil(64) as u32, 1, 1],
+    })
+}
+
+/// Prepare and record the head (see [`prepare_head`]).
+#[allow(clippy::too_many_arguments)]
+pub fn record_head(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    profiles: Profiles,
+    rows: usize,
+    input: BufferBinding,
+    weights: BufferBinding,
+    out: BufferBinding,
+) -> Result<(), GpuError> {
+    prepare_head(ctx, arena, profiles, rows, input, weights, out)?.record(rec)
+}

@@ -1,0 +1,244 @@
+//! A loaded model on the device: uploaded once per (device, model) and shared by every feature
+//! through a [`DeviceRegistry`] (the last `Arc` frees it).
+//!
+//! Two device-local buffers:
+//! * `records`: every record's bytes as stored, each record starting at a 256-byte aligned offset,
+//!   so scales, priors and temperatures are read in place ([`GpuWeights::binding`]);
+//! * `relaid`: the FP8 matrices of the schedule as `[groups][n][k]` E4M3 bytes in natural K order
+//!   (K contiguous per output column: a 16-K group of one column is 16 aligned bytes) and the f16
+//!   adapter/head matrices as `[n][k]` halves, so the GEMM kernels never decode the fragment
+//!   packing of spec §3.4.
+//!
+//! Uploads are recorded into the caller's command buffer through an [`UploadBatch`], which must
+//! outlive that submission.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use ash::vk::Handle;
+
+use crate::gpu::{
+    BufferBinding, DeviceRegistry, GpuBuffer, GpuContext, GpuError, MemoryKind, Recorder,
+    UploadBatch,
+};
+use crate::model::{layout, Model};
+use crate::nr::geometry::Geometry;
+use crate::nr::graph::{self, MatRef, Op, WeightRef};
+use crate::nr::reference::Weights;
+
+use super::RecordError;
+
+/// Alignment of every record and re-laid matrix inside its buffer.
+const ALIGN: u64 = 256;
+/// Uploads are split into pieces of at most this many bytes (bounded staging allocations).
+const UPLOAD_CHUNK: usize = 16 << 20;
+
+static REGISTRY: DeviceRegistry<GpuWeights> = DeviceRegistry::new();
+
+fn align_up(v: u64) -> u64 {
+    v.div_ceil(ALIGN) * ALIGN
+}
+
+/// A model's weights on one device.
+pub struct GpuWeights {
+    records: GpuBuffer,
+    relaid: GpuBuffer,
+    /// `(block, layer)` -> (offset in `records`, record length).
+    record_at: HashMap<(usize, usize), (u64, usize)>,
+    /// FP8 matrices `[groups][n][k]` in `relaid`.
+    matrices: HashMap<MatRef, u64>,
+    /// f16 matrices `[n][k]` in `relaid`, keyed by (where, k, n).
+    f16_matrices: HashMap<(WeightRef, usize, usize), u64>,
+}
+
+impl std::fmt::Debug for GpuWeights {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuWeights")
+            .field("records", &self.records.size())
+            .field("relaid", &self.relaid.size())
+            .field("matrices", &self.matrices.len())
+            .finish()
+    }
+}
+
+/// The FP8 and f16 matrices the schedule reads (the same for every geometry).
+fn schedule_matrices() -> Result<(Vec<MatRef>, Vec<(WeightRef, usize, usize)>), RecordError> {
+    let geometry = Geometry::new(64, 64).map_err(|e| RecordError::Graph(e.to_string()))?;
+    let g = graph::build(&geometry);
+    let mut fp8 = Vec::new();
+    let mut f16 = Vec::new();
+    for node in &g.nodes {
+        match &node.op {
+            Op::Gemm { mat, .. } if !fp8.contains(mat) => fp8.push(*mat),
+            Op::Adapter { weights, .. } => f16.push((*weights, 16, 32)),
+            Op::Head { weights, .. } => f16.push((*weights, 32, 4)),
+            _ => {}
+        }
+    }
+    Ok((fp8, f16))
+}
+
+fn upload_all(
+    batch: &mut UploadBatch,
+    rec: &mut Recorder<'_>,
+    dst: &GpuBuffer,
+    data: &[u8],
+) -> Result<(), GpuError> {
+    for (i, piece) in data.chunks(UPLOAD_CHUNK).enumerate() {
+        batch.upload(rec, dst, (i * UPLOAD_CHUNK) as u64, piece)?;
+    }
+    Ok(())
+}
+
+impl GpuWeights {
+    /// Upload `model` to `ctx`'s device: copies are recorded into `rec` (followed by a
+    /// transfer->compute barrier), staging memory is held by `batch`.
+    pub fn upload(
+        ctx: &Arc<GpuContext>,
+        model: &Model,
+        rec: &mut Recorder<'_>,
+        batch: &mut UploadBatch,
+    ) -> Result<GpuWeights, RecordError> {
+        // Records as stored.
+        let mut record_at = HashMap::new();
+        let mut at = 0u64;
+        let mut placed = Vec::new();
+        for spec in layout::records() {
+            let id = spec.id;
+            let Some(bytes) = model.try_record(id) else {
+                continue;
+            };
+            if id.param == layout::Param::Layer {
+                record_at.insert((id.block, id.layer), (at, bytes.len()));
+            }
+            placed.push((at, bytes));
+            at = align_up(at + bytes.len() as u64);
+        }
+        let mut host = vec![0u8; at.max(ALIGN) as usize];
+        for (off, bytes) in &placed {
+            host[*off as usize..*off as usize + bytes.len()].copy_from_slice(bytes);
+        }
+        let records = GpuBuffer::new(ctx, "nr weights (records)", host.len() as u64, MemoryKind::DeviceLocal)?;
+        upload_all(batch, rec, &records, &host)?;
+        drop(host);
+
+        // Re-laid matrices.
+        let reference = Weights::new(model);
+        let (fp8, f16) = schedule_matrices()?;
+        let mut relaid_host = Vec::new();
+        let mut matrices = HashMap::new();
+        for m in fp8 {
+            let t = reference
+                .matrix(&m)
+                .map_err(|e| RecordError::Weights(e.to_string()))?;
+            matrices.insert(m, relaid_host.len() as u64);
+            relaid_host.extend_from_slice(&t);
+            relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
+        }
+        let mut f16_matrices = HashMap::new();
+        for (w, k, n) in f16 {
+            let t = reference
+                .f16_matrix(w, k, n)
+                .map_err(|e| RecordError::Weights(e.to_string()))?;
+            f16_matrices.insert((w, k, n), relaid_host.len() as u64);
+            relaid_host.extend(t.iter().flat_map(|h| h.to_le_bytes()));
+            relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
+        }
+        let relaid = GpuBuffer::new(
+            ctx,
+            "nr weights (re-laid matrices)",
+            relaid_host.len().max(ALIGN as usize) as u64,
+            MemoryKind::DeviceLocal,
+        )?;
+        upload_all(batch, rec, &relaid, &relaid_host)?;
+        rec.transfer_to_compute();
+        Ok(GpuWeights {
+            records,
+            relaid,
+            record_at,
+            matrices,
+            f16_matrices,
+        })
+    }
+
+    /// The weights of `model` on `ctx`'s device, uploaded by the first caller (recorded into its
+    /// `rec`; that submission must run before any user's) and shared while any user holds them.
+    pub fn shared(
+        ctx: &Arc<GpuContext>,
+        model: &Model,
+        rec: &mut Recorder<'_>,
+        batch: &mut UploadBatch,
+    ) -> Result<Arc<GpuWeights>, RecordError> {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        ctx.device().handle().as_raw().hash(&mut h);
+        model.dir().hash(&mut h);
+        for s in model.stages() {
+            s.id.hash(&mut h);
+            s.sha256.hash(&mut h);
+            s.bytes.len().hash(&mut h);
+        }
+        REGISTRY.get_or_try_insert(h.finish(), || {
+            Ok(Arc::new(GpuWeights::upload(ctx, model, rec, batch)?))
+        })
+    }
+
+    /// `len` bytes of record `w.block`/`w.layer` from `w.offset`, in place in the records buffer.
+    pub fn binding(&self, w: WeightRef, len: u64) -> Result<BufferBinding, GpuError> {
+        let what = || format!("weights block{}.layer{}", w.block, w.layer);
+        let &(at, rlen) = self
+            .record_at
+            .get(&(w.block, w.layer))
+            .ok_or_else(|| GpuError::invalid(what(), "no such record"))?;
+        if w.offset as u64 + len > rlen as u64 {
+            return Err(GpuError::invalid(
+                what(),
+                format!("{len} bytes at offset {} exceed its {rlen} bytes", w.offset),
+            ));
+        }
+        let align = self
+            .records
+            .context()
+            .capabilities()
+            .min_storage_buffer_offset_alignment
+            .max(1);
+        let off = at + w.offset as u64;
+        if off % align != 0 {
+            return Err(GpuError::invalid(
+                what(),
+                format!(
+                    "offset {} is not a multiple of the device's storage-buffer alignment {align}",
+                    w.offset
+                ),
+            ));
+        }
+        self.records.range(off, len)
+    }
+
+    /// An FP8 matrix of the schedule as `[groups][n][k]` E4M3 bytes.
+    pub fn matrix(&self, m: &MatRef) -> Result<BufferBinding, GpuError> {
+        let off = self.matrices.get(m).ok_or_else(|| {
+            GpuError::invalid(
+                format!("matrix block{}.layer{}@{}", m.at.block, m.at.layer, m.at.offset),
+                "not a matrix of the schedule",
+            )
+        })?;
+        self.relaid.range(*off, m.bytes() as u64)
+    }
+
+    /// An f16 matrix (adapter `k=16, n=32`, head `k=32, n=4`) as `[n][k]` halves.
+    pub fn f16_matrix(&self, w: WeightRef, k: usize, n: usize) -> Result<BufferBinding, GpuError> {
+        let off = self.f16_matrices.get(&(w, k, n)).ok_or_else(|| {
+            GpuError::invalid(
+                format!("f16 matrix block{}.layer{}@{}", w.block, w.layer, w.offset),
+                "not an f16 matrix of the schedule",
+            )
+        })?;
+        self.relaid.range(*off, (k * n * 2) as u64)
+    }
+
+    /// Device bytes held (both buffers).
+    pub fn bytes(&self) -> u64 {
+        self.records.size() + self.relaid.size()
+    }
+}
