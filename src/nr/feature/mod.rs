@@ -3,7 +3,11 @@
 //! command buffer.
 //!
 //! * `cache` — models loaded once per directory and shared by the features using them; the quick
-//!   model-directory check the ABI layer runs before creating a feature.
+//!   model-directory check the ABI layer runs before creating a feature;
+//! * `frame` — the host side of an evaluation: NGX inputs -> frame parameters, the temporal
+//!   state (seed, counter, history) and the kernels' constant block.
 pub mod cache;
+pub mod frame;
 
 pub use cache::{quick_check, ModelCache};
+pub use frame::{FrameDriver, PlannedFrame};
