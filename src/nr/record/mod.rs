@@ -11,6 +11,8 @@
 //! The attention and element-wise kernels (`attention`, `elementwise`) are owned by another
 //! module author and called from `network`.
 
+pub mod attention;
+pub mod elementwise;
 pub mod gemm;
 pub mod weights;
 pub mod workspace;

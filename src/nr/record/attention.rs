@@ -1,0 +1,202 @@
+//! GPU record functions of the attention ops: [`Op::Normalize`], [`Op::WindowAttention`] and
+//! [`Op::VitAttention`] (kernels `shaders/nr/{normalize,window_attention,vit_attention}.comp`).
+//!
+//! The attention MMAs (`S = prior + q.k`, `O = P.V`) follow the FP8 MMA profile of the run
+//! ([`Profile::F13`] native or [`Profile::H25`]), passed to the kernels as specialization
+//! constants (fraction bits and the exponent convention of E4M3 subnormals). As in
+//! [`super::elementwise`], functions only record their dispatch (the caller places barriers),
+//! ranges may start at any offset that is a multiple of their element size, and results equal
+//! `nr::reference::Executor::exec` byte for byte.
+//!
+//! [`Op::Normalize`]: crate::nr::graph::Op::Normalize
+//! [`Op::WindowAttention`]: crate::nr::graph::Op::WindowAttention
+//! [`Op::VitAttention`]: crate::nr::graph::Op::VitAttention
+
+use std::sync::Arc;
+
+use crate::gpu::{
+    BufferBinding, DescriptorArena, GpuContext, GpuError, PipelineDesc, Recorder, SpecConstant,
+};
+use crate::nr::geometry::{Phase, Size};
+use crate::numerics::{AccRounding, ExponentConvention, Profile};
+
+use super::elementwise::{bind_aligned, grid, push_bytes};
+
+/// Bytes of one head's stored 64x64 f16 prior.
+pub const PRIOR_BYTES: u64 = 8192;
+
+/// The kernels' specialization for an FP8 MMA profile: constant 0 = fraction bits P, constant
+/// 1 = E4M3 subnormals widened to their f16 exponent. Only profiles with groups of 16 and an f16
+/// RNE accumulator exist in GLSL (F13, H25).
+fn mma_spec(what: &str, p: &Profile) -> Result<[SpecConstant; 2], GpuError> {
+    if p.group != 16 || p.acc != AccRounding::F16Rne || p.frac_bits > 25 {
+        return Err(GpuError::invalid(
+            what,
+            format!(
+                "MMA profile `{}` (group {}, P {}, {:?}) has no kernel: groups of 16, P <= 25, f16 RNE accumulator",
+                p.name, p.group, p.frac_bits, p.acc
+            ),
+        ));
+    }
+    Ok([
+        SpecConstant::i32(0, p.frac_bits as i32),
+        SpecConstant::bool(1, p.exponents == ExponentConvention::WidenedF16),
+    ])
+}
+
+fn check_heads(what: &str, heads: u32) -> Result<(), GpuError> {
+    if heads == 0 {
+        return Err(GpuError::invalid(what, "0 heads"));
+    }
+    Ok(())
+}
+
+/// [`Op::Normalize`](crate::nr::graph::Op::Normalize): cosine normalisation of the f16 `qkv`
+/// (`[rows][3 * 32 * heads]`, head-major 96-column groups) into E4 `q`, `k`, `v`
+/// (`[rows][32 * heads]`). `temperatures` holds `heads` little-endian f32; `vit` selects the ViT
+/// q formula (extra `* 5.65625`).
+#[allow(clippy::too_many_arguments)]
+pub fn record_normalize(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    qkv: BufferBinding,
+    temperatures: BufferBinding,
+    q: BufferBinding,
+    k: BufferBinding,
+    v: BufferBinding,
+    rows: u32,
+    heads: u32,
+    vit: bool,
+) -> Result<(), GpuError> {
+    check_heads("normalize", heads)?;
+    let c = 32 * heads as u64;
+    let n = rows as u64 * c;
+    let (qkv, qkv_off) = bind_aligned(ctx, "normalize qkv", qkv, 3 * n * 2, 2)?;
+    let (temps, t_off) = bind_aligned(
+        ctx,
+        "normalize temperatures",
+        temperatures,
+        4 * heads as u64,
+        1,
+    )?;
+    let (q, q_off) = bind_aligned(ctx, "normalize q", q, n, 1)?;
+    let (k, k_off) = bind_aligned(ctx, "normalize k", k, n, 1)?;
+    let (v, v_off) = bind_aligned(ctx, "normalize v", v, n, 1)?;
+    let pipeline = ctx.pipeline(
+        &PipelineDesc::new("nr/normalize", 5, 28).with_spec(SpecConstant::bool(0, vit)),
+    )?;
+    let set = arena.allocate(&pipeline, &[qkv, temps, q, k, v])?;
+    let push = push_bytes(&[rows, heads, qkv_off, t_off, q_off, k_off, v_off]);
+    let groups = grid(ctx, "normalize", rows as u64 * heads as u64 * 3)?;
+    rec.run(&pipeline, set, &push, groups)
+}
+
+/// [`Op::WindowAttention`](crate::nr::graph::Op::WindowAttention): shifted 8x8-window attention
+/// of one level of `size` with `heads` heads in window `phase` (0..=3). `q`, `k`, `v`, `out` are
+/// E4 `[size][32 * heads]`; `priors` is `heads * 8192` bytes of stored priors (spec §3.5 order).
+/// Tokens of `out` are all written (every token is the query of exactly one window).
+#[allow(clippy::too_many_arguments)]
+pub fn record_window_attention(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    q: BufferBinding,
+    k: BufferBinding,
+    v: BufferBinding,
+    priors: BufferBinding,
+    out: BufferBinding,
+    size: Size,
+    heads: u32,
+    phase: u32,
+    profile: &Profile,
+) -> Result<(), GpuError> {
+    check_heads("window attention", heads)?;
+    if phase > 3 {
+        return Err(GpuError::invalid(
+            "window attention",
+            format!("phase {phase} (0..=3)"),
+        ));
+    }
+    if size.w == 0 || size.h == 0 {
+        return Err(GpuError::invalid("window attention", "empty level"));
+    }
+    let spec = mma_spec("window attention", profile)?;
+    let c = 32 * heads as u64;
+    let n = size.w as u64 * size.h as u64 * c;
+    let (q, q_off) = bind_aligned(ctx, "window attention q", q, n, 1)?;
+    let (k, k_off) = bind_aligned(ctx, "window attention k", k, n, 1)?;
+    let (v, v_off) = bind_aligned(ctx, "window attention v", v, n, 1)?;
+    let (pr, pr_off) = bind_aligned(
+        ctx,
+        "window attention priors",
+        priors,
+        heads as u64 * PRIOR_BYTES,
+        1,
+    )?;
+    let (out, out_off) = bind_aligned(ctx, "window attention output", out, n, 1)?;
+    let (sx, sy) = Phase(phase as u8).shift();
+    let groups = [(size.w + sx).div_ceil(8), (size.h + sy).div_ceil(8), heads];
+    let max = ctx.capabilities().max_compute_work_group_count;
+    if groups.iter().zip(max.iter()).any(|(g, m)| g > m) {
+        return Err(GpuError::invalid(
+            "window attention",
+            format!("{groups:?} windows x heads exceed maxComputeWorkGroupCount {max:?}"),
+        ));
+    }
+    let mut desc = PipelineDesc::new("nr/window_attention", 5, 40);
+    for s in spec {
+        desc = desc.with_spec(s);
+    }
+    let pipeline = ctx.pipeline(&desc)?;
+    let set = arena.allocate(&pipeline, &[q, k, v, pr, out])?;
+    let push = push_bytes(&[
+        size.w, size.h, heads, sx, sy, q_off, k_off, v_off, pr_off, out_off,
+    ]);
+    rec.run(&pipeline, set, &push, groups)
+}
+
+/// [`Op::VitAttention`](crate::nr::graph::Op::VitAttention): global attention of `tokens`
+/// queries over all `tokens` keys (padded with zero rows to a multiple of 64) with `heads`
+/// heads. `q`, `k`, `v`, `out` are E4 `[tokens][32 * heads]`.
+#[allow(clippy::too_many_arguments)]
+pub fn record_vit_attention(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    q: BufferBinding,
+    k: BufferBinding,
+    v: BufferBinding,
+    out: BufferBinding,
+    tokens: u32,
+    heads: u32,
+    profile: &Profile,
+) -> Result<(), GpuError> {
+    check_heads("vit attention", heads)?;
+    if tokens == 0 {
+        return Err(GpuError::invalid("vit attention", "0 tokens"));
+    }
+    let spec = mma_spec("vit attention", profile)?;
+    let c = 32 * heads as u64;
+    let n = tokens as u64 * c;
+    let (q, q_off) = bind_aligned(ctx, "vit attention q", q, n, 1)?;
+    let (k, k_off) = bind_aligned(ctx, "vit attention k", k, n, 1)?;
+    let (v, v_off) = bind_aligned(ctx, "vit attention v", v, n, 1)?;
+    let (out, out_off) = bind_aligned(ctx, "vit attention output", out, n, 1)?;
+    let groups = [tokens.div_ceil(64), heads, 1];
+    let max = ctx.capabilities().max_compute_work_group_count;
+    if groups.iter().zip(max.iter()).any(|(g, m)| g > m) {
+        return Err(GpuError::invalid(
+            "vit attention",
+            format!("{groups:?} query blocks x heads exceed maxComputeWorkGroupCount {max:?}"),
+        ));
+    }
+    let mut desc = PipelineDesc::new("nr/vit_attention", 4, 24);
+    for s in spec {
+        desc = desc.with_spec(s);
+    }
+    let pipeline = ctx.pipeline(&desc)?;
+    let set = arena.allocate(&pipeline, &[q, k, v, out])?;
+    let push = push_bytes(&[tokens, heads, q_off, k_off, v_off, out_off]);
+    rec.run(&pipeline, set, &push, groups)
+}

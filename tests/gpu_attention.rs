@@ -1,0 +1,619 @@
+//! The attention kernels (`nr/normalize`, `nr/window_attention`, `nr/vit_attention`) against the
+//! CPU reference op (`Executor::exec` of the same graph node), byte for byte, on the harness's
+//! device (lavapipe in CI) with the validation layer.
+//!
+//! Inputs mix realistic codes with adversarial ones: zero rows, E4M3 subnormals, ±0, NaN codes,
+//! saturated codes, f16 inf/NaN/subnormals, extreme priors and temperatures. Window attention
+//! runs all four phases on a level whose edges cut windows (44x40), a 16-head level (12x12) and
+//! the H25 profile; the ViT runs without padding (64 tokens) and with padding (96 tokens).
+//! Every binding starts at an offset that is not a multiple of the storage-buffer alignment, and
+//! outputs are poisoned first, so unwritten tokens fail too.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{Seek, SeekFrom, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{Harness, Rng};
+use openngx::gpu::{
+    BufferBinding, DescriptorArena, GpuBuffer, GpuContext, GpuError, MemoryKind, Recorder,
+};
+use openngx::model::layout::{self, RecordId, BLOCK_COUNT, STAGES};
+use openngx::model::manifest::{Manifest, Stage, Tensor, Totals};
+use openngx::model::{LoadOptions, Model};
+use openngx::nr::geometry::{Geometry, Level, Size};
+use openngx::nr::graph::{self, Graph, Node, Op, WeightRef};
+use openngx::nr::record::attention::{
+    record_normalize, record_vit_attention, record_window_attention,
+};
+use openngx::nr::reference::{Executor, Profiles, TensorData, Weights};
+
+// ------------------------------------------------------------------------------------------------
+// Support: a sparse model, staging buffers, test data.
+
+/// A model directory whose stage files are sparse zeros except the slices a test writes.
+struct SparseModel {
+    _dir: tempfile::TempDir,
+    model: Model,
+}
+
+fn sparse_model(writes: &[(WeightRef, Vec<u8>)]) -> SparseModel {
+    let dir = tempfile::tempdir().unwrap();
+    let model_dir = dir.path().join("model");
+    std::fs::create_dir_all(&model_dir).unwrap();
+    let mut stages = Vec::new();
+    let mut tensors = Vec::new();
+    let mut at: HashMap<RecordId, (&str, u64)> = HashMap::new();
+    for id in STAGES {
+        let mut offset = 0u64;
+        for spec in layout::records().iter().filter(|r| r.stage == id) {
+            tensors.push(Tensor {
+                name: spec.id.to_string(),
+                block: spec.id.block as u64,
+                layer: spec.id.layer as u64,
+                parameter: spec.id.param.as_str().to_string(),
+                stage: id.to_string(),
+                stage_offset: offset,
+                byte_length: spec.len as u64,
+            });
+            at.insert(spec.id, (id, offset));
+            offset += spec.len as u64;
+        }
+        std::fs::File::create(model_dir.join(id))
+            .unwrap()
+            .set_len(offset)
+            .unwrap();
+        stages.push(Stage {
+            id: id.to_string(),
+            file: id.to_string(),
+            packed_byte_length: offset,
+            sha256: "0".repeat(64),
+        });
+    }
+    for (w, bytes) in writes {
+        let (stage, base) = at[&RecordId::layer(w.block, w.layer)];
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(model_dir.join(stage))
+            .unwrap();
+        f.seek(SeekFrom::Start(base + w.offset as u64)).unwrap();
+        f.write_all(bytes).unwrap();
+    }
+    let manifest = Manifest {
+        generator: Some("gpu_attention test".into()),
+        totals: Totals {
+            block_count: BLOCK_COUNT as u64,
+            tensor_count: None,
+            byte_length: None,
+        },
+        stages,
+        tensors,
+    };
+    std::fs::write(dir.path().join("manifest.json"), manifest.to_json()).unwrap();
+    let model = Model::load(dir.path(), LoadOptions { verify_sha: false }).unwrap();
+    SparseModel { _dir: dir, model }
+}
+
+/// Bytes laid out for one buffer; every slice starts `skew` bytes past a 256-byte boundary.
+#[derive(Default)]
+struct Staging {
+    bytes: Vec<u8>,
+}
+
+impl Staging {
+    fn put(&mut self, data: &[u8], skew: usize) -> (u64, u64) {
+        let off = self.bytes.len().div_ceil(256) * 256 + 256 + skew;
+        self.bytes.resize(off, 0);
+        self.bytes.extend_from_slice(data);
+        (off as u64, data.len() as u64)
+    }
+    fn reserve(&mut self, len: usize, skew: usize) -> (u64, u64) {
+        self.put(&vec![0u8; len], skew)
+    }
+}
+
+fn range(buf: &GpuBuffer, slot: (u64, u64)) -> BufferBinding {
+    buf.range(slot.0, slot.1).unwrap()
+}
+
+/// Upload `inputs`, poison an output buffer shaped like `outputs`, record with `f`, run it.
+fn run_gpu(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    inputs: &Staging,
+    outputs: &Staging,
+    f: impl FnOnce(
+        &mut Recorder<'_>,
+        &mut DescriptorArena,
+        &GpuBuffer,
+        &GpuBuffer,
+    ) -> Result<(), GpuError>,
+) -> (Vec<u8>, Duration) {
+    let mut input = GpuBuffer::new(
+        ctx,
+        "test inputs",
+        inputs.bytes.len() as u64,
+        MemoryKind::Upload,
+    )
+    .unwrap();
+    input.write(0, &inputs.bytes).unwrap();
+    let out_len = outputs.bytes.len().div_ceil(4) * 4;
+    let output = GpuBuffer::new(ctx, "test outputs", out_len as u64, MemoryKind::Readback).unwrap();
+    let mut arena = DescriptorArena::new(ctx, 4, 24).unwrap();
+    let start = Instant::now();
+    let mut result = Ok(());
+    let mut recorded = start;
+    h.submit(|cmd| {
+        // SAFETY: the harness's command buffer is recording on the context's device.
+        let mut rec = unsafe { Recorder::new(ctx, cmd) }.unwrap();
+        rec.fill(output.binding(), 0xA5A5_A5A5).unwrap();
+        rec.transfer_to_compute();
+        result = f(&mut rec, &mut arena, &input, &output);
+        rec.to_host();
+        recorded = Instant::now();
+    });
+    // Recording includes building the pipeline (the driver's shader compile); report the run.
+    let took = recorded.elapsed();
+    println!("  record (pipeline build) {:?}", recorded - start);
+    result.unwrap();
+    (output.read_all().unwrap(), took)
+}
+
+fn slice(bytes: &[u8], slot: (u64, u64)) -> &[u8] {
+    &bytes[slot.0 as usize..(slot.0 + slot.1) as usize]
+}
+
+/// E4M3 rows of `c` channels: mostly moderate codes, with zero rows, subnormal rows, rows of
+/// any code (NaN codes and saturation included) and scattered ±0 / NaN codes.
+fn e4_rows(rng: &mut Rng, rows: usize, c: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(rows * c);
+    for _ in 0..rows {
+        let kind = rng.below(16);
+        for _ in 0..c {
+            let code = match kind {
+                0 => 0,                                              // zero row
+                1 => rng.below(8) as u8 | (rng.below(2) as u8) << 7, // subnormals and ±0
+                2 => rng.below(256) as u8,                           // anything
+                _ => match rng.below(64) {
+                    0 => 0x80,
+                    1 => 0x7F,
+                    2 => 0xFF,
+                    3 => 0x7E,
+                    // exponent field 0..=8 (|x| < 4), random mantissa and sign
+                    _ => ((rng.below(9) << 3) | rng.below(8) | (rng.below(2) << 7)) as u8,
+                },
+            };
+            v.push(code);
+        }
+    }
+    v
+}
+
+/// Stored priors of `heads` heads: f16 halves in [-8, 0] mostly, some -126.5, subnormals, ±0,
+/// a few large and non-finite values.
+fn prior_bytes(rng: &mut Rng, heads: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(heads * 8192);
+    for _ in 0..heads * 4096 {
+        let h: u16 = match rng.below(256) {
+            0 => 0xD7E8, // -126.5
+            1 => 0x8000,
+            2 => 0x0000,
+            3 => rng.below(0x400) as u16 | 0x8000, // negative subnormal
+            4 => 0x7C00,
+            5 => 0xFC00,
+            6 => 0x7E01,
+            7 => 0x5A00 | rng.below(0x200) as u16, // large positive
+            _ => openngx::numerics::f16::from_f32_rne(-(rng.below(8000) as f32) / 1000.0),
+        };
+        v.extend_from_slice(&h.to_le_bytes());
+    }
+    v
+}
+
+fn node<'g>(g: &'g Graph, label: &str) -> &'g Node {
+    g.nodes
+        .iter()
+        .find(|n| n.label == label)
+        .unwrap_or_else(|| panic!("graph has no node `{label}`"))
+}
+
+fn e4_of(out: &[(usize, TensorData)], t: usize) -> Vec<u8> {
+    match out.iter().find(|(id, _)| *id == t) {
+        Some((_, TensorData::E4(v))) => v.clone(),
+        _ => panic!("reference did not write E4 tensor {t}"),
+    }
+}
+
+/// Index and count of the first differing bytes, for a readable failure.
+fn assert_bytes_eq(what: &str, got: &[u8], want: &[u8], row_bytes: usize) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    let diffs: Vec<usize> = (0..got.len()).filter(|&i| got[i] != want[i]).collect();
+    assert!(
+        diffs.is_empty(),
+        "{what}: {} of {} bytes differ; first at row {} byte {}: gpu {:#04x} cpu {:#04x}",
+        diffs.len(),
+        got.len(),
+        diffs[0] / row_bytes,
+        diffs[0] % row_bytes,
+        got[diffs[0]],
+        want[diffs[0]]
+    );
+}
+
+/// Distinct values in a byte tensor (to show the data is informative, not all one code).
+fn distinct(v: &[u8]) -> usize {
+    let mut seen = [false; 256];
+    v.iter().for_each(|&b| seen[b as usize] = true);
+    seen.iter().filter(|&&s| s).count()
+}
+
+// ------------------------------------------------------------------------------------------------
+// Window attention
+
+fn check_window(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    g: &Graph,
+    label: &str,
+    profiles: Profiles,
+    seed: u64,
+    phase: usize,
+) {
+    let n = node(g, label);
+    let Op::WindowAttention {
+        q,
+        k,
+        v,
+        heads,
+        priors,
+        phase: node_phase,
+        out,
+    } = n.op
+    else {
+        panic!("`{label}` is not window attention");
+    };
+    assert_eq!(node_phase, phase, "{label}: phase of the schedule");
+    let (w, hh) = g.dims(q);
+    let rows = w * hh;
+    let c = heads * 32;
+    let mut rng = Rng(seed);
+    let (qd, kd, vd) = (
+        e4_rows(&mut rng, rows, c),
+        e4_rows(&mut rng, rows, c),
+        e4_rows(&mut rng, rows, c),
+    );
+    let pr = prior_bytes(&mut rng, heads);
+
+    let sm = sparse_model(&[(priors, pr.clone())]);
+    let weights = Weights::new(&sm.model);
+    let mut ex = Executor::new(g, &weights, profiles);
+    ex.set_tensor(q, TensorData::E4(qd.clone())).unwrap();
+    ex.set_tensor(k, TensorData::E4(kd.clone())).unwrap();
+    ex.set_tensor(v, TensorData::E4(vd.clone())).unwrap();
+    let t0 = Instant::now();
+    let want = e4_of(&ex.exec(n).unwrap(), out);
+    let cpu = t0.elapsed();
+
+    let mut ins = Staging::default();
+    let sq = ins.put(&qd, 1);
+    let sk = ins.put(&kd, 2);
+    let sv = ins.put(&vd, 3);
+    let sp = ins.put(&pr, 6); // weight records sit at any even offset
+    let mut outs = Staging::default();
+    let so = outs.reserve(rows * c, 5);
+    let (got, took) = run_gpu(h, ctx, &ins, &outs, |rec, arena, i, o| {
+        record_window_attention(
+            ctx,
+            rec,
+            arena,
+            range(i, sq),
+            range(i, sk),
+            range(i, sv),
+            range(i, sp),
+            range(o, so),
+            Size::new(w as u32, hh as u32),
+            heads as u32,
+            phase as u32,
+            &profiles.fp8,
+        )
+    });
+    println!(
+        "{label} ({w}x{hh}, {heads} heads, phase {phase}, {}): gpu {took:?}, cpu {cpu:?}",
+        profiles.name
+    );
+    assert!(distinct(&want) > 100, "{label}: output is not informative");
+    assert_bytes_eq(label, slice(&got, so), &want, c);
+}
+
+fn graph_64() -> Graph {
+    graph::build(&Geometry::new(64, 64).unwrap())
+}
+
+#[test]
+fn window_attention_all_phases() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let g = graph_64();
+    // L2 of 64x64 is 44x40: the right column of windows is cut at every phase, the bottom row
+    // at phases 1 and 3; blocks 9..12 run phases 0..3.
+    for (i, block) in (9..=12).enumerate() {
+        let label = format!("block-{block}.attention");
+        check_window(&h, &ctx, &g, &label, Profiles::NATIVE, 0x9001 + i as u64, i);
+    }
+}
+
+#[test]
+fn window_attention_16_heads_h25() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    // L4 (12x12, split-512 block, 16 heads) with the H200 profile (P = 25, widened subnormals).
+    check_window(
+        &h,
+        &ctx,
+        &graph_64(),
+        "block-24.attention",
+        Profiles::H25,
+        0x9005,
+        1,
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// ViT attention
+
+fn check_vit(h: &Harness, ctx: &Arc<GpuContext>, g: &Graph, profiles: Profiles, seed: u64) {
+    let label = "block-31.attention";
+    let n = node(g, label);
+    let Op::VitAttention {
+        q,
+        k,
+        v,
+        heads,
+        out,
+    } = n.op
+    else {
+        panic!("`{label}` is not ViT attention");
+    };
+    let tokens = g.rows(q);
+    let c = heads * 32;
+    let mut rng = Rng(seed);
+    let (qd, kd, vd) = (
+        e4_rows(&mut rng, tokens, c),
+        e4_rows(&mut rng, tokens, c),
+        e4_rows(&mut rng, tokens, c),
+    );
+    let sm = sparse_model(&[]);
+    let weights = Weights::new(&sm.model);
+    let mut ex = Executor::new(g, &weights, profiles);
+    ex.set_tensor(q, TensorData::E4(qd.clone())).unwrap();
+    ex.set_tensor(k, TensorData::E4(kd.clone())).unwrap();
+    ex.set_tensor(v, TensorData::E4(vd.clone())).unwrap();
+    let t0 = Instant::now();
+    let want = e4_of(&ex.exec(n).unwrap(), out);
+    let cpu = t0.elapsed();
+
+    let mut ins = Staging::default();
+    let sq = ins.put(&qd, 3);
+    let sk = ins.put(&kd, 0);
+    let sv = ins.put(&vd, 7);
+    let mut outs = Staging::default();
+    let so = outs.reserve(tokens * c, 9);
+    let (got, took) = run_gpu(h, ctx, &ins, &outs, |rec, arena, i, o| {
+        record_vit_attention(
+            ctx,
+            rec,
+            arena,
+            range(i, sq),
+            range(i, sk),
+            range(i, sv),
+            range(o, so),
+            tokens as u32,
+            heads as u32,
+            &profiles.fp8,
+        )
+    });
+    println!(
+        "vit attention ({tokens} tokens, {heads} heads, {}): gpu {took:?}, cpu {cpu:?}",
+        profiles.name
+    );
+    assert!(distinct(&want) > 100, "vit: output is not informative");
+    assert_bytes_eq(label, slice(&got, so), &want, c);
+}
+
+#[test]
+fn vit_attention_f13() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let g = graph_64();
+    let l5 = g.geometry.level(Level::L(5));
+    assert_eq!(l5.w * l5.h, 64, "64x64 has 64 ViT tokens");
+    check_vit(&h, &ctx, &g, Profiles::NATIVE, 0x7001);
+    // 640x320: L5 is 12x8 = 96 tokens, padded to 128 keys (32 zero rows removed at the end).
+    let g = graph::build(&Geometry::new(640, 320).unwrap());
+    let l5 = g.geometry.level(Level::L(5));
+    assert_eq!(l5.w * l5.h, 96, "640x320 has 96 ViT tokens");
+    check_vit(&h, &ctx, &g, Profiles::NATIVE, 0x7002);
+}
+
+#[test]
+fn vit_attention_padded_h25() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let g = graph::build(&Geometry::new(640, 320).unwrap());
+    check_vit(&h, &ctx, &g, Profiles::H25, 0x7003);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Normalize
+
+/// f16 QKV rows: moderate values, with zero heads, subnormals, ±0, inf, NaN and overflowing
+/// squares.
+fn qkv_rows(rng: &mut Rng, rows: usize, c3: usize) -> Vec<u16> {
+    let mut v = Vec::with_capacity(rows * c3);
+    for _ in 0..rows {
+        let kind = rng.below(16);
+        for _ in 0..c3 {
+            let sign = (rng.below(2) as u16) << 15;
+            let h = match kind {
+                0 => sign,                                       // zero row (±0)
+                1 => sign | rng.below(0x400) as u16,             // subnormal row
+                2 => rng.below(0x10000) as u16,                  // anything (inf, NaN)
+                3 => sign | (0x5C00 + rng.below(0x1C00) as u16), // squares overflow
+                _ => match rng.below(128) {
+                    0 => 0x7C00 | sign,
+                    1 => 0x7E00,
+                    2 => sign,
+                    // exponent 2^-6 .. 2^2
+                    _ => sign | (((9 + rng.below(8)) as u16) << 10) | rng.below(0x400) as u16,
+                },
+            };
+            v.push(h);
+        }
+    }
+    v
+}
+
+fn check_normalize(h: &Harness, ctx: &Arc<GpuContext>, g: &Graph, label: &str, seed: u64) {
+    let n = node(g, label);
+    let Op::Normalize {
+        qkv,
+        heads,
+        temperatures,
+        vit,
+        q,
+        k,
+        v,
+    } = n.op
+    else {
+        panic!("`{label}` is not a normalisation");
+    };
+    let rows = g.rows(qkv);
+    let c = heads * 32;
+    let mut rng = Rng(seed);
+    let x = qkv_rows(&mut rng, rows, 3 * c);
+    // Temperatures: typical values plus ones that round to f16 inf, 0 and subnormals, and NaN.
+    let special = [65520.0f32, 1e-9, 3e-6, -2.5, f32::NAN, 0.333_333_34];
+    let temps: Vec<f32> = (0..heads)
+        .map(|i| {
+            special
+                .get(i)
+                .copied()
+                .unwrap_or(1.5 + rng.below(4500) as f32 / 1000.0)
+        })
+        .collect();
+    let tbytes: Vec<u8> = temps.iter().flat_map(|t| t.to_le_bytes()).collect();
+    let sm = sparse_model(&[(temperatures, tbytes.clone())]);
+    let weights = Weights::new(&sm.model);
+    let mut ex = Executor::new(g, &weights, Profiles::NATIVE);
+    ex.set_tensor(qkv, TensorData::F16(x.clone())).unwrap();
+    let t0 = Instant::now();
+    let res = ex.exec(n).unwrap();
+    let cpu = t0.elapsed();
+
+    let xb: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let mut ins = Staging::default();
+    let sx = ins.put(&xb, 2);
+    let st = ins.put(&tbytes, 6); // f32 temperatures on a 2-aligned offset
+    let mut outs = Staging::default();
+    let (sq, sk, sv) = (
+        outs.reserve(rows * c, 1),
+        outs.reserve(rows * c, 2),
+        outs.reserve(rows * c, 3),
+    );
+    let (got, took) = run_gpu(h, ctx, &ins, &outs, |rec, arena, i, o| {
+        record_normalize(
+            ctx,
+            rec,
+            arena,
+            range(i, sx),
+            range(i, st),
+            range(o, sq),
+            range(o, sk),
+            range(o, sv),
+            rows as u32,
+            heads as u32,
+            vit,
+        )
+    });
+    println!("{label} ({rows} rows, {heads} heads, vit {vit}): gpu {took:?}, cpu {cpu:?}");
+    for (name, t, slot) in [("q", q, sq), ("k", k, sk), ("v", v, sv)] {
+        let want = e4_of(&res, t);
+        assert!(distinct(&want) > 100, "{label} {name}: not informative");
+        assert_bytes_eq(&format!("{label} {name}"), slice(&got, slot), &want, c);
+    }
+}
+
+#[test]
+fn normalize_window_and_vit() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let g = graph_64();
+    check_normalize(&h, &ctx, &g, "block-9.normalize", 0x5001);
+    check_normalize(&h, &ctx, &g, "block-31.normalize", 0x5002);
+}
+
+#[test]
+fn rejects_bad_shapes() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let buf = GpuBuffer::new(&ctx, "small", 1024, MemoryKind::DeviceLocal).unwrap();
+    let mut arena = DescriptorArena::new(&ctx, 4, 24).unwrap();
+    let b = buf.binding();
+    let mut errors = Vec::new();
+    h.record_only(|cmd| {
+        // SAFETY: the harness's command buffer is recording on the context's device.
+        let mut rec = unsafe { Recorder::new(&ctx, cmd) }.unwrap();
+        let p = Profiles::NATIVE.fp8;
+        errors.push(record_window_attention(
+            &ctx,
+            &mut rec,
+            &mut arena,
+            b,
+            b,
+            b,
+            b,
+            b,
+            Size::new(8, 8),
+            1,
+            4,
+            &p,
+        ));
+        // 8x8 tokens x 32 channels fit; the 8192-byte prior of one head does not.
+        errors.push(record_window_attention(
+            &ctx,
+            &mut rec,
+            &mut arena,
+            b,
+            b,
+            b,
+            b,
+            b,
+            Size::new(4, 8),
+            1,
+            0,
+            &p,
+        ));
+        let f32acc = openngx::numerics::Profile::H25_F32;
+        errors.push(record_vit_attention(
+            &ctx, &mut rec, &mut arena, b, b, b, b, 8, 1, &f32acc,
+        ));
+        errors.push(record_vit_attention(
+            &ctx, &mut rec, &mut arena, b, b, b, b, 0, 1, &p,
+        ));
+        errors.push(record_normalize(
+            &ctx, &mut rec, &mut arena, b, b, b, b, b, 64, 1, false,
+        ));
+        assert_eq!(rec.dispatch_count(), 0);
+    });
+    for (i, e) in errors.into_iter().enumerate() {
+        assert!(
+            matches!(e, Err(GpuError::Invalid { .. })),
+            "case {i}: expected a typed refusal, got {e:?}"
+        );
+    }
+    drop(arena);
+    drop(buf);
+    drop(ctx);
+}
