@@ -4,9 +4,16 @@
 //!
 //! * `cache` — models loaded once per directory and shared by the features using them; the quick
 //!   model-directory check the ABI layer runs before creating a feature;
+//! * `backend` — [`NrBackend`], the `FeatureBackend` of feature 18 (create, memory report);
+//! * `instance` — [`NrFeature`], one created feature: its buffers, passes, network, temporal
+//!   state and the per-frame recording (the image-layout contract is documented there);
+//! * `deferred` — objects kept alive until a recorded command buffer has run (event-based);
+//! * `errors` — GPU/recorder errors as NGX errors;
 //! * `frame` — the host side of an evaluation: NGX inputs -> frame parameters, the temporal
 //!   state (seed, counter, history) and the kernels' constant block.
 pub mod cache;
+pub mod deferred;
+pub mod errors;
 pub mod frame;
 
 pub use cache::{quick_check, ModelCache};
