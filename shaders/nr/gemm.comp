@@ -18,15 +18,19 @@
 // Split-K: at every multiple of PART the chain restarts from +0 and partial results are summed
 // with f16 adds in partition order (partition 0 carries the seed).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#extension GL_EXT_control_flow_attributes : require
 #include "f16.glsl"
 #include "e4m3.glsl"
 #include "silu.glsl"
 
 layout(local_size_x = 256) in;
 
-// Columns per workgroup (32 or 64) and rows per invocation (BM = TM * 256 / (BN / 4)).
+// Columns per workgroup (32 or 64); rows per invocation TM is a compile-time constant so the
+// per-output state stays in registers (BM = TM * 256 / (BN / 4)).
 layout(constant_id = 0) const uint BN = 64u;
-layout(constant_id = 1) const uint TM = 4u;
+const uint TM = 4u;
 // Fraction bits of the profile (F13: 13, H25: 25).
 layout(constant_id = 2) const int P = 13;
 // Exponent convention of E4M3 subnormals: 0 = their own min normal (-6), 1 = widened to f16.
@@ -45,7 +49,8 @@ const int ZERO_EXP = -64;
 layout(std430, binding = 0) readonly buffer InA { uint a_words[]; };
 layout(std430, binding = 1) readonly buffer InB { uint b_words[]; };
 layout(std430, binding = 2) readonly buffer Skip { uint skip_words[]; };
-layout(std430, binding = 3) readonly buffer Scale { uint scale_words[]; };
+// 16-bit elements: the scale range may start 2 bytes into a word and end mid-word.
+layout(std430, binding = 3) readonly buffer Scale { uint16_t scale_halves[]; };
 layout(std430, binding = 4) writeonly buffer Out { uint out_words[]; };
 layout(std430, binding = 5) writeonly buffer OutRaw { uint raw_words[]; };
 
@@ -57,6 +62,7 @@ layout(push_constant) uniform Push {
     uint nout;     // channels of an output row (N * groups)
     uint astride;  // input channel offset per group (K for split input, 0 for shared)
     uint part;     // split-K partition (multiple of 16; >= K for one chain)
+    uint scale_off; // index of the first scale half in the scale binding (alignment skew)
 } pc;
 
 // BM is at most 128 (BN = 32, TM = 4); the host never asks for more.
@@ -122,13 +128,13 @@ void main() {
 
     uint acc[TM][4];
     uint total[TM][4];
-    for (uint i = 0u; i < TM; i++) {
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
         uint r = row0 + tr + i * RGROUPS;
-        for (uint j = 0u; j < 4u; j++) {
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
             uint col = g * pc.n + col0 + 4u * tq + j;
             uint seed = F16_POS_ZERO;
             if (SEED != 0u && r < pc.rows) {
-                uint sc = (scale_words[col >> 1] >> (16u * (col & 1u))) & 0xFFFFu;
+                uint sc = uint(scale_halves[pc.scale_off + col]);
                 seed = f16_mul(skip_half(r * pc.nout + col), sc);
             }
             acc[i][j] = seed;
@@ -139,8 +145,8 @@ void main() {
     for (uint kb = 0u; kb < pc.k; kb += 16u) {
         if (kb != 0u && kb % pc.part == 0u) {
             // Partition boundary: fold the finished partition into the f16 total.
-            for (uint i = 0u; i < TM; i++) {
-                for (uint j = 0u; j < 4u; j++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
                     total[i][j] = kb == pc.part ? acc[i][j] : f16_add(total[i][j], acc[i][j]);
                     acc[i][j] = F16_POS_ZERO;
                 }
@@ -155,7 +161,7 @@ void main() {
             if (r < pc.rows) {
                 word = a_words[(r * pc.cin + abase + kb) / 4u + w];
             }
-            for (uint b = 0u; b < 4u; b++) {
+            [[unroll]] for (uint b = 0u; b < 4u; b++) {
                 int s;
                 int e;
                 decode((word >> (8u * b)) & 0xFFu, s, e);
@@ -171,7 +177,7 @@ void main() {
             if (c < pc.n) {
                 word = b_words[(bbase + c * pc.k + kb) / 4u + w];
             }
-            for (uint b = 0u; b < 4u; b++) {
+            [[unroll]] for (uint b = 0u; b < 4u; b++) {
                 int s;
                 int e;
                 decode((word >> (8u * b)) & 0xFFu, s, e);
@@ -183,20 +189,20 @@ void main() {
 
         // Pass 1: the group exponent of every output.
         int E[TM][4];
-        for (uint i = 0u; i < TM; i++) {
-            for (uint j = 0u; j < 4u; j++) {
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 uint h = acc[i][j];
                 E[i][j] = f16_is_zero(h) ? ZERO_EXP : f16_exponent(h);
             }
         }
-        for (uint kk = 0u; kk < 16u; kk++) {
+        [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
             int be[4];
-            for (uint j = 0u; j < 4u; j++) {
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 be[j] = s_b_exp[(4u * tq + j) * LDS + kk];
             }
-            for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
                 int ae = s_a_exp[(tr + i * RGROUPS) * LDS + kk];
-                for (uint j = 0u; j < 4u; j++) {
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
                     E[i][j] = max(E[i][j], ae + be[j]);
                 }
             }
@@ -204,8 +210,8 @@ void main() {
 
         // Pass 2: the truncated terms, summed exactly.
         int sum[TM][4];
-        for (uint i = 0u; i < TM; i++) {
-            for (uint j = 0u; j < 4u; j++) {
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 uint h = acc[i][j];
                 int t = 0;
                 if (!f16_is_zero(h) && !f16_is_nonfinite(h)) {
@@ -218,17 +224,17 @@ void main() {
                 sum[i][j] = t;
             }
         }
-        for (uint kk = 0u; kk < 16u; kk++) {
+        [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
             int bs[4];
             int be[4];
-            for (uint j = 0u; j < 4u; j++) {
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 bs[j] = s_b_sig[(4u * tq + j) * LDS + kk];
                 be[j] = s_b_exp[(4u * tq + j) * LDS + kk];
             }
-            for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
                 int as_ = s_a_sig[(tr + i * RGROUPS) * LDS + kk];
                 int ae = s_a_exp[(tr + i * RGROUPS) * LDS + kk];
-                for (uint j = 0u; j < 4u; j++) {
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
                     int prod = as_ * bs[j];
                     uint d = uint(min(E[i][j] - ae - be[j], 31));
                     int t = int((uint(abs(prod)) << uint(P - 6)) >> d);
@@ -236,8 +242,8 @@ void main() {
                 }
             }
         }
-        for (uint i = 0u; i < TM; i++) {
-            for (uint j = 0u; j < 4u; j++) {
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 if (!f16_is_nonfinite(acc[i][j])) {
                     acc[i][j] = round_group(sum[i][j], E[i][j]);
                 }
@@ -245,13 +251,13 @@ void main() {
         }
     }
 
-    for (uint i = 0u; i < TM; i++) {
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
         uint r = row0 + tr + i * RGROUPS;
         if (r >= pc.rows) {
             continue;
         }
         uint h[4];
-        for (uint j = 0u; j < 4u; j++) {
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
             h[j] = pc.k > pc.part ? f16_add(total[i][j], acc[i][j]) : acc[i][j];
         }
         uint col = g * pc.n + col0 + 4u * tq;
@@ -269,7 +275,7 @@ void main() {
         }
         if (EPI != 2u) {
             uint word = 0u;
-            for (uint j = 0u; j < 4u; j++) {
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 uint v = EPI == 0u ? silu(h[j]) : h[j];
                 word |= e4m3_from_f16(v) << (8u * j);
             }

@@ -1,4 +1,6 @@
 #version 450
+// Loops are [[dont_unroll]]: unrolled copies of the f16/E4M3 helpers multiply driver compile
+// time (seconds on lavapipe) for no gain in a kernel bound by integer arithmetic.
 // Cosine normalisation of a QKV tensor into E4M3 q', k', v' (spec nr-network.md 1.5, 2.5, 8.9).
 // qkv: f16 [rows][3C] head-major (head h: q at 96h+0..31, k at +32, v at +64); q/k/v: E4M3
 // [rows][C], channel 32h + c. One invocation per (row, head, part):
@@ -7,6 +9,7 @@
 //   k'        = E4(f16(k*norm_k)),  v' = E4(v)
 // Temperatures are f32 little-endian, read as bytes (the weight slice may be only 2-aligned).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #extension GL_EXT_shader_16bit_storage : require
@@ -46,18 +49,18 @@ void main() {
     uint src = pc.qkv_off + row * 3u * c + 96u * head + 32u * part;
     uint dst = row * c + 32u * head;
     uint v[32];
-    for (uint i = 0u; i < 32u; i++) {
+    [[dont_unroll]] for (uint i = 0u; i < 32u; i++) {
         v[i] = uint(qkv[src + i]);
     }
     if (part == 2u) {
-        for (uint i = 0u; i < 32u; i++) {
+        [[dont_unroll]] for (uint i = 0u; i < 32u; i++) {
             vout[pc.v_off + dst + i] = uint8_t(e4m3_from_f16(v[i]));
         }
         return;
     }
     uint norm = norm_cosine(v);
     if (part == 1u) {
-        for (uint i = 0u; i < 32u; i++) {
+        [[dont_unroll]] for (uint i = 0u; i < 32u; i++) {
             kout[pc.k_off + dst + i] = uint8_t(e4m3_from_f16(f16_mul(v[i], norm)));
         }
         return;
@@ -66,7 +69,7 @@ void main() {
     uint tbits = uint(temps[tb]) | (uint(temps[tb + 1u]) << 8) | (uint(temps[tb + 2u]) << 16)
         | (uint(temps[tb + 3u]) << 24);
     uint t = f16_from_f32_bits(tbits, false, 0);
-    for (uint i = 0u; i < 32u; i++) {
+    [[dont_unroll]] for (uint i = 0u; i < 32u; i++) {
         uint x = f16_mul(v[i], norm);
         if (VIT) {
             x = f16_mul(x, NORM_VIT_Q_SCALE);

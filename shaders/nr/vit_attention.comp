@@ -1,4 +1,6 @@
 #version 450
+// Loops are [[dont_unroll]]: unrolled copies of the f16/E4M3 helpers multiply driver compile
+// time (seconds on lavapipe) for no gain in a kernel bound by integer arithmetic.
 // Global ViT attention over all tokens of L5 (spec nr-network.md 1.4, 1.5, 2.2, 2.6, 2.7, 8.8).
 // One workgroup per (64 queries, head); keys are streamed in blocks of 64 (token order) through
 // shared memory, padded with zero rows up to a multiple of 64. Per query:
@@ -9,6 +11,7 @@
 // The key stream feeds the pairing tree directly: 16-key group j of a block holds the pairs
 // (g + 16j, g + 16j + 8).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #include "e4m3.glsl"
@@ -59,28 +62,28 @@ void main() {
     qv[1] = uvec4(0u);
     if (live) {
         uint qbase = pc.q_off + query * c + hc;
-        for (uint w = 0u; w < 8u; w++) {
+        [[dont_unroll]] for (uint w = 0u; w < 8u; w++) {
             qv[w >> 2][w & 3u] = read_q(qbase + 4u * w);
         }
     }
     uint acc[32];
-    for (uint ch = 0u; ch < 32u; ch++) {
+    [[dont_unroll]] for (uint ch = 0u; ch < 32u; ch++) {
         acc[ch] = F16_POS_ZERO;
     }
     uint total = F16_POS_ZERO;
 
-    for (uint blk = 0u; blk < blocks; blk++) {
+    [[dont_unroll]] for (uint blk = 0u; blk < blocks; blk++) {
         barrier();
         uint key = 64u * blk + t;
-        for (uint w = 0u; w < 8u; w++) {
+        [[dont_unroll]] for (uint w = 0u; w < 8u; w++) {
             ks[8u * t + w] = key < pc.tokens ? read_k(pc.k_off + key * c + hc + 4u * w) : 0u;
         }
-        for (uint r = 0u; r < 8u; r++) {
+        [[dont_unroll]] for (uint r = 0u; r < 8u; r++) {
             uint wi = 8u * t + r;
             uint ch = wi >> 4;
             uint w = wi & 15u;
             uint word = 0u;
-            for (uint b = 0u; b < 4u; b++) {
+            [[dont_unroll]] for (uint b = 0u; b < 4u; b++) {
                 uint vk = 64u * blk + 4u * w + b;
                 if (vk < pc.tokens) {
                     word |= uint(vin[pc.v_off + vk * c + hc + ch]) << (8u * b);
@@ -93,13 +96,13 @@ void main() {
             continue;
         }
         uint tg[8];
-        for (uint j = 0u; j < 4u; j++) {
+        [[dont_unroll]] for (uint j = 0u; j < 4u; j++) {
             uint eh[16];
             uvec4 pw = uvec4(0u);
-            for (uint i = 0u; i < 16u; i++) {
+            [[dont_unroll]] for (uint i = 0u; i < 16u; i++) {
                 uint k = 16u * j + i;
                 uint s = F16_POS_ZERO;
-                for (uint g = 0u; g < 2u; g++) {
+                [[dont_unroll]] for (uint g = 0u; g < 2u; g++) {
                     uint b = 8u * k + 4u * g;
                     s = mma_e4_group(s, qv[g], uvec4(ks[b], ks[b + 1u], ks[b + 2u], ks[b + 3u]), P,
                                      WIDENED);
@@ -107,10 +110,10 @@ void main() {
                 eh[i] = exp_vit(s);
                 pw[i >> 2] |= e4m3_from_f16(eh[i]) << (8u * (i & 3u));
             }
-            for (uint g = 0u; g < 8u; g++) {
+            [[dont_unroll]] for (uint g = 0u; g < 8u; g++) {
                 tg[g] = softmax_tree_step(tg[g], f16_add(eh[g], eh[g + 8u]), j);
             }
-            for (uint ch = 0u; ch < 32u; ch++) {
+            [[dont_unroll]] for (uint ch = 0u; ch < 32u; ch++) {
                 uint vb = 16u * ch + 4u * j;
                 acc[ch] = mma_e4_group(acc[ch], pw, uvec4(vt[vb], vt[vb + 1u], vt[vb + 2u], vt[vb + 3u]),
                                        P, WIDENED);
@@ -125,7 +128,7 @@ void main() {
     total = softmax_vit_correct(total, blocks * 64u - pc.tokens);
     uint r = recip(total);
     uint obase = pc.out_off + query * c + hc;
-    for (uint ch = 0u; ch < 32u; ch++) {
+    [[dont_unroll]] for (uint ch = 0u; ch < 32u; ch++) {
         outb[obase + ch] = uint8_t(e4m3_from_f16(f16_mul(acc[ch], r)));
     }
 }

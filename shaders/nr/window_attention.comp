@@ -1,4 +1,6 @@
 #version 450
+// Loops are [[dont_unroll]]: unrolled copies of the f16/E4M3 helpers multiply driver compile
+// time (seconds on lavapipe) for no gain in a kernel bound by integer arithmetic.
 // Shifted-window attention of one level (spec nr-network.md 1.5, 2.2, 2.6, 2.7, 3.5, 8.9).
 // One workgroup per (window, head), one invocation per query (natural window order t = 8y + x).
 // K and V of the window are staged in shared memory in physical (4x4-tiled) key order, the
@@ -10,6 +12,7 @@
 // in-level queries are written. Tensors are E4M3 [w*h][heads*32]; priors are the model's
 // stored bytes (fragment order of spec 3.5), read as bytes (any 2-byte alignment).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #include "e4m3.glsl"
@@ -94,16 +97,16 @@ void main() {
 
     // Stage K (invocation t loads physical key t).
     int ktok = token_of(physical_to_natural(t));
-    for (uint w = 0u; w < 8u; w++) {
+    [[dont_unroll]] for (uint w = 0u; w < 8u; w++) {
         ks[8u * t + w] = ktok < 0 ? 0u : read_word(pc.k_off + uint(ktok) * c + hc + 4u * w);
     }
     // Stage V transposed: 512 words, 8 per invocation.
-    for (uint r = 0u; r < 8u; r++) {
+    [[dont_unroll]] for (uint r = 0u; r < 8u; r++) {
         uint wi = 8u * t + r;
         uint ch = wi >> 4;
         uint w = wi & 15u;
         uint word = 0u;
-        for (uint b = 0u; b < 4u; b++) {
+        [[dont_unroll]] for (uint b = 0u; b < 4u; b++) {
             int tok = token_of(physical_to_natural(4u * w + b));
             if (tok >= 0) {
                 word |= uint(vin[pc.v_off + uint(tok) * c + hc + ch]) << (8u * b);
@@ -113,7 +116,7 @@ void main() {
     }
     // Stage the prior row of physical query t.
     uint head_base = pc.prior_off + 8192u * head;
-    for (uint w = 0u; w < 32u; w++) {
+    [[dont_unroll]] for (uint w = 0u; w < 32u; w++) {
         pr[32u * t + w] = prior_half(head_base, t, 2u * w) | (prior_half(head_base, t, 2u * w + 1u) << 16);
     }
     barrier();
@@ -124,7 +127,7 @@ void main() {
     }
     uint qbase = pc.q_off + uint(tok) * c + hc;
     uvec4 qv[2];
-    for (uint w = 0u; w < 8u; w++) {
+    [[dont_unroll]] for (uint w = 0u; w < 8u; w++) {
         uint b = qbase + 4u * w;
         qv[w >> 2][w & 3u] = uint(qin[b]) | (uint(qin[b + 1u]) << 8) | (uint(qin[b + 2u]) << 16)
             | (uint(qin[b + 3u]) << 24);
@@ -133,10 +136,10 @@ void main() {
 
     // Scores and weights, physical key order; e packed two halves per word.
     uint e[32];
-    for (uint k = 0u; k < 64u; k++) {
+    [[dont_unroll]] for (uint k = 0u; k < 64u; k++) {
         uint prior = (pr[32u * qp + (k >> 1)] >> (16u * (k & 1u))) & 0xFFFFu;
         uint s = prior;
-        for (uint g = 0u; g < 2u; g++) {
+        [[dont_unroll]] for (uint g = 0u; g < 2u; g++) {
             uint b = 8u * k + 4u * g;
             s = mma_e4_group(s, qv[g], uvec4(ks[b], ks[b + 1u], ks[b + 2u], ks[b + 3u]), P, WIDENED);
         }
@@ -148,8 +151,8 @@ void main() {
         }
     }
     uint tg[8];
-    for (uint g = 0u; g < 8u; g++) {
-        for (uint j = 0u; j < 4u; j++) {
+    [[dont_unroll]] for (uint g = 0u; g < 8u; g++) {
+        [[dont_unroll]] for (uint j = 0u; j < 4u; j++) {
             uint a = g + 16u * j;
             uint b = f16_add((e[a >> 1] >> (16u * (a & 1u))) & 0xFFFFu,
                              (e[(a + 8u) >> 1] >> (16u * (a & 1u))) & 0xFFFFu);
@@ -158,9 +161,9 @@ void main() {
     }
     uint r = recip(softmax_tree_finish(tg));
     uint p[16];
-    for (uint w = 0u; w < 16u; w++) {
+    [[dont_unroll]] for (uint w = 0u; w < 16u; w++) {
         uint word = 0u;
-        for (uint b = 0u; b < 4u; b++) {
+        [[dont_unroll]] for (uint b = 0u; b < 4u; b++) {
             uint k = 4u * w + b;
             uint x = (e[k >> 1] >> (16u * (k & 1u))) & 0xFFFFu;
             word |= e4m3_from_f16(f16_mul(x, r)) << (8u * b);
@@ -168,9 +171,9 @@ void main() {
         p[w] = word;
     }
     uint obase = pc.out_off + uint(tok) * c + hc;
-    for (uint ch = 0u; ch < 32u; ch++) {
+    [[dont_unroll]] for (uint ch = 0u; ch < 32u; ch++) {
         uint acc = F16_POS_ZERO;
-        for (uint j = 0u; j < 4u; j++) {
+        [[dont_unroll]] for (uint j = 0u; j < 4u; j++) {
             uint vb = 16u * ch + 4u * j;
             acc = mma_e4_group(acc, uvec4(p[4u * j], p[4u * j + 1u], p[4u * j + 2u], p[4u * j + 3u]),
                                uvec4(vt[vb], vt[vb + 1u], vt[vb + 2u], vt[vb + 3u]), P, WIDENED);

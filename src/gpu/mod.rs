@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod error;
 pub mod pipeline;
 pub mod shaders;
+pub mod standalone;
 pub mod timestamps;
 
 pub use buffer::{BufferBinding, GpuBuffer, MemoryKind, UploadBatch};

@@ -5,6 +5,7 @@
 //! This module owns the bytes of the weights and where they are; it knows nothing about how the
 //! network computes with them (that is `nr::graph` / `nr::reference` and the GPU code).
 
+pub mod dll;
 pub mod error;
 pub mod layout;
 pub mod load;

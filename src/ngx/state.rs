@@ -182,7 +182,7 @@ impl State {
             .devices
             .iter()
             .map(|(k, _)| *k)
-            .filter(|k| device.map_or(true, |d| d == *k))
+            .filter(|k| device.is_none_or(|d| d == *k))
             .collect();
         self.devices.retain(|(k, _)| !gone.contains(k));
         let dead: Vec<usize> = self

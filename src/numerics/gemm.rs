@@ -22,6 +22,7 @@ use super::e4m3::E4;
 use super::f16::{self, F16};
 use super::gemm_panel::{self, Arith, Panels, Path};
 use super::mma::{self, AccRounding, ExponentConvention, Profile, Val};
+use std::sync::OnceLock;
 
 /// Exponent lane value of a zero operand: any sum with it stays far below every real exponent.
 pub(crate) const EXP_ZERO: i16 = -8192;
@@ -70,17 +71,28 @@ fn check_len(operand: &'static str, got: usize, rows: usize, k: usize) -> Result
 }
 
 /// Per-code exponent lane and value lane for E4M3 under a convention.
-fn e4m3_lanes(conv: ExponentConvention) -> ([i16; 256], [f32; 256]) {
-    let mut exps = [EXP_ZERO; 256];
-    let mut vals = [0f32; 256];
-    for c in 0..=255u8 {
-        if let Val::Finite(q) = mma::e4m3_val(c, conv) {
-            exps[c as usize] = q.exp as i16;
-            let v = q.sig as f32 * (q.lsb as f32).exp2();
-            vals[c as usize] = if q.neg { -v } else { v };
+type E4m3Lanes = ([i16; 256], [f32; 256]);
+
+/// The lanes of [`e4m3_lanes`], built once per convention (GEMM calls are small and many).
+fn e4m3_lanes(conv: ExponentConvention) -> &'static E4m3Lanes {
+    static MIN_NORMAL: OnceLock<E4m3Lanes> = OnceLock::new();
+    static WIDENED: OnceLock<E4m3Lanes> = OnceLock::new();
+    let cell = match conv {
+        ExponentConvention::FormatMinNormal => &MIN_NORMAL,
+        ExponentConvention::WidenedF16 => &WIDENED,
+    };
+    cell.get_or_init(|| {
+        let mut exps = [EXP_ZERO; 256];
+        let mut vals = [0f32; 256];
+        for c in 0..=255u8 {
+            if let Val::Finite(q) = mma::e4m3_val(c, conv) {
+                exps[c as usize] = q.exp as i16;
+                let v = q.sig as f32 * (q.lsb as f32).exp2();
+                vals[c as usize] = if q.neg { -v } else { v };
+            }
         }
-    }
-    (exps, vals)
+        (exps, vals)
+    })
 }
 
 /// An E4M3 matrix (rows x K) decoded into lanes once, for reuse across GEMM calls (the weights).
@@ -110,7 +122,7 @@ impl PackedE4m3 {
             k,
             conv,
             codes: codes.to_vec(),
-            panels: Panels::new(codes, rows, k, &te, &tv),
+            panels: Panels::new(codes, rows, k, te, tv),
         })
     }
 
@@ -369,7 +381,7 @@ pub(crate) fn gemm_e4m3_packed_with(
             group: p.group,
             part: partition(partition_k, k),
         };
-        gemm_panel::gemm(path, ar, &te, &tv, a, &bt.panels, m, n, k, seeds, out);
+        gemm_panel::gemm(path, ar, te, tv, a, &bt.panels, m, n, k, seeds, out);
         return;
     }
     for i in 0..m {

@@ -47,25 +47,24 @@ pub(crate) fn fits(g: usize, p: u32) -> bool {
     bound < 2f64.powi(31)
 }
 
-/// `bt` (n x K) decoded into panels: `exps[panel][k][lane]`, `vals[panel][k][lane]`.
+/// `bt` (n x K) decoded into panels: `exps[panel * k + x][lane]`, `vals[panel * k + x][lane]`.
 #[derive(Clone, Debug)]
 pub(crate) struct Panels {
-    pub exps: Vec<i16>,
-    pub vals: Vec<f32>,
+    pub exps: Vec<[i16; LANES]>,
+    pub vals: Vec<[f32; LANES]>,
 }
 
 impl Panels {
     /// Decode `codes` (rows x k) with the per-code lanes `te`/`tv`.
     pub fn new(codes: &[E4], rows: usize, k: usize, te: &[i16; 256], tv: &[f32; 256]) -> Self {
         let np = rows.div_ceil(LANES);
-        let mut exps = vec![EXP_ZERO; np * k * LANES];
-        let mut vals = vec![0f32; np * k * LANES];
+        let mut exps = vec![[EXP_ZERO; LANES]; np * k];
+        let mut vals = vec![[0f32; LANES]; np * k];
         for (j, row) in codes.chunks_exact(k.max(1)).take(rows).enumerate() {
             let (p, l) = (j / LANES, j % LANES);
             for (x, &c) in row.iter().enumerate() {
-                let at = (p * k + x) * LANES + l;
-                exps[at] = te[c as usize];
-                vals[at] = tv[c as usize];
+                exps[p * k + x][l] = te[c as usize];
+                vals[p * k + x][l] = tv[c as usize];
             }
         }
         Panels { exps, vals }
@@ -93,12 +92,6 @@ pub(crate) enum Path {
     Portable,
 }
 
-/// A row block of `a` decoded as `[k][ROWS]` lanes (rows past the block are zero operands).
-struct RowBlock {
-    exps: Vec<i32>,
-    vals: Vec<f32>,
-}
-
 /// The E4M3 GEMM over panels: `out[i*n + j]` for all `i < m`, `j < n` (layout of
 /// [`super::gemm::gemm_e4m3_packed`]). Shapes are checked by the caller.
 #[allow(clippy::too_many_arguments)]
@@ -118,28 +111,24 @@ pub(crate) fn gemm(
     let np = n.div_ceil(LANES);
     let wide = ar.frac > 18;
     let avx2 = path == Path::Auto && has_avx2();
-    // Decode all of `a` once: the panels are the outer loop so a panel stays in cache while every
-    // row block passes over it.
-    let blocks: Vec<RowBlock> = (0..m.div_ceil(ROWS))
-        .map(|rb| {
-            let mut exps = vec![EXP_ZERO as i32; k * ROWS];
-            let mut vals = vec![0f32; k * ROWS];
-            for r in 0..ROWS.min(m - rb * ROWS) {
-                let row = &a[(rb * ROWS + r) * k..(rb * ROWS + r + 1) * k];
-                for (x, &c) in row.iter().enumerate() {
-                    exps[x * ROWS + r] = te[c as usize] as i32;
-                    vals[x * ROWS + r] = tv[c as usize];
-                }
-            }
-            RowBlock { exps, vals }
-        })
-        .collect();
+    // Decode all of `a` once, as `[row block][k][ROWS]`: the panels are the outer loop so a panel
+    // stays in cache while every row block passes over it.
+    let nb = m.div_ceil(ROWS);
+    let mut ae = vec![[EXP_ZERO as i32; ROWS]; nb * k];
+    let mut av = vec![[0f32; ROWS]; nb * k];
+    for (i, row) in a.chunks_exact(k.max(1)).take(m).enumerate() {
+        let (rb, r) = (i / ROWS, i % ROWS);
+        for ((e, v), &c) in ae[rb * k..].iter_mut().zip(&mut av[rb * k..]).zip(row) {
+            e[r] = te[c as usize] as i32;
+            v[r] = tv[c as usize];
+        }
+    }
     for p in 0..np {
-        let pe = &b.exps[p * k * LANES..(p + 1) * k * LANES];
-        let pv = &b.vals[p * k * LANES..(p + 1) * k * LANES];
+        let pe = &b.exps[p * k..(p + 1) * k];
+        let pv = &b.vals[p * k..(p + 1) * k];
         let j0 = p * LANES;
         let cols = LANES.min(n - j0);
-        for (rb, blk) in blocks.iter().enumerate() {
+        for rb in 0..nb {
             let i0 = rb * ROWS;
             let rows = ROWS.min(m - i0);
             let mut sd = [[f16::POS_ZERO; LANES]; ROWS];
@@ -151,8 +140,8 @@ pub(crate) fn gemm(
             let mut res = [[f16::POS_ZERO; LANES]; ROWS];
             let ops = Operands {
                 k,
-                ae: &blk.exps,
-                av: &blk.vals,
+                ae: &ae[rb * k..(rb + 1) * k],
+                av: &av[rb * k..(rb + 1) * k],
                 pe,
                 pv,
             };
@@ -171,12 +160,10 @@ pub(crate) fn gemm(
 /// The operands of one row block x panel.
 struct Operands<'a> {
     k: usize,
-    /// `[k][ROWS]`.
-    ae: &'a [i32],
-    av: &'a [f32],
-    /// `[k][LANES]`.
-    pe: &'a [i16],
-    pv: &'a [f32],
+    ae: &'a [[i32; ROWS]],
+    av: &'a [[f32; ROWS]],
+    pe: &'a [[i16; LANES]],
+    pv: &'a [[f32; LANES]],
 }
 
 /// Split-K partitions of `0..k` as (start, end, is_first).
@@ -240,13 +227,13 @@ fn group_lane(
         f16::exponent(acc).max(-14)
     };
     for x in g0..g1 {
-        e = e.max(ops.ae[x * ROWS + r] + ops.pe[x * LANES + l] as i32);
+        e = e.max(ops.ae[x][r] + ops.pe[x][l] as i32);
     }
     let e = e.max(E_FLOOR);
     let scale = f32::from_bits(((frac - e + 127) as u32) << 23);
     let mut s = (f16::to_f32(acc) * scale) as i32;
     for x in g0..g1 {
-        s = s.wrapping_add(((ops.av[x * ROWS + r] * ops.pv[x * LANES + l]) * scale) as i32);
+        s = s.wrapping_add(((ops.av[x][r] * ops.pv[x][l]) * scale) as i32);
     }
     let h = f16::round_i64_rne(s as i64, e - frac);
     if h & 0x7FFF == 0 {
@@ -306,6 +293,7 @@ mod avx2 {
     use super::{merge, partitions, Arith, Operands, EXP_ACC_ZERO, E_FLOOR, LANES, ROWS};
     use crate::numerics::f16::F16;
     use std::arch::x86_64::*;
+    use std::mem::transmute;
 
     /// Rows `0..R` of a block (R <= ROWS) x one panel.
     ///
@@ -352,14 +340,14 @@ mod avx2 {
 
     #[inline(always)]
     fn load8(h: &[u16; LANES]) -> __m128i {
-        // SAFETY: 8 u16 are exactly 16 readable bytes; the load is unaligned.
-        unsafe { _mm_loadu_si128(h.as_ptr() as *const __m128i) }
+        // SAFETY: [u16; 8] and __m128i have the same size and every bit pattern is valid.
+        unsafe { transmute::<[u16; LANES], __m128i>(*h) }
     }
 
     #[inline(always)]
     fn store8(h: &mut [u16; LANES], v: __m128i) {
-        // SAFETY: 8 u16 are exactly 16 writable bytes; the store is unaligned.
-        unsafe { _mm_storeu_si128(h.as_mut_ptr() as *mut __m128i, v) }
+        // SAFETY: as in `load8`.
+        *h = unsafe { transmute::<__m128i, [u16; LANES]>(v) };
     }
 
     /// One group step `g0..g1` for R rows x 8 columns; `acc` holds f16 bit patterns.
@@ -371,10 +359,8 @@ mod avx2 {
         g1: usize,
         acc: &mut [__m128i; R],
     ) {
-        let ae = &ops.ae[g0 * ROWS..g1 * ROWS];
-        let av = &ops.av[g0 * ROWS..g1 * ROWS];
-        let pe = &ops.pe[g0 * LANES..g1 * LANES];
-        let pv = &ops.pv[g0 * LANES..g1 * LANES];
+        let (ae, av) = (&ops.ae[g0..g1], &ops.av[g0..g1]);
+        let (pe, pv) = (&ops.pe[g0..g1], &ops.pv[g0..g1]);
         // E starts from the accumulator's exponent (f16 subnormals count -14, zero never wins).
         let mut e = [_mm256_setzero_si256(); R];
         let mut accf = [_mm256_setzero_ps(); R];
@@ -395,13 +381,11 @@ mod avx2 {
             e[r] = _mm256_max_epi32(_mm256_cvtepi16_epi32(ex), _mm256_set1_epi32(E_FLOOR));
             accf[r] = _mm256_cvtph_ps(h);
         }
-        for (x, lanes) in pe.chunks_exact(LANES).enumerate() {
-            // SAFETY: a chunk is 8 i16 = 16 readable bytes.
-            let b =
-                _mm256_cvtepi16_epi32(unsafe { _mm_loadu_si128(lanes.as_ptr() as *const __m128i) });
+        for (lanes, a) in pe.iter().zip(ae) {
+            // SAFETY: [i16; 8] and __m128i have the same size and every bit pattern is valid.
+            let b = _mm256_cvtepi16_epi32(unsafe { transmute::<[i16; LANES], __m128i>(*lanes) });
             for r in 0..R {
-                let a = _mm256_set1_epi32(ae[x * ROWS + r]);
-                e[r] = _mm256_max_epi32(e[r], _mm256_add_epi32(a, b));
+                e[r] = _mm256_max_epi32(e[r], _mm256_add_epi32(_mm256_set1_epi32(a[r]), b));
             }
         }
         // scale = 2^(P-E), built from its exponent bits.
@@ -414,12 +398,11 @@ mod avx2 {
             )));
             sum[r] = _mm256_cvttps_epi32(_mm256_mul_ps(accf[r], scale[r]));
         }
-        for (x, lanes) in pv.chunks_exact(LANES).enumerate() {
-            // SAFETY: a chunk is 8 f32 = 32 readable bytes.
-            let b = unsafe { _mm256_loadu_ps(lanes.as_ptr()) };
+        for (lanes, a) in pv.iter().zip(av) {
+            // SAFETY: [f32; 8] and __m256 have the same size and every bit pattern is valid.
+            let b = unsafe { transmute::<[f32; LANES], __m256>(*lanes) };
             for r in 0..R {
-                let a = _mm256_set1_ps(av[x * ROWS + r]);
-                let t = _mm256_mul_ps(_mm256_mul_ps(a, b), scale[r]);
+                let t = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a[r]), b), scale[r]);
                 sum[r] = _mm256_add_epi32(sum[r], _mm256_cvttps_epi32(t));
             }
         }

@@ -1,7 +1,11 @@
 //! `openngx` command-line tool. This file only parses the command line and dispatches; every
 //! subcommand lives in its own module with its own `Args` and `run`.
 
+mod bench;
 mod demo;
+mod doctor;
+mod extract_model;
+mod parity;
 mod reference;
 mod synth_model;
 mod validate_model;
@@ -23,10 +27,19 @@ enum Command {
     Demo(demo::Args),
     /// Write a deterministic synthetic model directory (same structure as the shipped model).
     SynthModel(synth_model::Args),
-    /// Run the CPU reference and write a fixture directory (captured frames).
-    Reference(reference::Args),
+    /// GPU time per frame (timestamps), per-stage profile, memory; --check compares with the CPU.
+    Bench(bench::Args),
     /// Check a model directory and print a summary; exit 0 if valid, 1 if not.
     ValidateModel(validate_model::Args),
+    /// Extract the weights of nvngx_dlssnr.dll (RCDATA `WEIGHTS_HT`) into a model directory.
+    ExtractModel(extract_model::Args),
+    /// Run the CPU reference and write a fixture directory (captured frames).
+    Reference(reference::Args),
+    /// Run the network on a captured-frame fixture and compare with its references; exit 0 only
+    /// when every check is bit-exact.
+    Parity(parity::Args),
+    /// Report the Vulkan devices, what the routes need, and where the model is looked for.
+    Doctor(doctor::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +47,10 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::SynthModel(args) => synth_model::run(args),
         Command::ValidateModel(args) => validate_model::run(args),
+        Command::ExtractModel(args) => extract_model::run(args),
         Command::Reference(args) => reference::run(args),
+        Command::Parity(args) => parity::run(args),
+        Command::Doctor(args) => doctor::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }

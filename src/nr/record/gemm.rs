@@ -17,11 +17,13 @@ use crate::gpu::{
     BufferBinding, ComputePipeline, DescriptorArena, GpuContext, GpuError, PipelineDesc, Recorder,
     SpecConstant,
 };
-use crate::nr::graph::{DType, Epilogue, InputMode};
+use crate::nr::graph::{DType, Epilogue, Graph, InputMode, Node, Op, TensorId};
 use crate::nr::reference::Profiles;
 use crate::numerics::{AccRounding, ExponentConvention, Profile};
 
-/// Push-constant bytes of every kernel here (the GEMM uses 28).
+use super::GpuWeights;
+
+/// Push-constant bytes of every kernel here (the GEMM uses all 32).
 const PUSH_BYTES: u32 = 32;
 
 /// A kernel launch prepared once and recorded any number of times.
@@ -128,6 +130,23 @@ pub struct GemmBindings {
     pub out_raw: Option<BufferBinding>,
 }
 
+/// `b` moved down to the device's storage-buffer offset alignment, and the skew in bytes.
+fn align_down(ctx: &GpuContext, b: BufferBinding) -> (BufferBinding, u64) {
+    let align = ctx
+        .capabilities()
+        .min_storage_buffer_offset_alignment
+        .max(1);
+    let skew = b.offset % align;
+    (
+        BufferBinding {
+            buffer: b.buffer,
+            offset: b.offset - skew,
+            range: b.range + skew,
+        },
+        skew,
+    )
+}
+
 fn need(what: &str, b: &BufferBinding, bytes: usize) -> Result<(), GpuError> {
     if (b.range as usize) < bytes {
         return Err(invalid(
@@ -138,11 +157,13 @@ fn need(what: &str, b: &BufferBinding, bytes: usize) -> Result<(), GpuError> {
     Ok(())
 }
 
+/// Rows per invocation (`TM` in the shader).
+const TM: u32 = 4;
+
 /// Tile choice: 64 columns per workgroup when N allows it, else 32 (with twice the rows).
-fn tile(n: usize) -> (u32, u32, u32) {
-    let (bn, tm) = if n % 64 == 0 { (64, 4) } else { (32, 4) };
-    let bm = tm * 256 / (bn / 4);
-    (bn, tm, bm)
+fn tile(n: usize) -> (u32, u32) {
+    let bn = if n % 64 == 0 { 64 } else { 32 };
+    (bn, TM * 256 / (bn / 4))
 }
 
 /// Prepare a grouped FP8 GEMM (see `shaders/nr/gemm.comp`).
@@ -157,9 +178,7 @@ pub fn prepare_gemm(
     if s.k == 0 || s.k % 16 != 0 || s.n == 0 || s.n % 32 != 0 || s.groups == 0 || s.rows == 0 {
         return Err(invalid(
             "gemm shape",
-            format!(
-                "{s:?}: needs rows, groups > 0, K a multiple of 16 and N a multiple of 32"
-            ),
+            format!("{s:?}: needs rows, groups > 0, K a multiple of 16 and N a multiple of 32"),
         ));
     }
     let k_in = match s.mode {
@@ -190,8 +209,8 @@ pub fn prepare_gemm(
         }
         _ => b.out,
     };
-    let (seed_kind, skip, scale) = match (s.seed, b.seed) {
-        (None, _) => (0u32, b.out, b.out),
+    let (seed_kind, skip, scale, scale_skew) = match (s.seed, b.seed) {
+        (None, _) => (0u32, b.out, b.out, 0),
         (Some(dt), Some((skip, scale))) => {
             let kind = match dt {
                 DType::E4 => 1,
@@ -205,7 +224,14 @@ pub fn prepare_gemm(
             };
             need("gemm skip", &skip, s.rows * nout * dt.size())?;
             need("gemm scale", &scale, nout * 2)?;
-            (kind, skip, scale)
+            let (scale, skew) = align_down(ctx, scale);
+            if skew % 2 != 0 {
+                return Err(invalid(
+                    "gemm scale",
+                    format!("offset {} is not a multiple of 2", scale.offset + skew),
+                ));
+            }
+            (kind, skip, scale, skew / 2)
         }
         (Some(_), None) => {
             return Err(invalid(
@@ -232,10 +258,9 @@ pub fn prepare_gemm(
         Epilogue::F16 => 2,
         Epilogue::Dual => 3,
     };
-    let (bn, tm, bm) = tile(s.n);
+    let (bn, bm) = tile(s.n);
     let desc = PipelineDesc::new("nr/gemm", 6, PUSH_BYTES)
         .with_spec(SpecConstant::u32(0, bn))
-        .with_spec(SpecConstant::u32(1, tm))
         .with_spec(SpecConstant::i32(2, p))
         .with_spec(SpecConstant::u32(3, conv))
         .with_spec(SpecConstant::u32(4, epi))
@@ -254,6 +279,7 @@ pub fn prepare_gemm(
         nout as u32,
         astride as u32,
         part as u32,
+        scale_skew as u32,
     ]);
     let groups = [
         s.rows.div_ceil(bm as usize) as u32,
@@ -368,4 +394,85 @@ pub fn record_head(
     out: BufferBinding,
 ) -> Result<(), GpuError> {
     prepare_head(ctx, arena, profiles, rows, input, weights, out)?.record(rec)
+}
+
+/// Prepare the kernel of a GEMM-family node (`Gemm`, `Adapter`, `Head`) of `graph`, with tensor
+/// bindings from `tensor` and weights from `weights`; `Ok(None)` for every other op.
+pub fn prepare_node(
+    ctx: &Arc<GpuContext>,
+    arena: &mut DescriptorArena,
+    profiles: Profiles,
+    graph: &Graph,
+    node: &Node,
+    weights: &GpuWeights,
+    tensor: &dyn Fn(TensorId) -> BufferBinding,
+) -> Result<Option<Dispatch>, GpuError> {
+    Ok(Some(match &node.op {
+        Op::Gemm {
+            input,
+            mode,
+            mat,
+            seed,
+            partition,
+            epilogue,
+            out,
+            out_raw,
+        } => {
+            let shape = GemmShape {
+                rows: graph.rows(*input),
+                cin: graph.tensors[*input].channels,
+                k: mat.k,
+                n: mat.n,
+                groups: mat.groups,
+                mode: *mode,
+                partition: *partition,
+                epilogue: *epilogue,
+                seed: seed.map(|s| graph.tensors[s.skip].dtype),
+            };
+            let seed = match seed {
+                Some(s) => Some((
+                    tensor(s.skip),
+                    weights.binding(s.scale, (shape.nout() * 2) as u64)?,
+                )),
+                None => None,
+            };
+            let bindings = GemmBindings {
+                input: tensor(*input),
+                matrix: weights.matrix(mat)?,
+                seed,
+                out: tensor(*out),
+                out_raw: out_raw.map(tensor),
+            };
+            prepare_gemm(ctx, arena, profiles, &shape, &bindings)?
+        }
+        Op::Adapter {
+            input,
+            weights: w,
+            out_raw,
+            out,
+        } => prepare_adapter(
+            ctx,
+            arena,
+            profiles,
+            graph.rows(*input),
+            tensor(*input),
+            weights.f16_matrix(*w, 16, 32)?,
+            tensor(*out_raw),
+            tensor(*out),
+        )?,
+        Op::Head {
+            input,
+            weights: w,
+            out,
+        } => prepare_head(
+            ctx,
+            arena,
+            profiles,
+            graph.rows(*input),
+            tensor(*input),
+            weights.f16_matrix(*w, 32, 4)?,
+            tensor(*out),
+        )?,
+        _ => return Ok(None),
+    }))
 }

@@ -6,18 +6,22 @@
 //!   lifetimes do not overlap;
 //! * `gemm` — the grouped FP8 GEMM, the input adapter and the head (integer emulation of the MMA
 //!   profiles, no cooperative matrices);
-//! * `network` — [`NetworkRecorder`]: every node of the graph, barriers, timestamps, readback.
+//! * `network` — [`NetworkRecorder`]: every node of the graph, barriers, timestamps, readback;
+//! * `frame` — prepare/compose around the network and the bridge to the caller's images.
 //!
 //! The attention and element-wise kernels (`attention`, `elementwise`) are owned by another
 //! module author and called from `network`.
 
 pub mod attention;
 pub mod elementwise;
+pub mod frame;
 pub mod gemm;
+pub mod network;
 pub mod weights;
 pub mod workspace;
 
 pub use gemm::{Dispatch, GemmBindings, GemmShape};
+pub use network::{Keep, NetworkOptions, NetworkRecorder};
 pub use weights::GpuWeights;
 pub use workspace::Workspace;
 

@@ -62,8 +62,11 @@ impl std::fmt::Debug for GpuWeights {
     }
 }
 
+/// The FP8 matrices the schedule reads, and its f16 fragment matrices (at, k, n).
+type ScheduleMatrices = (Vec<MatRef>, Vec<(WeightRef, usize, usize)>);
+
 /// The FP8 and f16 matrices the schedule reads (the same for every geometry).
-fn schedule_matrices() -> Result<(Vec<MatRef>, Vec<(WeightRef, usize, usize)>), RecordError> {
+fn schedule_matrices() -> Result<ScheduleMatrices, RecordError> {
     let geometry = Geometry::new(64, 64).map_err(|e| RecordError::Graph(e.to_string()))?;
     let g = graph::build(&geometry);
     let mut fp8 = Vec::new();
@@ -119,7 +122,12 @@ impl GpuWeights {
         for (off, bytes) in &placed {
             host[*off as usize..*off as usize + bytes.len()].copy_from_slice(bytes);
         }
-        let records = GpuBuffer::new(ctx, "nr weights (records)", host.len() as u64, MemoryKind::DeviceLocal)?;
+        let records = GpuBuffer::new(
+            ctx,
+            "nr weights (records)",
+            host.len() as u64,
+            MemoryKind::DeviceLocal,
+        )?;
         upload_all(batch, rec, &records, &host)?;
         drop(host);
 
@@ -219,7 +227,10 @@ impl GpuWeights {
     pub fn matrix(&self, m: &MatRef) -> Result<BufferBinding, GpuError> {
         let off = self.matrices.get(m).ok_or_else(|| {
             GpuError::invalid(
-                format!("matrix block{}.layer{}@{}", m.at.block, m.at.layer, m.at.offset),
+                format!(
+                    "matrix block{}.layer{}@{}",
+                    m.at.block, m.at.layer, m.at.offset
+                ),
                 "not a matrix of the schedule",
             )
         })?;

@@ -198,9 +198,17 @@ mod tests {
             let p = plan(&g, &[]);
             check(&g, &p, &[]);
             // The biggest single tensor is a lower bound; sharing must beat no sharing by far.
-            let biggest = (0..g.tensors.len()).map(|t| tensor_bytes(&g, t)).max().unwrap_or(0);
+            let biggest = (0..g.tensors.len())
+                .map(|t| tensor_bytes(&g, t))
+                .max()
+                .unwrap_or(0);
             assert!(p.bytes >= biggest);
-            assert!(p.bytes * 4 < p.unshared_bytes, "{} vs {}", p.bytes, p.unshared_bytes);
+            assert!(
+                p.bytes * 4 < p.unshared_bytes,
+                "{} vs {}",
+                p.bytes,
+                p.unshared_bytes
+            );
             let keep: Vec<TensorId> = g.boundaries.iter().map(|b| b.1).collect();
             let pk = plan(&g, &keep);
             check(&g, &pk, &keep);

@@ -293,24 +293,40 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                 let (k, n, groups) = (mat.k, mat.n, mat.groups);
                 let mode = *mode;
                 let part = *partition;
-                let chunks: Vec<Result<Vec<u16>, ReferenceError>> = (0..rows.div_ceil(CHUNK))
+                let epilogue = *epilogue;
+                let keep_raw = matches!(epilogue, Epilogue::F16 | Epilogue::Dual);
+                // Each chunk runs its GEMMs and its epilogue (the per-output conversions cost as
+                // much as a short-K GEMM, so they run in parallel too); the raw f16 result is kept
+                // only where an output needs it.
+                /// A chunk's raw f16 rows (if kept) and E4 rows (if any).
+                type Chunk = (Vec<u16>, Vec<u8>);
+                let chunks: Vec<Result<Chunk, ReferenceError>> = (0..rows.div_ceil(CHUNK))
                     .into_par_iter()
                     .map(|ci| {
                         let r0 = ci * CHUNK;
                         let m = CHUNK.min(rows - r0);
                         let mut res = vec![0u16; m * nout];
-                        let mut a = vec![0u8; m * k];
-                        let mut seeds = vec![0u16; m * n];
-                        let mut o = vec![0u16; m * n];
+                        let mut a = Vec::new();
+                        let mut seeds = vec![0u16; if seed.is_some() { m * n } else { 0 }];
+                        let mut o = vec![0u16; if groups > 1 { m * n } else { 0 }];
                         for g in 0..groups {
-                            for i in 0..m {
-                                let row = &x[(r0 + i) * cin..(r0 + i + 1) * cin];
-                                let src = match mode {
-                                    InputMode::Shared => &row[..k],
-                                    InputMode::Split => &row[g * k..(g + 1) * k],
-                                };
-                                a[i * k..(i + 1) * k].copy_from_slice(src);
-                                if let Some((skip, scale)) = &seed {
+                            // A group that reads whole rows (k == cin) needs no copy.
+                            let rows_a: &[u8] = if k == cin {
+                                &x[r0 * cin..(r0 + m) * cin]
+                            } else {
+                                a.resize(m * k, 0);
+                                for i in 0..m {
+                                    let row = &x[(r0 + i) * cin..(r0 + i + 1) * cin];
+                                    let src = match mode {
+                                        InputMode::Shared => &row[..k],
+                                        InputMode::Split => &row[g * k..(g + 1) * k],
+                                    };
+                                    a[i * k..(i + 1) * k].copy_from_slice(src);
+                                }
+                                &a
+                            };
+                            if let Some((skip, scale)) = &seed {
+                                for i in 0..m {
                                     for j in 0..n {
                                         let col = g * n + j;
                                         seeds[i * n + j] = ops::scaled_skip(
@@ -321,40 +337,51 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
                                 }
                             }
                             let sd = seed.as_ref().map(|_| &seeds[..]);
-                            gemm_e4m3_packed(&p, &a, &w[g], m, sd, part, &mut o)
-                                .map_err(|e| ReferenceError::Numerics(e.to_string()))?;
-                            for i in 0..m {
-                                res[i * nout + g * n..i * nout + g * n + n]
-                                    .copy_from_slice(&o[i * n..(i + 1) * n]);
+                            let num = |e: crate::numerics::GemmError| {
+                                ReferenceError::Numerics(e.to_string())
+                            };
+                            if groups == 1 {
+                                gemm_e4m3_packed(&p, rows_a, &w[g], m, sd, part, &mut res)
+                                    .map_err(num)?;
+                            } else {
+                                gemm_e4m3_packed(&p, rows_a, &w[g], m, sd, part, &mut o)
+                                    .map_err(num)?;
+                                for i in 0..m {
+                                    res[i * nout + g * n..i * nout + g * n + n]
+                                        .copy_from_slice(&o[i * n..(i + 1) * n]);
+                                }
                             }
                         }
-                        Ok(res)
+                        let e4: Vec<u8> = match epilogue {
+                            Epilogue::F16 => Vec::new(),
+                            Epilogue::E4 | Epilogue::Dual => {
+                                res.iter().map(|&h| e4m3::from_f16(h)).collect()
+                            }
+                            Epilogue::SiluE4 => res
+                                .iter()
+                                .map(|&h| e4m3::from_f16(silu::silu_lookup(h)))
+                                .collect(),
+                        };
+                        Ok((if keep_raw { res } else { Vec::new() }, e4))
                     })
                     .collect();
-                let mut res = Vec::with_capacity(rows * nout);
+                let mut raw = Vec::with_capacity(if keep_raw { rows * nout } else { 0 });
+                let mut e4 = Vec::with_capacity(if epilogue == Epilogue::F16 {
+                    0
+                } else {
+                    rows * nout
+                });
                 for c in chunks {
-                    res.extend(c?);
+                    let (r, e) = c?;
+                    raw.extend(r);
+                    e4.extend(e);
                 }
                 Ok(match epilogue {
-                    Epilogue::F16 => vec![(*out, TensorData::F16(res))],
-                    Epilogue::E4 => vec![(
-                        *out,
-                        TensorData::E4(res.iter().map(|&h| e4m3::from_f16(h)).collect()),
-                    )],
-                    Epilogue::SiluE4 => {
-                        vec![(
-                            *out,
-                            TensorData::E4(
-                                res.iter()
-                                    .map(|&h| e4m3::from_f16(silu::silu_lookup(h)))
-                                    .collect(),
-                            ),
-                        )]
-                    }
+                    Epilogue::F16 => vec![(*out, TensorData::F16(raw))],
+                    Epilogue::E4 | Epilogue::SiluE4 => vec![(*out, TensorData::E4(e4))],
                     Epilogue::Dual => {
-                        let e4 = res.iter().map(|&h| e4m3::from_f16(h)).collect();
-                        let raw = out_raw.expect("dual epilogue has a raw output");
-                        vec![(*out, TensorData::E4(e4)), (raw, TensorData::F16(res))]
+                        let raw_out = out_raw.expect("dual epilogue has a raw output");
+                        vec![(*out, TensorData::E4(e4)), (raw_out, TensorData::F16(raw))]
                     }
                 })
             }

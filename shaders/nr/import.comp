@@ -1,0 +1,60 @@
+// import: one of the caller's images (a sampled image, read with texelFetch, no sampler) into a
+// frame buffer of f32 texels: the proxy colour (RGBA) or the motion vectors (RG), for the
+// width x height rectangle at (base_x, base_y).
+// Normalised formats are turned back into their integer codes and then into the correctly
+// rounded code / max, so the result does not depend on the driver's UNORM or sRGB decoder:
+//   kind 0: float formats (RGBA16F, RGBA32F, RG16F, RG32F): the value as sampled
+//   kind 1: RGBA8 UNORM: c / 255
+//   kind 2: RGBA8 SRGB through an _SRGB view (decoded to linear by the sampler): RGB become
+//           the sRGB code c / 255 again (the proxy is display-space code values), A is linear
+//   kind 3: A2B10G10R10 UNORM: RGB c / 1023, A c / 3
+// Binding 0: the image; binding 1: the destination buffer (channels f32 words per texel).
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_samplerless_texture_functions : require
+layout(local_size_x = 8, local_size_y = 8) in;
+
+layout(binding = 0) uniform texture2D src;
+layout(std430, binding = 1) writeonly buffer Dst { uint dst[]; };
+
+layout(push_constant) uniform ImportConstants {
+    uint base_x;
+    uint base_y;
+    uint width;
+    uint height;
+    uint kind;
+    uint channels;
+    uint mip;
+    uint reserved;
+} pc;
+
+#include "frame_formats.glsl"
+
+void main() {
+    uint x = gl_GlobalInvocationID.x;
+    uint y = gl_GlobalInvocationID.y;
+    if (x >= pc.width || y >= pc.height) {
+        return;
+    }
+    vec4 t = texelFetch(src, ivec2(pc.base_x + x, pc.base_y + y), int(pc.mip));
+    vec4 v = t;
+    if (pc.kind == 1u) {
+        for (int c = 0; c < 4; ++c) {
+            v[c] = frame_ratio(frame_unorm_code(t[c], 255u), 255u);
+        }
+    } else if (pc.kind == 2u) {
+        for (int c = 0; c < 3; ++c) {
+            v[c] = frame_ratio(frame_srgb_code(t[c]), 255u);
+        }
+        v.w = frame_ratio(frame_unorm_code(t.w, 255u), 255u);
+    } else if (pc.kind == 3u) {
+        for (int c = 0; c < 3; ++c) {
+            v[c] = frame_ratio(frame_unorm_code(t[c], 1023u), 1023u);
+        }
+        v.w = frame_ratio(frame_unorm_code(t.w, 3u), 3u);
+    }
+    uint i = (y * pc.width + x) * pc.channels;
+    for (uint c = 0u; c < pc.channels; ++c) {
+        dst[i + c] = floatBitsToUint(v[c]);
+    }
+}

@@ -1,0 +1,264 @@
+//! `openngx bench`: GPU time of the network (timestamps), warm-up, median and min over N frames,
+//! per-stage profile, device memory, optional bit-exact check against the CPU reference.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use openngx::gpu::standalone::StandaloneDevice;
+use openngx::gpu::UploadBatch;
+use openngx::model::{synth, LoadOptions, Model};
+use openngx::nr::geometry::Geometry;
+use openngx::nr::graph;
+use openngx::nr::record::network::{Keep, NetworkOptions, NetworkRecorder};
+use openngx::nr::record::GpuWeights;
+use openngx::nr::reference::{self, Profiles};
+use openngx::numerics::f16;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Model directory; without it a synthetic model (seed 0) is written to a temporary directory.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    #[arg(long, default_value_t = 768)]
+    width: u32,
+    #[arg(long, default_value_t = 768)]
+    height: u32,
+    /// Timed frames (after the warm-up).
+    #[arg(long, default_value_t = 20)]
+    frames: usize,
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// MMA profile: f13 (native) or h25.
+    #[arg(long, default_value = "f13")]
+    profile: String,
+    /// Device index among those that support the exact route.
+    #[arg(long)]
+    device: Option<usize>,
+    /// Also run the CPU reference and compare the 75 boundaries and the head byte for byte.
+    #[arg(long)]
+    check: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    match run_inner(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Stage of a block for the profile table.
+fn stage(block: &str) -> &'static str {
+    let b: usize = block
+        .trim_start_matches("block-")
+        .parse()
+        .unwrap_or(usize::MAX);
+    match b {
+        0 => "block 0 (field)",
+        1..=4 => "enc C32 (1-4)",
+        5..=8 => "enc C64 (5-8)",
+        9..=14 => "enc C128 (9-14)",
+        15..=22 => "enc C256 (15-22)",
+        23..=30 => "enc split-512 (23-30)",
+        31..=38 => "ViT (31-38)",
+        39 => "ViT exit (39)",
+        40..=47 => "dec split-512 (40-47)",
+        48..=55 => "dec C256 (48-55)",
+        56..=61 => "dec C128 (56-61)",
+        62..=65 => "dec C64 (62-65)",
+        66..=69 => "dec C32 (66-69)",
+        70 => "block 70 + head (field)",
+        _ => "other",
+    }
+}
+
+fn run_inner(args: &Args) -> Result<bool, String> {
+    let profiles = Profiles::by_name(&args.profile)
+        .ok_or_else(|| format!("unknown profile `{}`", args.profile))?;
+    if args.frames == 0 {
+        return Err("--frames must be at least 1".into());
+    }
+    let geometry = Geometry::new(args.width, args.height).map_err(|e| e.to_string())?;
+    let _tmp;
+    let model_dir = match &args.model {
+        Some(d) => d.clone(),
+        None => {
+            let t =
+                std::env::temp_dir().join(format!("openngx-bench-model-{}", std::process::id()));
+            synth::write_model(&t, 0, &synth::SynthParams::DEFAULT, true)
+                .map_err(|e| e.to_string())?;
+            _tmp = TempDir(t.clone());
+            t
+        }
+    };
+    let model =
+        Model::load(&model_dir, LoadOptions { verify_sha: false }).map_err(|e| e.to_string())?;
+    let dev = StandaloneDevice::open(args.device).map_err(|e| e.to_string())?;
+    let ctx = dev.context().clone();
+    let graph = graph::build(&geometry);
+    let rows = graph.rows(graph.features);
+    // Deterministic features in the range of real ones (the upstream bench's recipe).
+    let features: Vec<f32> = (0..rows * 16)
+        .map(|i| f16::to_f32(f16::from_f32_rne(((i as f32) * 0.0017).sin() * 0.125)))
+        .collect();
+
+    let mut batch = UploadBatch::new(&ctx);
+    let weights = dev
+        .submit(|rec| {
+            GpuWeights::shared(&ctx, &model, rec, &mut batch)
+                .map_err(|e| openngx::gpu::GpuError::invalid("weights", e.to_string()))
+        })
+        .map_err(|e| e.to_string())?;
+    batch.release();
+    let opts = NetworkOptions {
+        profiles,
+        keep: if args.check {
+            Keep::Boundaries
+        } else {
+            Keep::Head
+        },
+        readback: args.check,
+        timestamps: true,
+        frames_in_flight: 1,
+    };
+    let mut net = NetworkRecorder::new(&ctx, graph.clone(), weights.clone(), opts)
+        .map_err(|e| e.to_string())?;
+    let mut batch = UploadBatch::new(&ctx);
+    dev.submit(|rec| {
+        net.upload_features(rec, &mut batch, &features)
+            .map_err(|e| openngx::gpu::GpuError::invalid("features", e.to_string()))
+    })
+    .map_err(|e| e.to_string())?;
+    batch.release();
+
+    let mut totals = Vec::new();
+    let mut per_stage: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    let mut dispatches = 0;
+    for i in 0..args.warmup + args.frames {
+        let t = Instant::now();
+        dispatches = dev
+            .submit(|rec| {
+                net.record(rec)
+                    .map_err(|e| openngx::gpu::GpuError::invalid("record", e.to_string()))?;
+                Ok(rec.dispatch_count())
+            })
+            .map_err(|e| e.to_string())?;
+        let wall = t.elapsed().as_secs_f64() * 1e3;
+        if i < args.warmup {
+            continue;
+        }
+        let times = net
+            .timings()
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        let total: f64 = times.iter().map(|s| s.ms).sum();
+        totals.push(if times.is_empty() { wall } else { total });
+        let mut frame_stage: BTreeMap<&'static str, f64> = BTreeMap::new();
+        for s in &times {
+            *frame_stage.entry(stage(&s.label)).or_default() += s.ms;
+        }
+        for (k, v) in frame_stage {
+            per_stage.entry(k).or_default().push(v);
+        }
+    }
+    let min = totals.iter().cloned().fold(f64::INFINITY, f64::min);
+    let med = median(&mut totals.clone());
+    let mem = weights.bytes() + net.workspace_bytes();
+
+    let mut exact = None;
+    if args.check {
+        let t = Instant::now();
+        let cpu = reference::run(&graph, &model, &features, profiles).map_err(|e| e.to_string())?;
+        let cpu_s = t.elapsed().as_secs_f64();
+        let mut bad = Vec::new();
+        for (name, want) in &cpu.boundaries {
+            let t = graph
+                .boundaries
+                .iter()
+                .find(|b| &b.0 == name)
+                .map(|b| b.1)
+                .ok_or("boundary")?;
+            let got = net.read_tensor(t).map_err(|e| e.to_string())?;
+            if &got != want {
+                let diff = got.iter().zip(want).filter(|(a, b)| a != b).count();
+                bad.push(format!("{name} ({diff} bytes differ)"));
+            }
+        }
+        let head = net.read_head().map_err(|e| e.to_string())?;
+        if head
+            .iter()
+            .map(|x| x.to_bits())
+            .ne(cpu.head.iter().map(|x| x.to_bits()))
+        {
+            bad.push("head".into());
+        }
+        eprintln!("CPU reference: {cpu_s:.1} s");
+        exact = Some(bad);
+    }
+
+    let device = &dev.capabilities.device_name;
+    if args.json {
+        let stages: BTreeMap<&str, f64> =
+            per_stage.iter_mut().map(|(k, v)| (*k, median(v))).collect();
+        let j = serde_json::json!({
+            "device": device, "width": args.width, "height": args.height,
+            "field": [geometry.field.w, geometry.field.h], "profile": profiles.name,
+            "frames": args.frames, "median_ms": med, "min_ms": min, "dispatches": dispatches,
+            "weights_bytes": weights.bytes(), "workspace_bytes": net.workspace_bytes(),
+            "stages_median_ms": stages,
+            "exact": exact.as_ref().map(|b| b.is_empty()),
+            "mismatches": exact,
+        });
+        println!("{j}");
+    } else {
+        println!(
+            "{device}: {}x{} (field {}x{}), profile {}, {} dispatches",
+            args.width, args.height, geometry.field.w, geometry.field.h, profiles.name, dispatches
+        );
+        println!(
+            "GPU time per frame: median {med:.2} ms, min {min:.2} ms over {} frames",
+            args.frames
+        );
+        println!(
+            "device memory: weights {:.1} MiB + workspace {:.1} MiB = {:.1} MiB",
+            weights.bytes() as f64 / 1048576.0,
+            net.workspace_bytes() as f64 / 1048576.0,
+            mem as f64 / 1048576.0
+        );
+        for (k, v) in per_stage.iter_mut() {
+            println!("  {k:<26} {:9.2} ms", median(v));
+        }
+        if let Some(bad) = &exact {
+            if bad.is_empty() {
+                println!("bit-exact: 75 boundaries and the head equal the CPU reference");
+            } else {
+                println!("MISMATCH against the CPU reference: {}", bad.join(", "));
+            }
+        }
+    }
+    drop(net);
+    drop(weights);
+    Ok(exact.is_none_or(|b| b.is_empty()))
+}
+
+/// Removes a temporary directory on drop.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

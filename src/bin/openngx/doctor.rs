@@ -1,0 +1,270 @@
+//! `openngx doctor [--no-verify]`: what this machine offers openngx. It creates its own Vulkan
+//! instance (the library never does; this tool plays the application), lists every physical
+//! device with its Vulkan version and the features the exact route needs, says which routes each
+//! device can run, and shows where the model is looked for and whether it validates.
+//!
+//! Exit status: 0 when at least one device can run the exact route and no model that was found
+//! is invalid (a missing model is only a warning: the GPU check is still useful without one);
+//! 1 otherwise.
+
+use std::ffi::CStr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use ash::vk;
+use openngx::gpu::context::{Capabilities, EXACT_ROUTE_PUSH_CONSTANT_BYTES};
+use openngx::model::{LoadOptions, Model};
+
+/// Environment variable naming the model directory.
+const MODEL_DIR_ENV: &str = "OPENNGX_MODEL_DIR";
+/// Directory name searched next to the library.
+const MODEL_SUBDIR: &str = "openngx-model";
+/// The tensor route's extension.
+const COOPERATIVE_MATRIX: &CStr = c"VK_KHR_cooperative_matrix";
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Skip the SHA-256 check of the model's stage files (faster).
+    #[arg(long)]
+    no_verify: bool,
+}
+
+fn version(v: u32) -> String {
+    format!(
+        "{}.{}.{}",
+        vk::api_version_major(v),
+        vk::api_version_minor(v),
+        vk::api_version_patch(v)
+    )
+}
+
+fn yes_no(ok: bool) -> &'static str {
+    if ok {
+        "yes"
+    } else {
+        "NO"
+    }
+}
+
+fn device_type(t: vk::PhysicalDeviceType) -> &'static str {
+    match t {
+        vk::PhysicalDeviceType::DISCRETE_GPU => "discrete GPU",
+        vk::PhysicalDeviceType::INTEGRATED_GPU => "integrated GPU",
+        vk::PhysicalDeviceType::VIRTUAL_GPU => "virtual GPU",
+        vk::PhysicalDeviceType::CPU => "CPU",
+        _ => "other",
+    }
+}
+
+pub fn run(args: Args) -> ExitCode {
+    println!("openngx {} doctor", env!("CARGO_PKG_VERSION"));
+    println!("routes: cpu reference (always available); exact (Vulkan 1.2 integer emulation)");
+    let devices_ok = vulkan_report();
+    let model_ok = model_report(!args.no_verify);
+    if devices_ok && model_ok {
+        println!("doctor: OK");
+        ExitCode::SUCCESS
+    } else {
+        println!("doctor: PROBLEMS FOUND");
+        ExitCode::FAILURE
+    }
+}
+
+/// Print the Vulkan section; true when some device can run the exact route.
+fn vulkan_report() -> bool {
+    // SAFETY: loads the system Vulkan loader; a failure is reported, not assumed.
+    let entry = match unsafe { ash::Entry::load() } {
+        Ok(e) => e,
+        Err(e) => {
+            println!("vulkan: no loader ({e})");
+            return false;
+        }
+    };
+    // SAFETY: a global query on a valid entry.
+    let instance_version = match unsafe { entry.try_enumerate_instance_version() } {
+        Ok(Some(v)) => v,
+        Ok(None) => vk::API_VERSION_1_0,
+        Err(e) => {
+            println!("vulkan: vkEnumerateInstanceVersion failed: {e}");
+            return false;
+        }
+    };
+    println!(
+        "vulkan: loader instance version {}",
+        version(instance_version)
+    );
+    if instance_version < vk::API_VERSION_1_2 {
+        println!("vulkan: the loader is older than 1.2; no route can run");
+        return false;
+    }
+    let app = vk::ApplicationInfo::default()
+        .application_name(c"openngx doctor")
+        .api_version(vk::API_VERSION_1_2);
+    let info = vk::InstanceCreateInfo::default().application_info(&app);
+    // SAFETY: valid create info; the instance is destroyed below.
+    let instance = match unsafe { entry.create_instance(&info, None) } {
+        Ok(i) => i,
+        Err(e) => {
+            println!("vulkan: vkCreateInstance failed: {e}");
+            return false;
+        }
+    };
+    // SAFETY: a valid instance.
+    let physicals = unsafe { instance.enumerate_physical_devices() }.unwrap_or_default();
+    println!("vulkan: {} device(s)", physicals.len());
+    let mut any_exact = false;
+    for (i, &pd) in physicals.iter().enumerate() {
+        // SAFETY: `pd` is a physical device of `instance`.
+        let caps = unsafe { Capabilities::query(&instance, pd) };
+        // SAFETY: as above.
+        let exts =
+            unsafe { instance.enumerate_device_extension_properties(pd) }.unwrap_or_default();
+        let has_coop = exts
+            .iter()
+            .any(|e| e.extension_name_as_c_str().ok() == Some(COOPERATIVE_MATRIX));
+        any_exact |= device_report(i, &caps, has_coop);
+    }
+    // SAFETY: every object created from the instance is gone (physical devices are not objects).
+    unsafe { instance.destroy_instance(None) };
+    if !any_exact {
+        println!("vulkan: no device can run the exact route");
+    }
+    any_exact
+}
+
+/// Print one device; true when it can run the exact route.
+fn device_report(i: usize, caps: &Capabilities, has_coop: bool) -> bool {
+    println!(
+        "device {i}: {} ({}, vendor {:#06x}, device {:#06x}), Vulkan {}",
+        caps.device_name,
+        device_type(caps.device_type),
+        caps.vendor_id,
+        caps.device_id,
+        version(caps.api_version)
+    );
+    let checks = [
+        ("Vulkan 1.2+", caps.api_version >= vk::API_VERSION_1_2),
+        ("shaderFloat16", caps.shader_float16),
+        ("shaderInt8", caps.shader_int8),
+        ("storageBuffer8BitAccess", caps.storage_buffer_8bit),
+        ("storageBuffer16BitAccess", caps.storage_buffer_16bit),
+    ];
+    for (name, ok) in checks {
+        println!("  {name}: {}", yes_no(ok));
+    }
+    println!(
+        "  maxPushConstantsSize >= {EXACT_ROUTE_PUSH_CONSTANT_BYTES}: {} ({})",
+        yes_no(caps.max_push_constants_size >= EXACT_ROUTE_PUSH_CONSTANT_BYTES),
+        caps.max_push_constants_size
+    );
+    if caps.timestamps {
+        println!(
+            "  timestamps: yes ({} ns per tick)",
+            caps.timestamp_period_ns
+        );
+    } else {
+        println!("  timestamps: no (GPU timing unavailable; not required)");
+    }
+    println!("  subgroup size: {}", caps.subgroup_size);
+    println!(
+        "  {}: {}",
+        COOPERATIVE_MATRIX.to_string_lossy(),
+        if has_coop { "yes" } else { "no" }
+    );
+    let missing = caps.missing_for_exact_route();
+    let exact = missing.is_empty();
+    if exact {
+        println!("  route exact: available");
+    } else {
+        println!(
+            "  route exact: unavailable (missing {})",
+            missing.join(", ")
+        );
+    }
+    // The tensor route is only offered once its kernels and the run-time profile probe exist.
+    println!(
+        "  route tensor: unavailable ({})",
+        if has_coop {
+            "not in this build"
+        } else {
+            "needs VK_KHR_cooperative_matrix"
+        }
+    );
+    exact
+}
+
+/// The model directories searched, in order, with what each is.
+fn model_candidates() -> Vec<(&'static str, Option<PathBuf>)> {
+    let env = std::env::var_os(MODEL_DIR_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    // The tool links the library statically, so "next to the library" is next to this executable.
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::canonicalize(&p).ok().or(Some(p)))
+        .and_then(|p| p.parent().map(|d| d.join(MODEL_SUBDIR)));
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })
+        .map(|c| c.join("openngx").join("model"));
+    vec![
+        ("$OPENNGX_MODEL_DIR", env),
+        ("next to the library", beside),
+        ("user cache", cache),
+    ]
+}
+
+/// Print the model section; false when a model was found and is invalid.
+fn model_report(verify: bool) -> bool {
+    println!("model search (first existing directory wins; $OPENNGX_MODEL_DIR is authoritative):");
+    let candidates = model_candidates();
+    let env_set = candidates[0].1.is_some();
+    let mut chosen = None;
+    for (what, path) in &candidates {
+        match path {
+            None => println!("  {what}: not set"),
+            Some(p) => {
+                let state = if p.is_dir() {
+                    "found"
+                } else if p.exists() {
+                    "not a directory"
+                } else {
+                    "not found"
+                };
+                println!("  {what}: {} ({state})", p.display());
+                if chosen.is_none() && (p.is_dir() || (env_set && *what == "$OPENNGX_MODEL_DIR")) {
+                    chosen = Some(p.clone());
+                }
+            }
+        }
+    }
+    let Some(dir) = chosen else {
+        println!("model: none found (warning: features cannot be created until one is installed; see `openngx extract-model`)");
+        return true;
+    };
+    let start = Instant::now();
+    match Model::load(&dir, LoadOptions { verify_sha: verify }) {
+        Ok(m) => {
+            println!(
+                "model: {} valid ({} stages, {} records, {} bytes, SHA-256 {}, {:.2} s)",
+                dir.display(),
+                m.stages().len(),
+                m.manifest().tensors.len(),
+                m.total_bytes(),
+                if verify { "verified" } else { "not checked" },
+                start.elapsed().as_secs_f64()
+            );
+            true
+        }
+        Err(e) => {
+            println!("model: {} INVALID: {e}", dir.display());
+            false
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! A Vulkan device owned by the command-line tools (`bench`, `parity --route gpu`, `verify`).
+//!
+//! The library itself never creates a device: NGX callers hand theirs over. The tools have no
+//! caller, so they play one: an instance (with the Khronos validation layer when
+//! `OPENNGX_VALIDATION=1` and the layer is installed), the exact route's device features, one
+//! compute queue, and a `submit` helper that records, submits and waits.
+
+use std::ffi::CStr;
+use std::sync::Arc;
+
+use ash::vk;
+
+use super::context::{enable_exact_route_features, Capabilities};
+use super::{GpuContext, GpuError, Recorder};
+
+const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+
+/// A device the tool owns, plus its queue and command pool.
+pub struct StandaloneDevice {
+    _entry: ash::Entry,
+    instance: ash::Instance,
+    physical: vk::PhysicalDevice,
+    device: ash::Device,
+    queue: vk::Queue,
+    pool: vk::CommandPool,
+    ctx: Option<Arc<GpuContext>>,
+    pub capabilities: Capabilities,
+}
+
+fn vk_err(call: &'static str) -> impl Fn(vk::Result) -> GpuError {
+    move |result| GpuError::Vk { call, result }
+}
+
+impl StandaloneDevice {
+    /// Open device `index` of those that support the exact route (discrete GPUs first), or the
+    /// first one when `index` is `None`.
+    pub fn open(index: Option<usize>) -> Result<StandaloneDevice, GpuError> {
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| {
+            GpuError::invalid("Vulkan loader", format!("cannot load libvulkan: {e}"))
+        })?;
+        let want_validation = std::env::var("OPENNGX_VALIDATION").as_deref() == Ok("1");
+        let layers = unsafe { entry.enumerate_instance_layer_properties() }.unwrap_or_default();
+        let validation = want_validation
+            && layers
+                .iter()
+                .any(|l| l.layer_name_as_c_str().ok() == Some(VALIDATION_LAYER));
+        let app = vk::ApplicationInfo::default()
+            .application_name(c"openngx")
+            .api_version(vk::API_VERSION_1_2);
+        let layer_names = [VALIDATION_LAYER.as_ptr()];
+        let mut info = vk::InstanceCreateInfo::default().application_info(&app);
+        if validation {
+            info = info.enabled_layer_names(&layer_names);
+        }
+        let instance =
+            unsafe { entry.create_instance(&info, None) }.map_err(vk_err("vkCreateInstance"))?;
+        let fail = |e: GpuError| {
+            unsafe { instance.destroy_instance(None) };
+            e
+        };
+        let physicals = unsafe { instance.enumerate_physical_devices() }
+            .map_err(vk_err("vkEnumeratePhysicalDevices"));
+        let physicals = match physicals {
+            Ok(p) => p,
+            Err(e) => return Err(fail(e)),
+        };
+        let mut usable: Vec<(u32, vk::PhysicalDevice, Capabilities)> = Vec::new();
+        let mut rejected = Vec::new();
+        for pd in physicals {
+            let caps = unsafe { Capabilities::query(&instance, pd) };
+            let missing = caps.missing_for_exact_route();
+            if missing.is_empty() {
+                let rank = match caps.device_type {
+                    vk::PhysicalDeviceType::DISCRETE_GPU => 0,
+                    vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
+                    vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+                    _ => 3,
+                };
+                usable.push((rank, pd, caps));
+            } else {
+                rejected.push(format!(
+                    "{}: missing {}",
+                    caps.device_name,
+                    missing.join(", ")
+                ));
+            }
+        }
+        usable.sort_by_key(|u| u.0);
+        let pick = match index {
+            Some(i) => usable.into_iter().nth(i),
+            None => usable.into_iter().next(),
+        };
+        let Some((_, physical, caps)) = pick else {
+            return Err(fail(GpuError::invalid(
+                "Vulkan device",
+                format!(
+                    "no usable device{} [{}]",
+                    index.map_or(String::new(), |i| format!(" #{i}")),
+                    rejected.join("; ")
+                ),
+            )));
+        };
+        let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+        let Some(family) = families
+            .iter()
+            .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+        else {
+            return Err(fail(GpuError::invalid(
+                &caps.device_name,
+                "no compute queue",
+            )));
+        };
+        let priorities = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(family as u32)
+            .queue_priorities(&priorities)];
+        let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+        enable_exact_route_features(&mut f11, &mut f12);
+        let dinfo = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .push_next(&mut f11)
+            .push_next(&mut f12);
+        let device = match unsafe { instance.create_device(physical, &dinfo, None) } {
+            Ok(d) => d,
+            Err(e) => {
+                return Err(fail(GpuError::Vk {
+                    call: "vkCreateDevice",
+                    result: e,
+                }))
+            }
+        };
+        let queue = unsafe { device.get_device_queue(family as u32, 0) };
+        let pinfo = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(family as u32)
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        let pool = match unsafe { device.create_command_pool(&pinfo, None) } {
+            Ok(p) => p,
+            Err(e) => {
+                unsafe { device.destroy_device(None) };
+                return Err(fail(GpuError::Vk {
+                    call: "vkCreateCommandPool",
+                    result: e,
+                }));
+            }
+        };
+        let mut me = StandaloneDevice {
+            instance,
+            physical,
+            device,
+            queue,
+            pool,
+            ctx: None,
+            capabilities: caps,
+            _entry: entry,
+        };
+        let gipa = me._entry.static_fn().get_instance_proc_addr;
+        let gdpa = me.instance.fp_v1_0().get_device_proc_addr;
+        let ctx = unsafe {
+            GpuContext::from_caller(
+                me.instance.handle(),
+                me.physical,
+                me.device.handle(),
+                gipa,
+                Some(gdpa),
+            )
+        }?;
+        me.ctx = Some(ctx);
+        Ok(me)
+    }
+
+    /// The library's context on this device.
+    pub fn context(&self) -> &Arc<GpuContext> {
+        self.ctx.as_ref().expect("set in open")
+    }
+
+    /// Record with `f` into a fresh command buffer, submit it and wait (up to 10 minutes).
+    pub fn submit<R>(
+        &self,
+        f: impl FnOnce(&mut Recorder<'_>) -> Result<R, GpuError>,
+    ) -> Result<R, GpuError> {
+        let info = vk::CommandBufferAllocateInfo::default()
+            .command_pool(self.pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        let cmd = unsafe { self.device.allocate_command_buffers(&info) }
+            .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
+        let result = (|| {
+            let begin = vk::CommandBufferBeginInfo::default()
+                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+            unsafe { self.device.begin_command_buffer(cmd, &begin) }
+                .map_err(vk_err("vkBeginCommandBuffer"))?;
+            let mut rec = unsafe { Recorder::new(self.context(), cmd) }?;
+            let r = f(&mut rec)?;
+            unsafe { self.device.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
+            let fence = unsafe {
+                self.device
+                    .create_fence(&vk::FenceCreateInfo::default(), None)
+            }
+            .map_err(vk_err("vkCreateFence"))?;
+            let cmds = [cmd];
+            let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+            let waited = unsafe { self.device.queue_submit(self.queue, &[submit], fence) }
+                .map_err(vk_err("vkQueueSubmit"))
+                .and_then(|_| {
+                    unsafe { self.device.wait_for_fences(&[fence], true, 600_000_000_000) }
+                        .map_err(vk_err("vkWaitForFences"))
+                });
+            unsafe { self.device.destroy_fence(fence, None) };
+            waited.map(|_| r)
+        })();
+        unsafe { self.device.free_command_buffers(self.pool, &[cmd]) };
+        result
+    }
+}
+
+impl Drop for StandaloneDevice {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            // The context (allocator, pipelines) must go before the device; every other holder
+            // of it (recorders, weights) must have been dropped by now.
+            self.ctx = None;
+            self.device.destroy_command_pool(self.pool, None);
+            self.device.destroy_device(None);
+            self.instance.destroy_instance(None);
+        }
+    }
+}
