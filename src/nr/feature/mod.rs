@@ -11,10 +11,14 @@
 //! * `errors` — GPU/recorder errors as NGX errors;
 //! * `frame` — the host side of an evaluation: NGX inputs -> frame parameters, the temporal
 //!   state (seed, counter, history) and the kernels' constant block.
+pub mod backend;
 pub mod cache;
 pub mod deferred;
 pub mod errors;
 pub mod frame;
+pub mod instance;
 
+pub use backend::NrBackend;
 pub use cache::{quick_check, ModelCache};
 pub use frame::{FrameDriver, PlannedFrame};
+pub use instance::{NrFeature, FRAMES_IN_FLIGHT, INPUT_LAYOUT, OUTPUT_LAYOUT};
