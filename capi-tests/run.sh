@@ -65,7 +65,8 @@ build device cc -std=c99 device.c -lvulkan && run device
 # frames of the synthetic scene on the synthetic model), replayed through the C ABI and compared
 # bit for bit. Generating it takes minutes on a small machine, so it is made once per `openngx`
 # binary and kept beside the library (OPENNGX_FIXTURE_CACHE overrides the place). Set
-# OPENNGX_REPLAY_FIXTURE (and OPENNGX_MODEL_DIR) to replay an existing fixture instead.
+# OPENNGX_REPLAY_FIXTURE (and OPENNGX_MODEL_DIR) to replay an existing fixture instead, or
+# OPENNGX_REPLAY_FRAMES to change the number of frames (each takes lavapipe minutes).
 replay_fixture() { # prints the model directory and the fixture directory, one per line
     if [ -n "${OPENNGX_REPLAY_FIXTURE:-}" ]; then
         printf '%s\n%s\n' "${OPENNGX_MODEL_DIR:-}" "$OPENNGX_REPLAY_FIXTURE"
@@ -80,17 +81,18 @@ replay_fixture() { # prints the model directory and the fixture directory, one p
     local cache="${OPENNGX_FIXTURE_CACHE:-$(dirname "$1")/openngx-capi-fixtures}"
     local key
     key="$(sha256sum "$bin" | cut -c1-16)"
-    local dir="$cache/$key"
+    local frames="${OPENNGX_REPLAY_FRAMES:-3}"
+    local dir="$cache/$key-f$frames"
     mkdir -p "$cache" || return 1
     # Only the current binary's fixture is kept.
-    find "$cache" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} + 2>/dev/null
+    find "$cache" -mindepth 1 -maxdepth 1 ! -name "$key-*" -exec rm -rf {} + 2>/dev/null
     mkdir -p "$dir" || return 1
     if [ ! -f "$dir/model/manifest.json" ]; then
         "$bin" synth-model --out "$dir/model" >&2 || return 1
     fi
     if [ ! -f "$dir/fixture/manifest.json" ]; then
         echo "replay: writing the fixture with the CPU reference (takes a few minutes)..." >&2
-        "$bin" reference --model "$dir/model" --synthetic-scene --width 64 --height 64 --frames 3 \
+        "$bin" reference --model "$dir/model" --synthetic-scene --width 64 --height 64 --frames "$frames" \
             --out "$dir/fixture" >&2 || return 1
     fi
     printf '%s\n%s\n' "$dir/model" "$dir/fixture"
