@@ -61,6 +61,51 @@ fi
 build misuse cc -std=c99 misuse.c && run misuse
 build params c++ -std=c++17 params.cpp && run params
 build device cc -std=c99 device.c -lvulkan && run device
+# Captured-frame replay (replay.c): a small fixture written by the CPU reference (64x64, three
+# frames of the synthetic scene on the synthetic model), replayed through the C ABI and compared
+# bit for bit. Generating it takes minutes on a small machine, so it is made once per `openngx`
+# binary and kept beside the library (OPENNGX_FIXTURE_CACHE overrides the place). Set
+# OPENNGX_REPLAY_FIXTURE (and OPENNGX_MODEL_DIR) to replay an existing fixture instead, or
+# OPENNGX_REPLAY_FRAMES to change the number of frames (each takes lavapipe minutes).
+replay_fixture() { # prints the model directory and the fixture directory, one per line
+    if [ -n "${OPENNGX_REPLAY_FIXTURE:-}" ]; then
+        printf '%s\n%s\n' "${OPENNGX_MODEL_DIR:-}" "$OPENNGX_REPLAY_FIXTURE"
+        return 0
+    fi
+    local bin
+    bin="$(dirname "$1")/openngx"
+    if [ ! -x "$bin" ]; then
+        echo "replay: no openngx binary beside the library ($bin): build it (cargo build --bins)" >&2
+        return 1
+    fi
+    local cache="${OPENNGX_FIXTURE_CACHE:-$(dirname "$1")/openngx-capi-fixtures}"
+    local key
+    key="$(sha256sum "$bin" | cut -c1-16)"
+    local frames="${OPENNGX_REPLAY_FRAMES:-3}"
+    local dir="$cache/$key-f$frames"
+    mkdir -p "$cache" || return 1
+    # Only the current binary's fixture is kept.
+    find "$cache" -mindepth 1 -maxdepth 1 ! -name "$key-*" -exec rm -rf {} + 2>/dev/null
+    mkdir -p "$dir" || return 1
+    if [ ! -f "$dir/model/manifest.json" ]; then
+        "$bin" synth-model --out "$dir/model" >&2 || return 1
+    fi
+    if [ ! -f "$dir/fixture/manifest.json" ]; then
+        echo "replay: writing the fixture with the CPU reference (takes a few minutes)..." >&2
+        "$bin" reference --model "$dir/model" --synthetic-scene --width 64 --height 64 --frames "$frames" \
+            --out "$dir/fixture" >&2 || return 1
+    fi
+    printf '%s\n%s\n' "$dir/model" "$dir/fixture"
+}
+if build replay cc -std=c99 replay.c -lvulkan; then
+    if fx="$(replay_fixture "$1")" && [ -n "$fx" ]; then
+        { read -r replay_model; read -r replay_dir; } <<<"$fx"
+        OPENNGX_MODEL_DIR="$replay_model" "$work/replay" "$replay_dir"
+        record replay $?
+    else
+        record "replay (fixture)" 1
+    fi
+fi
 if build leak cc -std=c99 leak.c; then
     if command -v valgrind >/dev/null 2>&1; then
         run leak valgrind -q --leak-check=full --error-exitcode=1

@@ -2,6 +2,7 @@
 //! (prepare/compose and the temporal state), and (added by the lead) the op graph and the CPU
 //! reference.
 pub mod compare;
+pub mod feature;
 pub mod fixture;
 pub mod frame;
 pub mod geometry;

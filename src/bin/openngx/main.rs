@@ -2,6 +2,7 @@
 //! subcommand lives in its own module with its own `Args` and `run`.
 
 mod bench;
+mod demo;
 mod doctor;
 mod extract_model;
 mod parity;
@@ -22,6 +23,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run DLSS-NR end to end through the C ABI on the synthetic scene (or PNGs) and write pictures.
+    Demo(demo::Args),
     /// Write a deterministic synthetic model directory (same structure as the shipped model).
     SynthModel(synth_model::Args),
     /// GPU time per frame (timestamps), per-stage profile, memory; --check compares with the CPU.
@@ -41,6 +44,7 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
+        Command::Demo(args) => demo::run(args),
         Command::SynthModel(args) => synth_model::run(args),
         Command::ValidateModel(args) => validate_model::run(args),
         Command::ExtractModel(args) => extract_model::run(args),

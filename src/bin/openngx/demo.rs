@@ -1,0 +1,743 @@
+//! `openngx demo`: DLSS-NR end to end the way an application uses it. It synthesizes the model
+//! on first use (into the user's cache directory), renders the animated synthetic scene with
+//! motion vectors (or reads a PNG sequence), and runs the frames through the public C ABI
+//! (`NVSDK_NGX_VULKAN_Init` -> `CreateFeature1` -> `EvaluateFeature_C` per frame ->
+//! `ReleaseFeature` -> `Shutdown1`) on a Vulkan device it creates itself (lavapipe when there is
+//! no GPU). It writes side-by-side `input | output` PNGs and a summary, prints the GPU time of
+//! each evaluation (timestamps around it) and checks frame 0 bit for bit against the CPU
+//! reference.
+
+mod vulkan;
+
+use std::ffi::{c_void, CStr};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use ash::vk::{self, Handle};
+use openngx::model::synth::{self, SynthParams};
+use openngx::model::{LoadOptions, Model};
+use openngx::ngx::abi::*;
+use openngx::ngx::exports::*;
+use openngx::ngx::param_exports::*;
+use openngx::nr::frame::{scene, FrameParams};
+use openngx::nr::geometry::Geometry;
+use openngx::nr::image;
+use openngx::nr::pipeline::CpuPipeline;
+use openngx::nr::reference::Profiles;
+use openngx::numerics::f16;
+
+use vulkan::{App, HostBuffer, Image};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Frame width (default 64, or the first input PNG's width).
+    #[arg(long)]
+    width: Option<u32>,
+    /// Frame height (default 64, or the first input PNG's height).
+    #[arg(long)]
+    height: Option<u32>,
+    /// Frames to run (default 3, or every input PNG).
+    #[arg(long)]
+    frames: Option<u32>,
+    /// Model directory (default: the synthetic model in the user's cache directory, written on
+    /// first use).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Input PNG sequence instead of the synthetic scene: a directory (every *.png in name
+    /// order), a glob such as `shots/frame_*.png`, or one file. No motion vectors are passed.
+    #[arg(long)]
+    input: Option<String>,
+    /// Output directory for the pictures and the summary.
+    #[arg(long, default_value = "openngx-demo")]
+    out: PathBuf,
+    /// Vulkan physical device index (default: the first that can run the exact route, GPUs
+    /// before CPU implementations).
+    #[arg(long)]
+    device: Option<usize>,
+    /// Skip the bit-exactness check of frame 0 against the CPU reference (it takes about as
+    /// long as a lavapipe frame).
+    #[arg(long)]
+    no_check: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    match run_inner(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("demo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress on stderr
+
+/// Runs `f` while a line on stderr shows the step and its elapsed time (a terminal gets a live
+/// line, anything else one line when the step ends). Returns the result and the seconds taken.
+fn step<T>(label: &str, f: impl FnOnce() -> T) -> (T, f64) {
+    let start = Instant::now();
+    let live = std::io::stderr().is_terminal();
+    let stop = Arc::new(AtomicBool::new(false));
+    let ticker = live.then(|| {
+        let stop = Arc::clone(&stop);
+        let label = label.to_owned();
+        std::thread::spawn(move || {
+            const SPIN: [char; 4] = ['|', '/', '-', '\\'];
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let t = start.elapsed().as_secs_f64();
+                if t >= 1.0 {
+                    eprint!("\r\x1b[2K{} {label} {t:.0} s", SPIN[i % 4]);
+                    let _ = std::io::stderr().flush();
+                    i += 1;
+                }
+            }
+        })
+    });
+    let r = f();
+    stop.store(true, Ordering::Relaxed);
+    if let Some(t) = ticker {
+        let _ = t.join();
+    }
+    let secs = start.elapsed().as_secs_f64();
+    if live {
+        eprintln!("\r\x1b[2K{label}: {secs:.1} s");
+    } else {
+        eprintln!("{label}: {secs:.1} s");
+    }
+    (r, secs)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs
+
+/// The default model location: `$XDG_CACHE_HOME/openngx/model-seed0` or
+/// `~/.cache/openngx/model-seed0`.
+fn default_model_dir() -> Result<PathBuf, String> {
+    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(h) => PathBuf::from(h).join(".cache"),
+            None => return Err("neither XDG_CACHE_HOME nor HOME is set: pass --model DIR".into()),
+        },
+    };
+    Ok(base.join("openngx").join("model-seed0"))
+}
+
+/// `*` and `?` wildcards over one file name.
+fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
+    match (pattern.first(), name.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => {
+            wildcard(&pattern[1..], name) || (!name.is_empty() && wildcard(pattern, &name[1..]))
+        }
+        (Some(b'?'), Some(_)) => wildcard(&pattern[1..], &name[1..]),
+        (Some(p), Some(n)) if p == n => wildcard(&pattern[1..], &name[1..]),
+        _ => false,
+    }
+}
+
+/// The PNG files `spec` names (directory, glob over file names, or one file), in name order.
+fn input_files(spec: &str) -> Result<Vec<PathBuf>, String> {
+    let path = Path::new(spec);
+    let (dir, pattern) = if path.is_dir() {
+        (path.to_path_buf(), "*.png".to_owned())
+    } else {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !name.contains(['*', '?']) {
+            return if path.is_file() {
+                Ok(vec![path.to_path_buf()])
+            } else {
+                Err(format!("--input {spec}: no such file or directory"))
+            };
+        }
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        (parent, name)
+    };
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("--input {}: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                wildcard(pattern.as_bytes(), n.as_bytes())
+                    && n.to_ascii_lowercase().ends_with(".png")
+            })
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("--input {spec}: no PNG file matches"));
+    }
+    Ok(files)
+}
+
+fn png_size(path: &Path) -> Result<(u32, u32), String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let info = reader.info();
+    Ok((info.width, info.height))
+}
+
+/// One input frame: proxy colour and (for the scene) motion vectors.
+struct InputFrame {
+    proxy: Vec<[f32; 4]>,
+    motion: Option<Vec<[f32; 2]>>,
+    source: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// NGX through the C ABI
+
+fn check(call: &str, r: NVSDK_NGX_Result) -> Result<(), String> {
+    if r == NVSDK_NGX_Result_Success {
+        return Ok(());
+    }
+    // SAFETY: the library returns a static NUL-terminated wide string.
+    let name = unsafe {
+        let p = GetNGXResultAsString(r);
+        let mut s = String::new();
+        if !p.is_null() {
+            let mut i = 0;
+            while *p.add(i) != 0 && i < 128 {
+                s.push(char::from_u32(*p.add(i) as u32).unwrap_or('?'));
+                i += 1;
+            }
+        }
+        s
+    };
+    Err(format!(
+        "{call} returned {r:#010x} ({name}); run with OPENNGX_LOG=1 for the library's reason"
+    ))
+}
+
+fn set_ui(p: *mut NVSDK_NGX_Parameter, k: &CStr, v: u32) {
+    // SAFETY: a live parameter map and a NUL-terminated name.
+    unsafe { NVSDK_NGX_Parameter_SetUI(p, k.as_ptr(), v) }
+}
+
+fn set_vp(p: *mut NVSDK_NGX_Parameter, k: &CStr, v: *mut c_void) {
+    // SAFETY: as in `set_ui`; the pointer stays valid through the Evaluate that reads it.
+    unsafe { NVSDK_NGX_Parameter_SetVoidPointer(p, k.as_ptr(), v) }
+}
+
+fn resource(img: &Image, read_write: bool) -> NVSDK_NGX_Resource_VK {
+    NVSDK_NGX_Resource_VK {
+        Resource: NVSDK_NGX_Resource_VK_Resource {
+            ImageViewInfo: NVSDK_NGX_ImageViewInfo_VK {
+                ImageView: img.view,
+                Image: img.image,
+                SubresourceRange: vk::ImageSubresourceRange {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    base_mip_level: 0,
+                    level_count: 1,
+                    base_array_layer: 0,
+                    layer_count: 1,
+                },
+                Format: img.format,
+                Width: img.width,
+                Height: img.height,
+            },
+        },
+        Type: NVSDK_NGX_RESOURCE_VK_TYPE_VK_IMAGEVIEW,
+        ReadWrite: read_write,
+    }
+}
+
+/// What one evaluated frame gave.
+struct FrameOut {
+    output: Vec<[u16; 4]>,
+    gpu_ms: Option<f64>,
+    wall_s: f64,
+}
+
+/// Everything the app creates on its device for the frames.
+struct Objects {
+    color: Image,
+    motion: Image,
+    output: Image,
+    staging: HostBuffer,
+    readback: HostBuffer,
+    queries: Option<vk::QueryPool>,
+}
+
+impl Objects {
+    fn new(app: &App, w: u32, h: u32, frames: u32) -> Result<Objects, String> {
+        let sampled = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
+        let n = u64::from(w) * u64::from(h);
+        Ok(Objects {
+            color: app.image(vk::Format::R32G32B32A32_SFLOAT, w, h, sampled)?,
+            motion: app.image(vk::Format::R32G32_SFLOAT, w, h, sampled)?,
+            output: app.image(
+                vk::Format::R16G16B16A16_SFLOAT,
+                w,
+                h,
+                vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC,
+            )?,
+            staging: app.host_buffer(n * 24, vk::BufferUsageFlags::TRANSFER_SRC)?,
+            readback: app.host_buffer(n * 8, vk::BufferUsageFlags::TRANSFER_DST)?,
+            queries: app.query_pool(2 * frames.max(1))?,
+        })
+    }
+
+    fn free(self, app: &App) {
+        app.free_image(self.color);
+        app.free_image(self.motion);
+        app.free_image(self.output);
+        app.free_buffer(self.staging);
+        app.free_buffer(self.readback);
+        if let Some(q) = self.queries {
+            // SAFETY: the device is idle.
+            unsafe { app.device.destroy_query_pool(q, None) };
+        }
+    }
+}
+
+/// Init -> CreateFeature1 -> EvaluateFeature_C per frame -> ReleaseFeature -> Shutdown1.
+fn run_ngx(
+    app: &App,
+    obj: &Objects,
+    w: u32,
+    h: u32,
+    inputs: &[InputFrame],
+) -> Result<Vec<FrameOut>, String> {
+    let data_path: Vec<wchar_t> = std::env::temp_dir()
+        .to_string_lossy()
+        .chars()
+        .map(|c| c as wchar_t)
+        .chain([0])
+        .collect();
+    // SAFETY: the app's live handles, the loader's proc addrs, a NUL-terminated wide path.
+    let r = unsafe {
+        NVSDK_NGX_VULKAN_Init(
+            0x0de3,
+            data_path.as_ptr(),
+            vk::Instance::from_raw(app.instance.handle().as_raw()),
+            app.physical,
+            app.device.handle(),
+            Some(app.entry.static_fn().get_instance_proc_addr),
+            Some(app.instance.fp_v1_0().get_device_proc_addr),
+            std::ptr::null(),
+            NVSDK_NGX_Version_API,
+        )
+    };
+    check("NVSDK_NGX_VULKAN_Init", r)?;
+    let result = with_ngx(app, obj, w, h, inputs);
+    let r = NVSDK_NGX_VULKAN_Shutdown1(app.device.handle());
+    let outs = result?;
+    check("NVSDK_NGX_VULKAN_Shutdown1", r)?;
+    Ok(outs)
+}
+
+fn with_ngx(
+    app: &App,
+    obj: &Objects,
+    w: u32,
+    h: u32,
+    inputs: &[InputFrame],
+) -> Result<Vec<FrameOut>, String> {
+    let mut caps = std::ptr::null_mut();
+    // SAFETY: valid out pointer.
+    check("GetCapabilityParameters", unsafe {
+        NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps)
+    })?;
+    let mut available = 0i32;
+    // SAFETY: a live map; a missing key leaves `available` at 0.
+    unsafe {
+        NVSDK_NGX_Parameter_GetI(caps, c"DLSSNR.Available".as_ptr(), &mut available);
+        NVSDK_NGX_VULKAN_DestroyParameters(caps);
+    }
+    if available != 1 {
+        return Err("DLSSNR.Available is 0: this build has no DLSS-NR backend".into());
+    }
+    let mut params = std::ptr::null_mut();
+    // SAFETY: valid out pointer.
+    check("AllocateParameters", unsafe {
+        NVSDK_NGX_VULKAN_AllocateParameters(&mut params)
+    })?;
+    let r = frames_on(app, obj, w, h, inputs, params);
+    // SAFETY: our map.
+    unsafe { NVSDK_NGX_VULKAN_DestroyParameters(params) };
+    r
+}
+
+fn frames_on(
+    app: &App,
+    obj: &Objects,
+    w: u32,
+    h: u32,
+    inputs: &[InputFrame],
+    params: *mut NVSDK_NGX_Parameter,
+) -> Result<Vec<FrameOut>, String> {
+    set_ui(params, c"DLSSNR.Width", w);
+    set_ui(params, c"DLSSNR.Height", h);
+    let mut handle: *mut NVSDK_NGX_Handle = std::ptr::null_mut();
+    // Creation records one-time uploads (the weights) into the command buffer; it is submitted
+    // on its own so that the frames' timestamps measure the evaluations alone.
+    let (created, _) = step(
+        "creating the feature (model load, weight upload)",
+        || -> Result<(), String> {
+            app.begin()?;
+            app.transition(
+                obj.output.image,
+                vk::ImageLayout::UNDEFINED,
+                vk::ImageLayout::GENERAL,
+                vk::AccessFlags::empty(),
+                vk::AccessFlags::SHADER_WRITE,
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+            );
+            // SAFETY: our device, a recording command buffer, a live map, a valid out pointer.
+            let r = unsafe {
+                NVSDK_NGX_VULKAN_CreateFeature1(
+                    app.device.handle(),
+                    app.cmd,
+                    NVSDK_NGX_Feature_Reserved18,
+                    params,
+                    &mut handle,
+                )
+            };
+            let submitted = app.submit_and_wait();
+            check("NVSDK_NGX_VULKAN_CreateFeature1", r)?;
+            submitted
+        },
+    );
+    created?;
+    let mut color = resource(&obj.color, false);
+    let mut motion = resource(&obj.motion, false);
+    let mut output = resource(&obj.output, true);
+    set_vp(
+        params,
+        c"DLSSNR.Color",
+        (&mut color as *mut NVSDK_NGX_Resource_VK).cast(),
+    );
+    set_vp(
+        params,
+        c"DLSSNR.Output",
+        (&mut output as *mut NVSDK_NGX_Resource_VK).cast(),
+    );
+    let mut outs = Vec::new();
+    let mut failure = None;
+    for (i, f) in inputs.iter().enumerate() {
+        let label = format!("frame {i}: EvaluateFeature on {}", app.device_name);
+        let (r, wall_s) = step(&label, || {
+            evaluate_frame(app, obj, w, h, f, i as u32, params, handle, &mut motion)
+        });
+        match r {
+            Ok((output, gpu_ms)) => outs.push(FrameOut {
+                output,
+                gpu_ms,
+                wall_s,
+            }),
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    // SAFETY: the handle came from CreateFeature1; its work has completed.
+    let r = unsafe { NVSDK_NGX_VULKAN_ReleaseFeature(handle) };
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    check("NVSDK_NGX_VULKAN_ReleaseFeature", r)?;
+    Ok(outs)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn evaluate_frame(
+    app: &App,
+    obj: &Objects,
+    w: u32,
+    h: u32,
+    f: &InputFrame,
+    index: u32,
+    params: *mut NVSDK_NGX_Parameter,
+    handle: *mut NVSDK_NGX_Handle,
+    motion: &mut NVSDK_NGX_Resource_VK,
+) -> Result<(Vec<[u16; 4]>, Option<f64>), String> {
+    let proxy: Vec<u8> = f
+        .proxy
+        .iter()
+        .flat_map(|p| p.iter().flat_map(|c| c.to_le_bytes()))
+        .collect();
+    obj.staging.write(0, &proxy)?;
+    app.begin()?;
+    app.upload_image(&obj.staging, 0, &obj.color);
+    match &f.motion {
+        Some(m) => {
+            let bytes: Vec<u8> = m
+                .iter()
+                .flat_map(|p| p.iter().flat_map(|c| c.to_le_bytes()))
+                .collect();
+            obj.staging.write(proxy.len() as u64, &bytes)?;
+            app.upload_image(&obj.staging, proxy.len() as u64, &obj.motion);
+            set_vp(
+                params,
+                c"DLSSNR.MVec",
+                (motion as *mut NVSDK_NGX_Resource_VK).cast(),
+            );
+        }
+        None => set_vp(params, c"DLSSNR.MVec", std::ptr::null_mut()),
+    }
+    let q = obj.queries.map(|pool| (pool, 2 * index));
+    // SAFETY: recording command buffer; queries `first`, `first + 1` exist in the pool.
+    unsafe {
+        if let Some((pool, first)) = q {
+            app.device.cmd_reset_query_pool(app.cmd, pool, first, 2);
+            // Everything before (the uploads) finishes first, so the span is the evaluation's.
+            let all = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+                .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)];
+            app.device.cmd_pipeline_barrier(
+                app.cmd,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::DependencyFlags::empty(),
+                &all,
+                &[],
+                &[],
+            );
+            app.device.cmd_write_timestamp(
+                app.cmd,
+                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                pool,
+                first,
+            );
+        }
+    }
+    // SAFETY: a recording command buffer, a live handle and map.
+    let r = unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(app.cmd, handle, params, None) };
+    if let Some((pool, first)) = q {
+        // SAFETY: as above.
+        unsafe {
+            app.device.cmd_write_timestamp(
+                app.cmd,
+                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                pool,
+                first + 1,
+            )
+        };
+    }
+    app.read_image(&obj.output, &obj.readback);
+    let submitted = app.submit_and_wait();
+    check("NVSDK_NGX_VULKAN_EvaluateFeature_C", r)?;
+    submitted?;
+    let bytes = obj.readback.read((w * h * 8) as usize)?;
+    let output = bytes
+        .chunks_exact(8)
+        .map(|c| {
+            [
+                u16::from_le_bytes([c[0], c[1]]),
+                u16::from_le_bytes([c[2], c[3]]),
+                u16::from_le_bytes([c[4], c[5]]),
+                u16::from_le_bytes([c[6], c[7]]),
+            ]
+        })
+        .collect();
+    Ok((
+        output,
+        q.and_then(|(pool, first)| app.elapsed_ms(pool, first)),
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The demo
+
+fn run_inner(args: &Args) -> Result<bool, String> {
+    // Model: given, or the synthetic one in the cache directory.
+    let model_dir = match &args.model {
+        Some(d) => d.clone(),
+        None => {
+            let d = default_model_dir()?;
+            if !d.join("manifest.json").is_file() {
+                let parent = d.parent().ok_or("bad cache directory")?;
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("{}: {e}", parent.display()))?;
+                let (r, _) = step(
+                    &format!("synthesizing the model into {}", d.display()),
+                    || synth::write_model(&d, 0, &SynthParams::DEFAULT, false),
+                );
+                r.map_err(|e| e.to_string())?;
+            }
+            d
+        }
+    };
+    // The library finds the model through its documented lookup; an explicit directory wins.
+    std::env::set_var("OPENNGX_MODEL_DIR", &model_dir);
+
+    // Inputs.
+    let files = match &args.input {
+        Some(spec) => Some(input_files(spec)?),
+        None => None,
+    };
+    let (w, h) = match (&files, args.width, args.height) {
+        (_, Some(w), Some(h)) => (w, h),
+        (Some(f), w, h) => {
+            let (pw, ph) = png_size(&f[0])?;
+            (w.unwrap_or(pw), h.unwrap_or(ph))
+        }
+        (None, w, h) => (w.unwrap_or(64), h.unwrap_or(64)),
+    };
+    if !(64..=8192).contains(&w) || !(64..=8192).contains(&h) {
+        return Err(format!("{w}x{h}: DLSS-NR takes 64..8192 pixels per axis"));
+    }
+    let geometry = Geometry::new(w, h).map_err(|e| e.to_string())?;
+    let count = args.frames.unwrap_or(match &files {
+        Some(f) => f.len() as u32,
+        None => 3,
+    });
+    if count == 0 {
+        return Err("--frames must be at least 1".into());
+    }
+    let inputs: Vec<InputFrame> = match &files {
+        Some(f) => f
+            .iter()
+            .cycle()
+            .take(count as usize)
+            .map(|p| {
+                Ok(InputFrame {
+                    proxy: image::read_png_rgba(p, w, h).map_err(|e| e.to_string())?,
+                    motion: None,
+                    source: p.display().to_string(),
+                })
+            })
+            .collect::<Result<_, String>>()?,
+        None => (0..count)
+            .map(|n| {
+                let s = scene::render(w, h, n);
+                InputFrame {
+                    proxy: s.proxy,
+                    motion: Some(s.motion),
+                    source: format!("synthetic scene frame {n}"),
+                }
+            })
+            .collect(),
+    };
+    println!(
+        "openngx demo: {w}x{h} (field {}x{}), {count} frame(s), model {}",
+        geometry.field.w,
+        geometry.field.h,
+        model_dir.display()
+    );
+
+    // The application's device, then the frames through NGX.
+    let app = App::new(args.device)?;
+    println!("device: {}", app.device_name);
+    let obj = Objects::new(&app, w, h, count)?;
+    let result = run_ngx(&app, &obj, w, h, &inputs);
+    // SAFETY: our device.
+    unsafe {
+        let _ = app.device.device_wait_idle();
+    }
+    obj.free(&app);
+    drop(app);
+    let outs = result?;
+
+    // Frame 0 against the CPU reference.
+    let exact = if args.no_check {
+        None
+    } else {
+        let (r, _) = step(
+            "CPU reference of frame 0 (bit-exactness check)",
+            || -> Result<bool, String> {
+                let model = Model::load(&model_dir, LoadOptions { verify_sha: false })
+                    .map_err(|e| e.to_string())?;
+                let mut pipe =
+                    CpuPipeline::new(&model, w, h, Profiles::NATIVE).map_err(|e| e.to_string())?;
+                let f = &inputs[0];
+                let cpu = pipe
+                    .run_frame(&FrameParams::default(), &f.proxy, f.motion.as_deref())
+                    .map_err(|e| e.to_string())?;
+                Ok(cpu.output == outs[0].output)
+            },
+        );
+        Some(r?)
+    };
+
+    // Pictures and summary.
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let mut summary = format!(
+        "openngx demo\nsize {w}x{h} (field {}x{})\nmodel {}\nframes {count}\n",
+        geometry.field.w,
+        geometry.field.h,
+        model_dir.display()
+    );
+    for (i, (f, o)) in inputs.iter().zip(&outs).enumerate() {
+        let mut rgb = Vec::with_capacity((2 * w * h) as usize);
+        for y in 0..h as usize {
+            let row = y * w as usize;
+            rgb.extend(
+                f.proxy[row..row + w as usize]
+                    .iter()
+                    .map(|p| [p[0], p[1], p[2]]),
+            );
+            rgb.extend(
+                o.output[row..row + w as usize]
+                    .iter()
+                    .map(|p| [f16::to_f32(p[0]), f16::to_f32(p[1]), f16::to_f32(p[2])]),
+            );
+        }
+        let path = args.out.join(format!("frame_{i:03}.png"));
+        image::write_png_rgb(&path, 2 * w, h, &rgb).map_err(|e| e.to_string())?;
+        let gpu = o
+            .gpu_ms
+            .map_or("n/a".to_owned(), |ms| format!("{ms:.1} ms"));
+        let line = format!(
+            "frame {i}: GPU {gpu}, wall {:.1} s, {} -> {}",
+            o.wall_s,
+            f.source,
+            path.display()
+        );
+        println!("{line}");
+        summary += &line;
+        summary.push('\n');
+    }
+    let verdict = match exact {
+        Some(true) => "frame 0: bit-exact against the CPU reference".to_owned(),
+        Some(false) => "frame 0: DIFFERS from the CPU reference".to_owned(),
+        None => "frame 0: not checked (--no-check)".to_owned(),
+    };
+    println!("{verdict}");
+    summary += &verdict;
+    summary.push('\n');
+    let path = args.out.join("summary.txt");
+    std::fs::write(&path, summary).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!(
+        "wrote {} (input | output side by side) and summary.txt",
+        args.out.display()
+    );
+    Ok(exact != Some(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wildcard;
+
+    #[test]
+    fn wildcards_match_file_names() {
+        assert!(wildcard(b"frame_*.png", b"frame_001.png"));
+        assert!(wildcard(b"*.png", b".png"));
+        assert!(wildcard(b"f?.png", b"f1.png"));
+        assert!(!wildcard(b"f?.png", b"f12.png"));
+        assert!(!wildcard(b"frame_*.png", b"frame_001.jpg"));
+        assert!(wildcard(b"*", b"anything"));
+    }
+}

@@ -1,0 +1,237 @@
+//! [`NrBackend`]: the `FeatureBackend` of feature 18. `create` checks the size, loads (or
+//! shares) the model, adopts the caller's device, uploads the weights once per device (recorded
+//! into the caller's command buffer), and builds the feature's network, buffers and passes.
+//!
+//! Nothing that can fail is done after the first command was recorded into the caller's command
+//! buffer except building the network (which needs the uploaded weights). If that fails, the
+//! objects the recorded upload uses are leaked rather than freed: the application may still
+//! submit that command buffer.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+use ash::vk;
+use parking_lot::Mutex;
+
+use super::cache::ModelCache;
+use super::deferred::Pending;
+use super::errors::{gpu_error, record_error};
+use super::frame::FrameDriver;
+use super::instance::{FrameBuffers, NrFeature, FRAMES_IN_FLIGHT};
+use crate::gpu::{DescriptorArena, GpuContext, Recorder, UploadBatch};
+use crate::ngx::backend::{
+    CreateParams, DeviceContext, FeatureBackend, FeatureError, FeatureInstance,
+};
+use crate::ngx::nr::keys;
+use crate::nr::geometry::Geometry;
+use crate::nr::graph;
+use crate::nr::record::network::{NetworkOptions, NetworkRecorder};
+use crate::nr::record::GpuWeights;
+use crate::nr::reference::Profiles;
+use crate::numerics::f16;
+
+/// The DLSS-NR backend (exact route, native `f13`/`f24` numerics).
+pub struct NrBackend {
+    models: ModelCache,
+    /// Device bytes of the live features' own buffers.
+    instance_bytes: Arc<AtomicU64>,
+    /// Weights handed to features (counted while any feature holds them).
+    weights: Mutex<Vec<Weak<GpuWeights>>>,
+}
+
+impl Default for NrBackend {
+    fn default() -> Self {
+        NrBackend::new()
+    }
+}
+
+/// The loader's `vkGetInstanceProcAddr`, for callers that pass none to Init. The entry stays
+/// loaded for the life of the process (the function pointer must stay valid).
+fn loader_gipa() -> Result<vk::PFN_vkGetInstanceProcAddr, FeatureError> {
+    static ENTRY: once_cell::sync::OnceCell<ash::Entry> = once_cell::sync::OnceCell::new();
+    ENTRY
+        .get_or_try_init(|| {
+            // SAFETY: loading the system Vulkan loader, which the caller's instance came from.
+            unsafe { ash::Entry::load() }
+        })
+        .map(|e| e.static_fn().get_instance_proc_addr)
+        .map_err(|e| {
+            FeatureError::Platform(format!(
+                "no vkGetInstanceProcAddr was given to Init and the Vulkan loader could not be loaded: {e}"
+            ))
+        })
+}
+
+impl NrBackend {
+    /// A backend with an empty model cache.
+    pub fn new() -> NrBackend {
+        NrBackend {
+            models: ModelCache::new(),
+            instance_bytes: Arc::new(AtomicU64::new(0)),
+            weights: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Models currently loaded (shared by live features).
+    pub fn loaded_models(&self) -> usize {
+        self.models.live()
+    }
+
+    fn track_weights(&self, w: &Arc<GpuWeights>) {
+        let mut list = self.weights.lock();
+        list.retain(|x| x.strong_count() > 0);
+        if !list
+            .iter()
+            .any(|x| std::ptr::eq(x.as_ptr(), Arc::as_ptr(w)))
+        {
+            list.push(Arc::downgrade(w));
+        }
+    }
+
+    /// Creates a feature; the `NrFeature` (not boxed) for callers inside the crate.
+    pub fn create_feature(
+        &self,
+        device: &DeviceContext,
+        params: &CreateParams,
+        cmd: vk::CommandBuffer,
+    ) -> Result<NrFeature, FeatureError> {
+        let geometry = Geometry::new(params.width, params.height).map_err(|e| {
+            FeatureError::InvalidParameter {
+                key: keys::WIDTH.to_string_lossy().into_owned(),
+                reason: format!("{}x{}: {e}", params.width, params.height),
+            }
+        })?;
+        let model = self
+            .models
+            .get(&params.model_dir)
+            .map_err(|e| FeatureError::Model {
+                path: params.model_dir.clone(),
+                reason: e.to_string(),
+            })?;
+        let gipa = match device.get_instance_proc_addr {
+            Some(g) => g,
+            None => loader_gipa()?,
+        };
+        // SAFETY: the handles come from the application's Init and stay valid until Shutdown,
+        // which releases every feature first.
+        let ctx = unsafe {
+            GpuContext::from_caller(
+                device.instance,
+                device.physical_device,
+                device.device,
+                gipa,
+                device.get_device_proc_addr,
+            )
+        }
+        .map_err(gpu_error)?;
+
+        // Everything that can fail without touching the command buffer comes first.
+        let pixels = u64::from(params.width) * u64::from(params.height);
+        let buffers = FrameBuffers::new(&ctx, pixels)?;
+        // 2 prepare sets of 4 buffers, 2 compose sets of 6.
+        let mut arena = DescriptorArena::new(&ctx, 4, 20).map_err(gpu_error)?;
+        let graph = graph::build(&geometry);
+        let bridge = crate::nr::record::frame::ImageBridge::new(&ctx);
+
+        // SAFETY: the NGX caller hands a command buffer of this device in the recording state.
+        let mut rec = unsafe { Recorder::new(&ctx, cmd) }.map_err(gpu_error)?;
+        let mut batch = UploadBatch::new(&ctx);
+        let weights =
+            GpuWeights::shared(&ctx, &model, &mut rec, &mut batch).map_err(record_error)?;
+        self.track_weights(&weights);
+        let staged = batch.staged_bytes() > 0;
+        let mut pending = Pending::default();
+        let network = NetworkRecorder::new(
+            &ctx,
+            graph,
+            Arc::clone(&weights),
+            NetworkOptions {
+                profiles: Profiles::NATIVE,
+                frames_in_flight: FRAMES_IN_FLIGHT,
+                ..NetworkOptions::default()
+            },
+        );
+        // From here on a failure must keep what the recorded upload uses alive.
+        // The application may still submit the command buffer and the library would never
+        // learn when it completed (the device may even be gone by then), so the staging memory
+        // and the weights are leaked: a rare failure costs memory, never a use-after-free.
+        let orphan = |batch: UploadBatch, _rec: &mut Recorder<'_>, e: FeatureError| {
+            if staged {
+                std::mem::forget(batch);
+                std::mem::forget(Arc::clone(&weights));
+            }
+            e
+        };
+        let network = match network {
+            Ok(n) => n,
+            Err(e) => return Err(orphan(batch, &mut rec, record_error(e))),
+        };
+        let features = network.tensor(network.graph().features);
+        let head = network.tensor(network.graph().head);
+        let (prepare, compose) = match NrFeature::passes(&ctx, &mut arena, &buffers, features, head)
+        {
+            Ok(p) => p,
+            Err(e) => return Err(orphan(batch, &mut rec, e)),
+        };
+
+        // The history starts at zero (it is only read after a frame wrote it, but a defined
+        // start keeps every byte the feature owns deterministic).
+        // `fill` only fails on a misaligned range, which whole buffers never are.
+        for h in &buffers.history {
+            if let Err(e) = rec.fill(h.binding(), 0) {
+                return Err(orphan(batch, &mut rec, gpu_error(e)));
+            }
+        }
+        rec.transfer_to_compute();
+        if staged {
+            pending.hold(&ctx, &mut rec, vec![Box::new(batch)]);
+        }
+        let bytes = buffers.bytes() + network.workspace_bytes();
+        self.instance_bytes.fetch_add(bytes, Ordering::Relaxed);
+        let blend = f16::to_f32(model.blend_scale());
+        Ok(NrFeature {
+            pending,
+            bridge,
+            prepare,
+            compose,
+            _arena: arena,
+            network,
+            buffers,
+            driver: FrameDriver::new(geometry, blend),
+            seen: Default::default(),
+            frames: 0,
+            _weights: weights,
+            _model: model,
+            ctx,
+            bytes,
+            accounted: Arc::clone(&self.instance_bytes),
+        })
+    }
+}
+
+impl FeatureBackend for NrBackend {
+    fn name(&self) -> &str {
+        "dlss-nr exact (f13)"
+    }
+
+    fn create(
+        &self,
+        device: &DeviceContext,
+        params: &CreateParams,
+        cmd: vk::CommandBuffer,
+    ) -> Result<Box<dyn FeatureInstance>, FeatureError> {
+        Ok(Box::new(self.create_feature(device, params, cmd)?))
+    }
+
+    fn memory_in_use(&self) -> u64 {
+        let weights: u64 = {
+            let mut list = self.weights.lock();
+            list.retain(|x| x.strong_count() > 0);
+            list.iter()
+                .filter_map(Weak::upgrade)
+                .map(|w| w.bytes())
+                .sum()
+        };
+        self.instance_bytes.load(Ordering::Relaxed) + weights
+    }
+}

@@ -1,0 +1,63 @@
+//! How failures of the GPU layer and the recorder become NGX errors (and so result codes):
+//! running out of memory is `FAIL_OutOfGPUMemory`, everything else the device or driver refused
+//! is `FAIL_PlatformError`, with the message naming the call or object.
+
+use ash::vk;
+
+use crate::gpu::GpuError;
+use crate::ngx::backend::FeatureError;
+use crate::nr::record::RecordError;
+
+fn out_of_memory(result: vk::Result) -> bool {
+    result == vk::Result::ERROR_OUT_OF_DEVICE_MEMORY
+        || result == vk::Result::ERROR_OUT_OF_HOST_MEMORY
+        || result == vk::Result::ERROR_OUT_OF_POOL_MEMORY
+}
+
+/// A GPU-layer error as an NGX error.
+pub fn gpu_error(e: GpuError) -> FeatureError {
+    let oom = match &e {
+        GpuError::Vk { result, .. } => out_of_memory(*result),
+        GpuError::Alloc { source, .. } => {
+            matches!(source, gpu_allocator::AllocationError::OutOfMemory)
+        }
+        _ => false,
+    };
+    if oom {
+        FeatureError::OutOfGpuMemory(e.to_string())
+    } else {
+        FeatureError::Platform(e.to_string())
+    }
+}
+
+/// A recorder error as an NGX error.
+pub fn record_error(e: RecordError) -> FeatureError {
+    match e {
+        RecordError::Gpu(g) => gpu_error(g),
+        other => FeatureError::Platform(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ngx::abi::*;
+
+    #[test]
+    fn memory_exhaustion_is_its_own_code() {
+        let e = gpu_error(GpuError::Vk {
+            call: "vkAllocateMemory",
+            result: vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
+        });
+        assert_eq!(e.code(), NVSDK_NGX_Result_FAIL_OutOfGPUMemory);
+        assert!(e.to_string().contains("vkAllocateMemory"), "{e}");
+        let e = gpu_error(GpuError::MissingCapabilities {
+            device: "llvmpipe".into(),
+            missing: vec!["shaderInt8".into()],
+        });
+        assert_eq!(e.code(), NVSDK_NGX_Result_FAIL_PlatformError);
+        assert!(e.to_string().contains("shaderInt8"), "{e}");
+        let e = record_error(RecordError::Weights("block 3".into()));
+        assert_eq!(e.code(), NVSDK_NGX_Result_FAIL_PlatformError);
+    }
+}

@@ -1,0 +1,279 @@
+//! [`NrFeature`]: one created DLSS-NR feature on the caller's device — its network recorder and
+//! workspace, the frame buffers (proxy, motion, output and the two ping-pong history buffers it
+//! owns), the prepare/compose passes bound to them, the bridge to the caller's images, and the
+//! temporal state.
+//!
+//! One evaluation records, into the caller's command buffer: import of `DLSSNR.Color` (and
+//! `DLSSNR.MVec`) into the proxy (motion) buffer -> prepare -> the network -> compose (output +
+//! next history) -> export into `DLSSNR.Output`. A disabled frame skips prepare and the network.
+//!
+//! **Image layouts** (the NGX contract this library states; `docs/ngx.md`): when the recorded
+//! commands execute, `DLSSNR.Color` and `DLSSNR.MVec` must be in
+//! `VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL` (created with `VK_IMAGE_USAGE_SAMPLED_BIT`) and
+//! `DLSSNR.Output` in `VK_IMAGE_LAYOUT_GENERAL` (storage usage). The feature never changes a
+//! caller image's layout: every barrier it records on them keeps the layout. Earlier writes of
+//! any stage to the inputs are made visible to its reads, and its write of the output is made
+//! visible to every later stage.
+//!
+//! **Frames in flight**: at most [`FRAMES_IN_FLIGHT`] evaluations of one feature may be pending
+//! on the GPU at once (the network's per-frame descriptor arenas are reused in turn).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use ash::vk;
+
+use super::deferred::Pending;
+use super::frame::FrameDriver;
+use crate::gpu::{BufferBinding, DescriptorArena, GpuBuffer, GpuContext, MemoryKind, Recorder};
+use crate::model::Model;
+use crate::ngx::backend::{EvalInputs, FeatureError, FeatureInstance, ImageInput};
+use crate::nr::frame::FrameConstants;
+use crate::nr::record::frame::{
+    record_export, record_import_color, record_import_motion, CallerImage, ComposeBindings,
+    ComposePass, ImageBridge, PrepareBindings, PreparePass, HISTORY_TEXEL_BYTES,
+    MOTION_TEXEL_BYTES, PROXY_TEXEL_BYTES,
+};
+use crate::nr::record::network::NetworkRecorder;
+use crate::nr::record::GpuWeights;
+
+use super::errors::gpu_error;
+
+/// Evaluations of one feature that may be pending on the GPU at once.
+pub const FRAMES_IN_FLIGHT: usize = 4;
+
+/// Evaluations after which image views of a caller image that was not used again are dropped
+/// (more than [`FRAMES_IN_FLIGHT`], so no pending frame can still use them).
+const VIEW_RETENTION_FRAMES: u64 = 2 * FRAMES_IN_FLIGHT as u64;
+
+/// Layout of `DLSSNR.Color` and `DLSSNR.MVec` when the recorded commands run.
+pub const INPUT_LAYOUT: vk::ImageLayout = vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL;
+/// Layout of `DLSSNR.Output` when the recorded commands run.
+pub const OUTPUT_LAYOUT: vk::ImageLayout = vk::ImageLayout::GENERAL;
+
+/// The per-feature device buffers of the frame (valid size).
+pub(super) struct FrameBuffers {
+    pub proxy: GpuBuffer,
+    pub motion: GpuBuffer,
+    pub output: GpuBuffer,
+    pub history: [GpuBuffer; 2],
+}
+
+impl FrameBuffers {
+    pub fn new(ctx: &Arc<GpuContext>, pixels: u64) -> Result<FrameBuffers, FeatureError> {
+        let b = |name: &str, texel: u64| {
+            GpuBuffer::new(ctx, name, pixels * texel, MemoryKind::DeviceLocal).map_err(gpu_error)
+        };
+        Ok(FrameBuffers {
+            proxy: b("nr proxy", PROXY_TEXEL_BYTES)?,
+            motion: b("nr motion", MOTION_TEXEL_BYTES)?,
+            output: b("nr output", HISTORY_TEXEL_BYTES)?,
+            history: [
+                b("nr history 0", HISTORY_TEXEL_BYTES)?,
+                b("nr history 1", HISTORY_TEXEL_BYTES)?,
+            ],
+        })
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.proxy.size()
+            + self.motion.size()
+            + self.output.size()
+            + self.history[0].size()
+            + self.history[1].size()
+    }
+}
+
+/// What a caller image looked like when its views were made, and when it was last used.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct SeenImage {
+    view: vk::ImageView,
+    format: vk::Format,
+    width: u32,
+    height: u32,
+    last_frame: u64,
+}
+
+/// One DLSS-NR feature (see the module documentation). Field order is drop order: everything on
+/// the device goes before the context.
+pub struct NrFeature {
+    pub(super) pending: Pending,
+    pub(super) bridge: ImageBridge,
+    pub(super) prepare: [PreparePass; 2],
+    pub(super) compose: [ComposePass; 2],
+    pub(super) _arena: DescriptorArena,
+    pub(super) network: NetworkRecorder,
+    pub(super) buffers: FrameBuffers,
+    pub(super) driver: FrameDriver,
+    pub(super) seen: HashMap<vk::Image, SeenImage>,
+    pub(super) frames: u64,
+    pub(super) _weights: Arc<GpuWeights>,
+    pub(super) _model: Arc<Model>,
+    pub(super) ctx: Arc<GpuContext>,
+    /// This feature's own device bytes (buffers + workspace), added to `accounted` at creation.
+    pub(super) bytes: u64,
+    pub(super) accounted: Arc<AtomicU64>,
+}
+
+impl NrFeature {
+    /// The prepare and compose passes of both history slots.
+    pub(super) fn passes(
+        ctx: &Arc<GpuContext>,
+        arena: &mut DescriptorArena,
+        buffers: &FrameBuffers,
+        features: BufferBinding,
+        head: BufferBinding,
+    ) -> Result<([PreparePass; 2], [ComposePass; 2]), FeatureError> {
+        let prepare = |read: usize, arena: &mut DescriptorArena| {
+            PreparePass::new(
+                ctx,
+                arena,
+                &PrepareBindings {
+                    proxy: buffers.proxy.binding(),
+                    motion: Some(buffers.motion.binding()),
+                    history: Some(buffers.history[read].binding()),
+                    features,
+                },
+            )
+            .map_err(gpu_error)
+        };
+        let p = [prepare(0, arena)?, prepare(1, arena)?];
+        let compose = |read: usize, arena: &mut DescriptorArena| {
+            ComposePass::new(
+                ctx,
+                arena,
+                &ComposeBindings {
+                    proxy: buffers.proxy.binding(),
+                    motion: Some(buffers.motion.binding()),
+                    history: Some(buffers.history[read].binding()),
+                    head,
+                    output: buffers.output.binding(),
+                    next_history: buffers.history[1 - read].binding(),
+                },
+            )
+            .map_err(gpu_error)
+        };
+        let c = [compose(0, arena)?, compose(1, arena)?];
+        Ok((p, c))
+    }
+
+    /// The state between frames (for tests and diagnostics).
+    pub fn frame_state(&self) -> crate::nr::frame::FrameState {
+        self.driver.state()
+    }
+
+    /// This feature's own device memory in bytes (frame buffers and network workspace; the
+    /// shared weights are not included).
+    pub fn device_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// A caller image as the frame kernels see it, after dropping views of an image whose
+    /// handle now names something else (same `VkImage` value, other view/format/size: the
+    /// caller destroyed and recreated it).
+    fn caller_image(&mut self, img: &ImageInput, layout: vk::ImageLayout) -> CallerImage {
+        let now = SeenImage {
+            view: img.view,
+            format: img.format,
+            width: img.width,
+            height: img.height,
+            last_frame: self.frames,
+        };
+        match self.seen.insert(img.image, now) {
+            Some(old)
+                if (old.view, old.format, old.width, old.height)
+                    != (now.view, now.format, now.width, now.height) =>
+            {
+                self.bridge.forget_image(img.image);
+            }
+            _ => {}
+        }
+        CallerImage {
+            image: img.image,
+            format: img.format,
+            width: img.width,
+            height: img.height,
+            mip_level: img.subresource.base_mip_level,
+            array_layer: img.subresource.base_array_layer,
+            layout,
+        }
+    }
+
+    /// Forget views of images not used for a while (bounded memory for callers that rotate
+    /// through many images).
+    fn drop_stale_views(&mut self) {
+        let frames = self.frames;
+        let stale: Vec<vk::Image> = self
+            .seen
+            .iter()
+            .filter(|(_, s)| frames.saturating_sub(s.last_frame) > VIEW_RETENTION_FRAMES)
+            .map(|(i, _)| *i)
+            .collect();
+        for image in stale {
+            self.seen.remove(&image);
+            self.bridge.forget_image(image);
+        }
+    }
+
+    fn record(
+        &mut self,
+        rec: &mut Recorder<'_>,
+        inputs: &EvalInputs,
+        c: &FrameConstants,
+        read_slot: usize,
+    ) -> Result<(), FeatureError> {
+        let ctx = Arc::clone(&self.ctx);
+        let color = self.caller_image(&inputs.color, INPUT_LAYOUT);
+        let output = self.caller_image(&inputs.output, OUTPUT_LAYOUT);
+        let motion = inputs
+            .motion
+            .as_ref()
+            .map(|m| self.caller_image(m, INPUT_LAYOUT));
+        let proxy = self.buffers.proxy.binding();
+        record_import_color(&ctx, rec, &mut self.bridge, &color, proxy, c).map_err(gpu_error)?;
+        if let Some(m) = &motion {
+            let mb = self.buffers.motion.binding();
+            record_import_motion(&ctx, rec, &mut self.bridge, m, mb, c).map_err(gpu_error)?;
+        }
+        if c.enabled != 0 {
+            self.prepare[read_slot].record(rec, c).map_err(gpu_error)?;
+            self.network
+                .record(rec)
+                .map_err(|e| FeatureError::Platform(format!("recording the network: {e}")))?;
+        }
+        self.compose[read_slot].record(rec, c).map_err(gpu_error)?;
+        let out = self.buffers.output.binding();
+        record_export(&ctx, rec, &mut self.bridge, out, &output, c).map_err(gpu_error)?;
+        Ok(())
+    }
+}
+
+impl FeatureInstance for NrFeature {
+    fn evaluate(
+        &mut self,
+        cmd: vk::CommandBuffer,
+        inputs: &EvalInputs,
+    ) -> Result<(), FeatureError> {
+        self.pending.prune();
+        let frame = self.driver.plan(inputs)?;
+        let ctx = Arc::clone(&self.ctx);
+        // SAFETY: the NGX caller hands a command buffer of this device in the recording state.
+        let mut rec = unsafe { Recorder::new(&ctx, cmd) }.map_err(gpu_error)?;
+        self.record(&mut rec, inputs, &frame.constants, frame.setup.read_slot)?;
+        self.driver.commit(&frame);
+        self.frames += 1;
+        self.drop_stale_views();
+        Ok(())
+    }
+
+    fn release(self: Box<Self>) {
+        drop(self);
+    }
+}
+
+impl Drop for NrFeature {
+    fn drop(&mut self) {
+        self.accounted.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,707 @@
+//! Feature 18 end to end through the NGX C ABI on the harness's Vulkan device (lavapipe in CI)
+//! with the validation layer: the built-in DLSS-NR backend creates, evaluates (recording into the
+//! test's command buffers) and releases features on the synthetic model, and the outputs are
+//! compared bit for bit with the CPU pipeline (`CpuPipeline`) frame by frame, temporal history
+//! included. Also: Reset and Enabled = 0 semantics, two features of different sizes alive side
+//! by side, the memory report, and a broken model directory.
+//!
+//! The library state is process-wide, so every test takes `LOCK`, initialises NGX on its own
+//! harness and shuts it down again.
+
+mod common;
+
+use std::ffi::{c_void, CStr};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use ash::vk;
+use common::{Harness, HostBuffer, TestImage};
+use openngx::model::{synth, LoadOptions, Model};
+use openngx::ngx::abi::*;
+use openngx::ngx::exports::*;
+use openngx::ngx::param_exports::*;
+use openngx::nr::frame::{scene, FrameParams};
+use openngx::nr::pipeline::CpuPipeline;
+use openngx::nr::reference::Profiles;
+use openngx::numerics::f16;
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// The synthetic model (seed 0), written once per test process; `OPENNGX_MODEL_DIR` points at it.
+fn model_dir() -> &'static Path {
+    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &DIR.get_or_init(|| {
+        let t = Instant::now();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("model");
+        synth::write_model(&path, 0, &synth::SynthParams::DEFAULT, false).expect("synthesize");
+        eprintln!("synthetic model: {:.1} s", t.elapsed().as_secs_f64());
+        (dir, path)
+    })
+    .1
+}
+
+fn model() -> &'static Model {
+    static MODEL: OnceLock<Model> = OnceLock::new();
+    MODEL.get_or_init(|| Model::load(model_dir(), LoadOptions { verify_sha: false }).expect("load"))
+}
+
+/// CPU outputs of the synthetic scene's frames 0..n at `w x h` with default parameters (cached).
+fn cpu_outputs(w: u32, h: u32, n: u32) -> Vec<Vec<[u16; 4]>> {
+    type Runs = Mutex<Vec<((u32, u32), Vec<Vec<[u16; 4]>>)>>;
+    static RUNS: OnceLock<Runs> = OnceLock::new();
+    let runs = RUNS.get_or_init(Default::default);
+    let mut runs = runs.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, r)) = runs
+        .iter()
+        .find(|(k, r)| *k == (w, h) && r.len() >= n as usize)
+    {
+        return r[..n as usize].to_vec();
+    }
+    let mut pipe = CpuPipeline::new(model(), w, h, Profiles::NATIVE).expect("cpu pipeline");
+    let mut out = Vec::new();
+    for i in 0..n {
+        let t = Instant::now();
+        let s = scene::render(w, h, i);
+        let r = pipe
+            .run_frame(&FrameParams::default(), &s.proxy, Some(&s.motion))
+            .expect("cpu frame");
+        eprintln!(
+            "CPU frame {i} at {w}x{h}: {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+        out.push(r.output);
+    }
+    runs.push(((w, h), out.clone()));
+    out
+}
+
+/// Record with `f` into a fresh command buffer, submit, wait. Unlike `Harness::submit` the wait
+/// is long: a whole network takes lavapipe tens of seconds.
+fn submit<R>(h: &Harness, f: impl FnOnce(vk::CommandBuffer) -> R) -> R {
+    let info = vk::CommandBufferAllocateInfo::default()
+        .command_pool(h.pool)
+        .level(vk::CommandBufferLevel::PRIMARY)
+        .command_buffer_count(1);
+    // SAFETY: the harness's live device, pool and queue; the command buffer is freed after the
+    // wait (or after the device is idle when the wait fails).
+    unsafe {
+        let cmd = h
+            .device
+            .allocate_command_buffers(&info)
+            .expect("vkAllocateCommandBuffers")[0];
+        h.device
+            .begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
+            .expect("vkBeginCommandBuffer");
+        let r = f(cmd);
+        h.device
+            .end_command_buffer(cmd)
+            .expect("vkEndCommandBuffer");
+        let cmds = [cmd];
+        h.device
+            .queue_submit(
+                h.queue,
+                &[vk::SubmitInfo::default().command_buffers(&cmds)],
+                vk::Fence::null(),
+            )
+            .expect("vkQueueSubmit");
+        let waited = h.device.queue_wait_idle(h.queue);
+        if waited.is_err() {
+            let _ = h.device.device_wait_idle();
+        }
+        h.device.free_command_buffers(h.pool, &cmds);
+        waited.expect("vkQueueWaitIdle");
+        r
+    }
+}
+
+fn ok(call: &str, r: NVSDK_NGX_Result) {
+    assert_eq!(r, NVSDK_NGX_Result_Success, "{call} returned {r:#x}");
+}
+
+/// NGX initialised on the harness's device (shut down on drop).
+struct Ngx<'h> {
+    h: &'h Harness,
+    params: *mut NVSDK_NGX_Parameter,
+}
+
+impl<'h> Ngx<'h> {
+    fn init(h: &'h Harness) -> Ngx<'h> {
+        std::env::set_var("OPENNGX_MODEL_DIR", model_dir());
+        let path: Vec<wchar_t> = "/tmp".chars().map(|c| c as wchar_t).chain([0]).collect();
+        // SAFETY: the harness's live handles and the loader's proc addrs.
+        let r = unsafe {
+            NVSDK_NGX_VULKAN_Init(
+                7,
+                path.as_ptr(),
+                h.instance.handle(),
+                h.physical,
+                h.device.handle(),
+                Some(h.gipa()),
+                Some(h.gdpa()),
+                std::ptr::null(),
+                NVSDK_NGX_Version_API,
+            )
+        };
+        ok("Init", r);
+        let mut params = std::ptr::null_mut();
+        // SAFETY: valid out pointer.
+        ok("AllocateParameters", unsafe {
+            NVSDK_NGX_VULKAN_AllocateParameters(&mut params)
+        });
+        Ngx { h, params }
+    }
+
+    fn set_ui(&self, k: &CStr, v: u32) {
+        // SAFETY: live map, C string.
+        unsafe { NVSDK_NGX_Parameter_SetUI(self.params, k.as_ptr(), v) }
+    }
+
+    fn set_f(&self, k: &CStr, v: f32) {
+        // SAFETY: live map, C string.
+        unsafe { NVSDK_NGX_Parameter_SetF(self.params, k.as_ptr(), v) }
+    }
+
+    fn set_vp(&self, k: &CStr, v: *mut c_void) {
+        // SAFETY: live map, C string; the pointee outlives the Evaluate that reads it.
+        unsafe { NVSDK_NGX_Parameter_SetVoidPointer(self.params, k.as_ptr(), v) }
+    }
+
+    /// CreateFeature1 recorded into its own submission.
+    fn create(&self, w: u32, h: u32) -> Result<*mut NVSDK_NGX_Handle, NVSDK_NGX_Result> {
+        self.set_ui(c"DLSSNR.Width", w);
+        self.set_ui(c"DLSSNR.Height", h);
+        let mut handle = std::ptr::null_mut();
+        let t = Instant::now();
+        // SAFETY: our device, a recording command buffer, a live map.
+        let r = submit(self.h, |cmd| unsafe {
+            NVSDK_NGX_VULKAN_CreateFeature1(
+                self.h.device.handle(),
+                cmd,
+                NVSDK_NGX_Feature_Reserved18,
+                self.params,
+                &mut handle,
+            )
+        });
+        eprintln!("create {w}x{h}: {:.2} s", t.elapsed().as_secs_f64());
+        if r == NVSDK_NGX_Result_Success {
+            Ok(handle)
+        } else {
+            Err(r)
+        }
+    }
+
+    /// `SizeInBytes` from the stats callback of the capability map.
+    fn memory_in_use(&self) -> u64 {
+        let mut caps = std::ptr::null_mut();
+        let mut cb: *mut c_void = std::ptr::null_mut();
+        let mut bytes = 0u64;
+        // SAFETY: valid out pointers; the callback address is a PFN_NVSDK_NGX_DLSS_GetStatsCallback.
+        unsafe {
+            ok(
+                "GetCapabilityParameters",
+                NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps),
+            );
+            ok(
+                "GetVoidPointer",
+                NVSDK_NGX_Parameter_GetVoidPointer(
+                    caps,
+                    c"DLSSNRGetStatsCallback".as_ptr(),
+                    &mut cb,
+                ),
+            );
+            let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
+                std::mem::transmute(cb);
+            ok("stats callback", stats(caps));
+            ok(
+                "GetULL",
+                NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes),
+            );
+            ok(
+                "DestroyParameters",
+                NVSDK_NGX_VULKAN_DestroyParameters(caps),
+            );
+        }
+        bytes
+    }
+}
+
+impl Drop for Ngx<'_> {
+    fn drop(&mut self) {
+        // SAFETY: our map and device; every submission was waited for.
+        unsafe {
+            NVSDK_NGX_VULKAN_DestroyParameters(self.params);
+            NVSDK_NGX_VULKAN_Shutdown1(self.h.device.handle());
+        }
+    }
+}
+
+/// The caller's images of one feature size, with views and staging.
+struct Frames<'h> {
+    h: &'h Harness,
+    w: u32,
+    ht: u32,
+    color: (TestImage, vk::ImageView),
+    motion: (TestImage, vk::ImageView),
+    output: (TestImage, vk::ImageView),
+    staging: HostBuffer,
+    readback: HostBuffer,
+}
+
+fn view(h: &Harness, img: &TestImage) -> vk::ImageView {
+    let info = vk::ImageViewCreateInfo::default()
+        .image(img.image)
+        .view_type(vk::ImageViewType::TYPE_2D)
+        .format(img.format)
+        .subresource_range(range());
+    // SAFETY: a live image of the harness's device.
+    unsafe { h.device.create_image_view(&info, None) }.expect("vkCreateImageView")
+}
+
+fn range() -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: vk::ImageAspectFlags::COLOR,
+        base_mip_level: 0,
+        level_count: 1,
+        base_array_layer: 0,
+        layer_count: 1,
+    }
+}
+
+fn resource(img: &TestImage, view: vk::ImageView, rw: bool) -> NVSDK_NGX_Resource_VK {
+    NVSDK_NGX_Resource_VK {
+        Resource: NVSDK_NGX_Resource_VK_Resource {
+            ImageViewInfo: NVSDK_NGX_ImageViewInfo_VK {
+                ImageView: view,
+                Image: img.image,
+                SubresourceRange: range(),
+                Format: img.format,
+                Width: img.width,
+                Height: img.height,
+            },
+        },
+        Type: NVSDK_NGX_RESOURCE_VK_TYPE_VK_IMAGEVIEW,
+        ReadWrite: rw,
+    }
+}
+
+fn barrier(
+    h: &Harness,
+    cmd: vk::CommandBuffer,
+    image: vk::Image,
+    layouts: (vk::ImageLayout, vk::ImageLayout),
+    access: (vk::AccessFlags, vk::AccessFlags),
+    stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
+) {
+    let b = [vk::ImageMemoryBarrier::default()
+        .old_layout(layouts.0)
+        .new_layout(layouts.1)
+        .src_access_mask(access.0)
+        .dst_access_mask(access.1)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(range())];
+    // SAFETY: a recording command buffer of the harness.
+    unsafe {
+        h.device.cmd_pipeline_barrier(
+            cmd,
+            stages.0,
+            stages.1,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &b,
+        )
+    };
+}
+
+fn region(offset: u64, w: u32, h: u32) -> vk::BufferImageCopy {
+    vk::BufferImageCopy {
+        buffer_offset: offset,
+        buffer_row_length: 0,
+        buffer_image_height: 0,
+        image_subresource: vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        },
+        image_offset: vk::Offset3D::default(),
+        image_extent: vk::Extent3D {
+            width: w,
+            height: h,
+            depth: 1,
+        },
+    }
+}
+
+/// Per-frame controls.
+#[derive(Clone, Copy)]
+struct Controls {
+    enabled: bool,
+    reset: bool,
+    motion: bool,
+}
+
+const DEFAULT: Controls = Controls {
+    enabled: true,
+    reset: false,
+    motion: true,
+};
+
+impl<'h> Frames<'h> {
+    fn new(h: &'h Harness, w: u32, ht: u32) -> Frames<'h> {
+        let sampled = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
+        let color = h.image(w, ht, vk::Format::R32G32B32A32_SFLOAT, sampled);
+        let motion = h.image(w, ht, vk::Format::R32G32_SFLOAT, sampled);
+        let output = h.image(
+            w,
+            ht,
+            vk::Format::R16G16B16A16_SFLOAT,
+            vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC,
+        );
+        let (cv, mv, ov) = (view(h, &color), view(h, &motion), view(h, &output));
+        let n = u64::from(w) * u64::from(ht);
+        // The output lives in GENERAL from the start.
+        submit(h, |cmd| {
+            barrier(
+                h,
+                cmd,
+                output.image,
+                (vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL),
+                (vk::AccessFlags::empty(), vk::AccessFlags::SHADER_WRITE),
+                (
+                    vk::PipelineStageFlags::TOP_OF_PIPE,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                ),
+            )
+        });
+        Frames {
+            h,
+            w,
+            ht,
+            color: (color, cv),
+            motion: (motion, mv),
+            output: (output, ov),
+            staging: h.host_buffer(n * 24),
+            readback: h.host_buffer(n * 8),
+        }
+    }
+
+    fn upload(&self, cmd: vk::CommandBuffer, img: &TestImage, offset: u64) {
+        let h = self.h;
+        barrier(
+            h,
+            cmd,
+            img.image,
+            (
+                vk::ImageLayout::UNDEFINED,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            ),
+            (vk::AccessFlags::empty(), vk::AccessFlags::TRANSFER_WRITE),
+            (
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::TRANSFER,
+            ),
+        );
+        // SAFETY: recording command buffer; the staging buffer holds the texels at `offset`.
+        unsafe {
+            h.device.cmd_copy_buffer_to_image(
+                cmd,
+                self.staging.buffer,
+                img.image,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &[region(offset, self.w, self.ht)],
+            )
+        };
+        barrier(
+            h,
+            cmd,
+            img.image,
+            (
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            ),
+            (
+                vk::AccessFlags::TRANSFER_WRITE,
+                vk::AccessFlags::SHADER_READ,
+            ),
+            (
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+            ),
+        );
+    }
+
+    /// Upload the proxy/motion, evaluate `handle` with `c`, read the output back.
+    fn evaluate(
+        &self,
+        ngx: &Ngx,
+        handle: *mut NVSDK_NGX_Handle,
+        proxy: &[[f32; 4]],
+        motion: &[[f32; 2]],
+        c: Controls,
+    ) -> Result<Vec<[u16; 4]>, NVSDK_NGX_Result> {
+        let h = self.h;
+        let pbytes: Vec<u8> = proxy
+            .iter()
+            .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+            .collect();
+        let mbytes: Vec<u8> = motion
+            .iter()
+            .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+            .collect();
+        self.staging.write(0, &pbytes);
+        self.staging.write(pbytes.len(), &mbytes);
+        let mut color = resource(&self.color.0, self.color.1, false);
+        let mut mv = resource(&self.motion.0, self.motion.1, false);
+        let mut out = resource(&self.output.0, self.output.1, true);
+        ngx.set_vp(
+            c"DLSSNR.Color",
+            (&mut color as *mut NVSDK_NGX_Resource_VK).cast(),
+        );
+        ngx.set_vp(
+            c"DLSSNR.Output",
+            (&mut out as *mut NVSDK_NGX_Resource_VK).cast(),
+        );
+        ngx.set_vp(
+            c"DLSSNR.MVec",
+            if c.motion {
+                (&mut mv as *mut NVSDK_NGX_Resource_VK).cast()
+            } else {
+                std::ptr::null_mut()
+            },
+        );
+        ngx.set_ui(c"DLSSNR.Enabled", u32::from(c.enabled));
+        ngx.set_ui(c"DLSSNR.Reset", u32::from(c.reset));
+        ngx.set_f(c"DLSSNR.MVecScaleX", 1.0);
+        ngx.set_f(c"DLSSNR.MVecScaleY", 1.0);
+        let t = Instant::now();
+        let r = submit(h, |cmd| {
+            self.upload(cmd, &self.color.0, 0);
+            self.upload(cmd, &self.motion.0, pbytes.len() as u64);
+            // SAFETY: a recording command buffer, a live handle and map.
+            let r = unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, handle, ngx.params, None) };
+            barrier(
+                h,
+                cmd,
+                self.output.0.image,
+                (vk::ImageLayout::GENERAL, vk::ImageLayout::GENERAL),
+                (
+                    vk::AccessFlags::SHADER_WRITE,
+                    vk::AccessFlags::TRANSFER_READ,
+                ),
+                (
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::PipelineStageFlags::TRANSFER,
+                ),
+            );
+            // SAFETY: recording command buffer; the readback buffer holds w*h*8 bytes.
+            unsafe {
+                h.device.cmd_copy_image_to_buffer(
+                    cmd,
+                    self.output.0.image,
+                    vk::ImageLayout::GENERAL,
+                    self.readback.buffer,
+                    &[region(0, self.w, self.ht)],
+                );
+                let mb = [vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::HOST_READ)];
+                h.device.cmd_pipeline_barrier(
+                    cmd,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &mb,
+                    &[],
+                    &[],
+                );
+            }
+            r
+        });
+        eprintln!(
+            "evaluate {}x{} (enabled {}, reset {}): {:.1} s",
+            self.w,
+            self.ht,
+            c.enabled,
+            c.reset,
+            t.elapsed().as_secs_f64()
+        );
+        if r != NVSDK_NGX_Result_Success {
+            return Err(r);
+        }
+        Ok(self
+            .readback
+            .read()
+            .chunks_exact(8)
+            .map(|b| {
+                [
+                    u16::from_le_bytes([b[0], b[1]]),
+                    u16::from_le_bytes([b[2], b[3]]),
+                    u16::from_le_bytes([b[4], b[5]]),
+                    u16::from_le_bytes([b[6], b[7]]),
+                ]
+            })
+            .collect())
+    }
+}
+
+impl Drop for Frames<'_> {
+    fn drop(&mut self) {
+        // SAFETY: every submission was waited for.
+        unsafe {
+            self.h.device.destroy_image_view(self.color.1, None);
+            self.h.device.destroy_image_view(self.motion.1, None);
+            self.h.device.destroy_image_view(self.output.1, None);
+        }
+    }
+}
+
+fn release(h: *mut NVSDK_NGX_Handle) {
+    // SAFETY: a handle from CreateFeature1 (or a dead one: the library checks).
+    ok("ReleaseFeature", unsafe {
+        NVSDK_NGX_VULKAN_ReleaseFeature(h)
+    });
+}
+
+/// First differing half, for a readable failure.
+fn first_difference(got: &[[u16; 4]], want: &[[u16; 4]], w: u32) -> Option<String> {
+    got.iter()
+        .zip(want)
+        .enumerate()
+        .find(|(_, (g, e))| g != e)
+        .map(|(i, (g, e))| {
+            format!(
+                "pixel ({}, {}): got {g:04X?}, want {e:04X?}",
+                i as u32 % w,
+                i as u32 / w
+            )
+        })
+}
+
+/// Everything that needs the network, in one sequence (a 64x64 network evaluation takes lavapipe
+/// minutes): a 64x64 feature runs frames 0-2 of the scene and must equal the CPU pipeline frame by
+/// frame (history, seed and motion included); a 96x64 feature lives beside it (its own memory, not
+/// a second copy of the weights) and passes disabled frames through; Reset on frame 0's input
+/// must give frame 0's bytes again (seed 0, history ignored though valid); a disabled frame is
+/// the proxy truncated to f16; then release, double release and evaluate-after-release.
+#[test]
+fn temporal_sequence_reset_and_disabled_frames_match_the_cpu_pipeline() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = Harness::new() else { return };
+    let want = cpu_outputs(64, 64, 3);
+    {
+        let ngx = Ngx::init(&h);
+        let small = Frames::new(&h, 64, 64);
+        let wide = Frames::new(&h, 96, 64);
+        let a = ngx.create(64, 64).expect("create 64x64");
+        let one = ngx.memory_in_use();
+        let b = ngx.create(96, 64).expect("create 96x64");
+        let two = ngx.memory_in_use();
+        assert!(one > 0);
+        assert!(two > one && two - one < one / 2, "{one} then {two}");
+        let off = Controls {
+            enabled: false,
+            ..DEFAULT
+        };
+        let sb = scene::render(96, 64, 0);
+        let truncated = |p: &[[f32; 4]]| -> Vec<[u16; 4]> {
+            p.iter().map(|p| p.map(f16::from_f32_rtz)).collect()
+        };
+
+        for (i, want) in want.iter().enumerate() {
+            let s = scene::render(64, 64, i as u32);
+            let got = small
+                .evaluate(&ngx, a, &s.proxy, &s.motion, DEFAULT)
+                .expect("evaluate");
+            assert_eq!(got.len(), want.len());
+            assert!(
+                got == *want,
+                "frame {i}: {}",
+                first_difference(&got, want, 64).unwrap_or_default()
+            );
+            if i == 0 {
+                // The other feature, between two frames of the first.
+                let pb = wide
+                    .evaluate(&ngx, b, &sb.proxy, &sb.motion, off)
+                    .expect("96x64 disabled");
+                assert!(pb == truncated(&sb.proxy));
+                // Images of the other size are refused.
+                assert_eq!(
+                    small.evaluate(&ngx, b, &s.proxy, &s.motion, off).err(),
+                    Some(NVSDK_NGX_Result_FAIL_InvalidParameter)
+                );
+            }
+        }
+        // Reset: frame 0's input gives frame 0's bytes although history is valid by now.
+        let s0 = scene::render(64, 64, 0);
+        let reset = Controls {
+            reset: true,
+            ..DEFAULT
+        };
+        let r = small
+            .evaluate(&ngx, a, &s0.proxy, &s0.motion, reset)
+            .expect("reset");
+        assert!(
+            r == want[0],
+            "reset: {}",
+            first_difference(&r, &want[0], 64).unwrap_or_default()
+        );
+        // Disabled: the proxy truncated to f16 (alpha included), without motion too.
+        let s1 = scene::render(64, 64, 1);
+        let no_motion = Controls {
+            motion: false,
+            ..off
+        };
+        let d = small
+            .evaluate(&ngx, a, &s1.proxy, &s1.motion, no_motion)
+            .expect("disabled");
+        assert!(
+            d == truncated(&s1.proxy),
+            "{}",
+            first_difference(&d, &truncated(&s1.proxy), 64).unwrap_or_default()
+        );
+
+        release(a);
+        // SAFETY: a released handle: the library answers without touching it.
+        assert_eq!(
+            unsafe { NVSDK_NGX_VULKAN_ReleaseFeature(a) },
+            NVSDK_NGX_Result_FAIL_FeatureNotFound
+        );
+        assert_eq!(
+            small.evaluate(&ngx, a, &s0.proxy, &s0.motion, off).err(),
+            Some(NVSDK_NGX_Result_FAIL_FeatureNotFound)
+        );
+        // The 96x64 feature's buffers and the weights it still holds are left.
+        let left = ngx.memory_in_use();
+        assert!(left > two - one && left < two, "{left} of {two}");
+        release(b);
+        assert_eq!(ngx.memory_in_use(), 0, "released features still reported");
+    }
+    h.assert_validation_clean();
+}
+
+#[test]
+fn a_broken_model_directory_is_refused_at_creation() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = Harness::new() else { return };
+    let ngx = Ngx::init(&h);
+    // A manifest whose stage files are missing: the quick check refuses it.
+    let broken = tempfile::tempdir().expect("temp dir");
+    std::fs::copy(
+        model_dir().join("manifest.json"),
+        broken.path().join("manifest.json"),
+    )
+    .expect("copy");
+    std::env::set_var("OPENNGX_MODEL_DIR", broken.path());
+    assert_eq!(
+        ngx.create(64, 64).err(),
+        Some(NVSDK_NGX_Result_FAIL_UnableToInitializeFeature)
+    );
+    std::env::set_var("OPENNGX_MODEL_DIR", model_dir());
+    drop(ngx);
+    h.assert_validation_clean();
+}
