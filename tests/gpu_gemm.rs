@@ -1,0 +1,642 @@
+//! The GEMM-family kernels of the exact route (grouped FP8 GEMM, adapter, head) on the test
+//! device, byte for byte against the CPU: every GEMM variant the schedule uses (taken from a real
+//! graph with a synthetic model, inputs random and adversarial) against `nr::reference`'s
+//! `Executor::exec`, and GEMMs with adversarial weights against `numerics::gemm_e4m3`.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use common::{Harness, Rng};
+use openngx::gpu::{
+    BufferBinding, DescriptorArena, GpuBuffer, GpuContext, MemoryKind, Recorder, UploadBatch,
+};
+use openngx::model::{synth, LoadOptions, Model};
+use openngx::nr::geometry::Geometry;
+use openngx::nr::graph::{self, DType, Epilogue, Graph, InputMode, TensorId};
+use openngx::nr::record::gemm::{self, GemmBindings, GemmShape};
+use openngx::nr::record::GpuWeights;
+use openngx::nr::reference::{Executor, Profiles, TensorData, Weights};
+use openngx::numerics::{e4m3, f16, gemm_e4m3, ops, silu, Profile};
+
+/// One synthetic model per test binary (written to a temporary directory, loaded, deleted).
+fn model() -> &'static Model {
+    static MODEL: OnceLock<Model> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let t = Instant::now();
+        let dir = std::env::temp_dir().join(format!("openngx-gpu-gemm-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        if let Err(e) = synth::write_model(&dir, 7, &synth::SynthParams::DEFAULT, true) {
+            panic!("synthesize model into {}: {e}", dir.display());
+        }
+        let m = match Model::load(&dir, LoadOptions { verify_sha: false }) {
+            Ok(m) => m,
+            Err(e) => panic!("load synthetic model: {e}"),
+        };
+        let _ = std::fs::remove_dir_all(&dir);
+        println!("synthetic model: {:.1} s", t.elapsed().as_secs_f64());
+        m
+    })
+}
+
+/// E4M3 codes: mostly ordinary values, plus subnormals, both zeros, the NaN codes and large
+/// values that drive sums to overflow (saturating publication).
+fn e4_code(rng: &mut Rng, adversarial: bool) -> u8 {
+    let sign = (rng.below(2) << 7) as u8;
+    let roll = rng.below(100);
+    if !adversarial || roll < 60 {
+        return sign | ((rng.below(8) + 3) << 3) as u8 | rng.below(8) as u8;
+    }
+    match roll {
+        60..=69 => sign | rng.below(8) as u8, // subnormal (and zero)
+        70..=74 => sign,                      // +-0
+        75..=79 => sign | 0x7F,               // NaN codes
+        80..=89 => sign | ((rng.below(3) + 13) << 3) as u8 | rng.below(7) as u8, // large
+        _ => rng.below(256) as u8,
+    }
+}
+
+fn half(rng: &mut Rng, adversarial: bool) -> u16 {
+    let sign = (rng.below(2) << 15) as u16;
+    let roll = rng.below(100);
+    if !adversarial || roll < 70 {
+        return sign | ((rng.below(12) + 9) << 10) as u16 | rng.below(1024) as u16;
+    }
+    match roll {
+        70..=77 => sign | rng.below(1024) as u16, // subnormal / zero
+        78..=81 => sign,
+        82..=84 => sign | 0x7C00,                                // inf
+        85..=86 => 0x7C00 | sign | (rng.below(1023) + 1) as u16, // NaN
+        _ => sign | ((rng.below(4) + 27) << 10) as u16 | rng.below(1024) as u16, // huge
+    }
+}
+
+fn random_tensor(g: &Graph, t: TensorId, rng: &mut Rng, adversarial: bool) -> TensorData {
+    let n = g.rows(t) * g.tensors[t].channels;
+    match g.tensors[t].dtype {
+        DType::E4 => TensorData::E4((0..n).map(|_| e4_code(rng, adversarial)).collect()),
+        DType::F16 => TensorData::F16((0..n).map(|_| half(rng, adversarial)).collect()),
+        DType::F32 => TensorData::F32(
+            (0..n)
+                .map(|i| {
+                    if adversarial && i % 97 == 0 {
+                        [f32::NAN, f32::INFINITY, -0.0, 1e-30, 70000.0, -3e-6][i % 6]
+                    } else {
+                        f16::to_f32(half(rng, false)) * 0.25
+                    }
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn bytes(d: &TensorData) -> Vec<u8> {
+    match d {
+        TensorData::E4(v) => v.clone(),
+        TensorData::F16(v) => v.iter().flat_map(|h| h.to_le_bytes()).collect(),
+        TensorData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    }
+}
+
+fn host_buffer(ctx: &Arc<GpuContext>, name: &str, data: &[u8], kind: MemoryKind) -> GpuBuffer {
+    let mut b = match GpuBuffer::new(ctx, name, data.len().max(4) as u64, kind) {
+        Ok(b) => b,
+        Err(e) => panic!("buffer {name}: {e}"),
+    };
+    if kind == MemoryKind::Upload {
+        b.write(0, data).expect("write upload buffer");
+    }
+    b
+}
+
+fn first_mismatch(a: &[u8], b: &[u8]) -> Option<usize> {
+    a.iter().zip(b).position(|(x, y)| x != y)
+}
+
+/// Raw f16 outputs compare equal up to the NaN sign: the Rust f16 ops keep the sign the host's
+/// f32 NaN happens to carry, the GLSL ones return the canonical 0x7E00. A NaN only ever reaches
+/// E4 publication (as +0) or the head's MMA (canonical QNAN), so no published byte depends on it.
+fn first_f16_mismatch(a: &[u8], b: &[u8]) -> Option<usize> {
+    let h = |v: &[u8], i: usize| {
+        let x = u16::from_le_bytes([v[2 * i], v[2 * i + 1]]);
+        if f16::is_nan(x) {
+            f16::QNAN
+        } else {
+            x
+        }
+    };
+    (0..a.len().min(b.len()) / 2)
+        .find(|&i| h(a, i) != h(b, i))
+        .map(|i| 2 * i)
+}
+
+/// Field order matters: the context must go before the harness's device.
+struct Gpu {
+    ctx: Arc<GpuContext>,
+    h: Harness,
+}
+
+impl Gpu {
+    fn new() -> Option<Gpu> {
+        let h = Harness::new()?;
+        let ctx = h.context();
+        Some(Gpu { ctx, h })
+    }
+
+    fn weights(&self, model: &Model) -> Arc<GpuWeights> {
+        let mut batch = UploadBatch::new(&self.ctx);
+        let w = self.h.submit(|cmd| {
+            // SAFETY: the harness's command buffer is recording on the context's device.
+            let mut rec = unsafe { Recorder::new(&self.ctx, cmd) }.expect("recorder");
+            GpuWeights::shared(&self.ctx, model, &mut rec, &mut batch)
+        });
+        batch.release();
+        match w {
+            Ok(w) => w,
+            Err(e) => panic!("upload weights: {e}"),
+        }
+    }
+
+    /// Run one GEMM-family node of `g` on the device with `inputs`; returns its outputs' bytes.
+    fn run_node(
+        &self,
+        g: &Graph,
+        node: usize,
+        weights: &GpuWeights,
+        inputs: &HashMap<TensorId, TensorData>,
+        profiles: Profiles,
+    ) -> Vec<(TensorId, Vec<u8>)> {
+        let node = &g.nodes[node];
+        let mut bufs: HashMap<TensorId, GpuBuffer> = HashMap::new();
+        for (t, d) in inputs {
+            bufs.insert(
+                *t,
+                host_buffer(
+                    &self.ctx,
+                    &g.tensors[*t].name,
+                    &bytes(d),
+                    MemoryKind::Upload,
+                ),
+            );
+        }
+        for t in node.op.outputs() {
+            let n = g.rows(t) * g.tensors[t].channels * g.tensors[t].dtype.size();
+            let b = host_buffer(
+                &self.ctx,
+                &g.tensors[t].name,
+                &vec![0xA5; n],
+                MemoryKind::Readback,
+            );
+            bufs.insert(t, b);
+        }
+        let mut arena = DescriptorArena::new(&self.ctx, 4, 16).expect("arena");
+        let binding = |t: TensorId| -> BufferBinding {
+            match bufs.get(&t) {
+                Some(b) => b.binding(),
+                None => panic!("tensor `{}` has no buffer", g.tensors[t].name),
+            }
+        };
+        let dispatch =
+            match gemm::prepare_node(&self.ctx, &mut arena, profiles, g, node, weights, &binding) {
+                Ok(Some(d)) => d,
+                Ok(None) => panic!("{} is not a GEMM-family node", node.label),
+                Err(e) => panic!("{}: {e}", node.label),
+            };
+        self.h.submit(|cmd| {
+            // SAFETY: as in `weights`.
+            let mut rec = unsafe { Recorder::new(&self.ctx, cmd) }.expect("recorder");
+            dispatch.record(&mut rec).expect("record");
+            rec.to_host();
+        });
+        node.op
+            .outputs()
+            .into_iter()
+            .map(|t| (t, bufs[&t].read_all().expect("read back")))
+            .map(|(t, mut v)| {
+                v.truncate(g.rows(t) * g.tensors[t].channels * g.tensors[t].dtype.size());
+                (t, v)
+            })
+            .collect()
+    }
+}
+
+/// Check one node of `g` (found by label) on random and adversarial inputs.
+fn check_node(
+    gpu: &Gpu,
+    g: &Graph,
+    weights: &GpuWeights,
+    cpu: &Weights,
+    label: &str,
+    seed: u64,
+    h25: bool,
+) {
+    let Some(i) = g.nodes.iter().position(|n| n.label == label) else {
+        panic!("no node `{label}` in the graph");
+    };
+    let node = &g.nodes[i];
+    let mut configs = vec![(false, Profiles::NATIVE), (true, Profiles::NATIVE)];
+    if h25 {
+        configs.push((true, Profiles::H25));
+    }
+    for (adversarial, profiles) in configs {
+        let t = Instant::now();
+        let mut rng = Rng(seed * 7919 + adversarial as u64 + 1);
+        let mut ex = Executor::new(g, cpu, profiles);
+        let mut inputs = HashMap::new();
+        for t in node.op.inputs() {
+            let d = random_tensor(g, t, &mut rng, adversarial);
+            ex.set_tensor(t, d.clone()).expect("set input");
+            inputs.insert(t, d);
+        }
+        let want = match ex.exec(node) {
+            Ok(w) => w,
+            Err(e) => panic!("{label}: reference: {e}"),
+        };
+        let t_cpu = t.elapsed().as_secs_f64();
+        let got = gpu.run_node(g, i, weights, &inputs, profiles);
+        for (t, w) in want {
+            let raw = w.dtype() == DType::F16;
+            let w = bytes(&w);
+            let (_, gb) = got.iter().find(|(o, _)| *o == t).expect("output present");
+            let mismatch = if raw {
+                first_f16_mismatch(&w, gb)
+            } else {
+                first_mismatch(&w, gb)
+            };
+            if let Some(at) = mismatch {
+                panic!(
+                    "{label} ({}, adversarial {adversarial}) tensor `{}`: byte {at} differs: \
+                     gpu {:#04x} cpu {:#04x}",
+                    profiles.name, g.tensors[t].name, gb[at], w[at]
+                );
+            }
+            assert_eq!(w.len(), gb.len());
+        }
+        println!(
+            "{label:<20} {} adversarial={adversarial}: cpu {t_cpu:.2} s, total {:.2} s",
+            profiles.name,
+            t.elapsed().as_secs_f64()
+        );
+    }
+}
+
+#[test]
+fn schedule_gemm_variants_match_the_reference() {
+    let Some(gpu) = Gpu::new() else { return };
+    let model = model();
+    let g = graph::build(&Geometry::new(64, 64).expect("64x64"));
+    let weights = gpu.weights(model);
+    let cpu = Weights::new(model);
+    // Every kind of GEMM-family node of the schedule (label, what it covers); the H25 profile
+    // (P = 25, E4M3 widened to f16) runs on the nodes marked `true` (lavapipe time).
+    let h25 = [
+        "block-0.adapter",
+        "block-1.ffn2",
+        "block-6.ffn2",
+        "block-31.proj",
+        "head",
+    ];
+    let nodes = [
+        "block-0.adapter",    // f32 -> f16 -> F24 16->32, raw + E4 (field)
+        "block-1.ffn1",       // C=32 dense W1, SiLU E4
+        "block-1.ffn2",       // C=32 W2 seeded from E4 skip, dual epilogue
+        "block-4.proj",       // projection seeded from raw f16 y, dual (stage end)
+        "block-66.ffn2",      // seeded from the raw f16 decoder merge
+        "block-6.ffn1",       // expert W1, shared input, 2 groups
+        "block-6.ffn2",       // expert W2, split input, 2 groups
+        "block-6.ffn3",       // W3 seeded from E4 skip
+        "block-12.qkv",       // f16 epilogue, 3C columns
+        "block-8.transition", // transition C -> 2C
+        "block-23.branch1",   // split-512 branches: split input, 8 groups, SiLU
+        "block-31.ffn2",      // ViT contract, split-K 1024, seeded
+        "block-31.qkv",       // ViT qkv, split-K 512, f16
+        "block-31.proj",      // ViT projection, split-K 256, seeded
+        "block-39.vit-exit",  // ViT exit split-K 256, f16
+        "head",               // F24 32->4, f16 stored as f32
+    ];
+    for (i, label) in nodes.iter().enumerate() {
+        check_node(
+            &gpu,
+            &g,
+            &weights,
+            &cpu,
+            label,
+            i as u64,
+            h25.contains(label),
+        );
+    }
+    drop(weights);
+}
+
+/// A GEMM with hand-made operands (adversarial weights too) against `numerics::gemm_e4m3`.
+#[allow(clippy::too_many_arguments)]
+fn check_synthetic(
+    gpu: &Gpu,
+    profile: Profile,
+    rows: usize,
+    k: usize,
+    n: usize,
+    groups: usize,
+    mode: InputMode,
+    partition: Option<usize>,
+    epilogue: Epilogue,
+    seed: Option<DType>,
+    rng: &mut Rng,
+) {
+    let ctx = &gpu.ctx;
+    let cin = match mode {
+        InputMode::Shared => k + 16, // extra channels the GEMM must not read
+        InputMode::Split => k * groups,
+    };
+    let nout = n * groups;
+    let a: Vec<u8> = (0..rows * cin).map(|_| e4_code(rng, true)).collect();
+    let w: Vec<u8> = (0..groups * n * k).map(|_| e4_code(rng, true)).collect();
+    let skip: Vec<u8> = match seed {
+        Some(DType::E4) => (0..rows * nout).map(|_| e4_code(rng, true)).collect(),
+        Some(DType::F16) => (0..rows * nout)
+            .flat_map(|_| half(rng, true).to_le_bytes())
+            .collect(),
+        _ => Vec::new(),
+    };
+    // Scale vector placed at a 2-byte (not 16-byte) offset to exercise the alignment skew.
+    let scale: Vec<u16> = (0..nout).map(|_| half(rng, false)).collect();
+    let mut scale_bytes = vec![0u8; 2];
+    scale_bytes.extend(scale.iter().flat_map(|h| h.to_le_bytes()));
+
+    // CPU: per group, the exact GEMM, then the epilogue.
+    let mut res = vec![0u16; rows * nout];
+    for gi in 0..groups {
+        let ag: Vec<u8> = (0..rows)
+            .flat_map(|r| {
+                let base = r * cin + if mode == InputMode::Split { gi * k } else { 0 };
+                a[base..base + k].to_vec()
+            })
+            .collect();
+        let seeds: Option<Vec<u16>> = seed.map(|dt| {
+            (0..rows * n)
+                .map(|i| {
+                    let (r, c) = (i / n, gi * n + i % n);
+                    let s = match dt {
+                        DType::E4 => e4m3::to_f16(skip[r * nout + c]),
+                        _ => u16::from_le_bytes([
+                            skip[2 * (r * nout + c)],
+                            skip[2 * (r * nout + c) + 1],
+                        ]),
+                    };
+                    ops::scaled_skip(s, scale[c])
+                })
+                .collect()
+        });
+        let mut o = vec![0u16; rows * n];
+        gemm_e4m3(
+            &profile,
+            &ag,
+            &w[gi * n * k..(gi + 1) * n * k],
+            rows,
+            n,
+            k,
+            seeds.as_deref(),
+            partition,
+            &mut o,
+        )
+        .expect("cpu gemm");
+        for r in 0..rows {
+            res[r * nout + gi * n..r * nout + gi * n + n].copy_from_slice(&o[r * n..r * n + n]);
+        }
+    }
+    let e4: Vec<u8> = res
+        .iter()
+        .map(|&h| match epilogue {
+            Epilogue::SiluE4 => e4m3::from_f16(silu::silu_lookup(h)),
+            _ => e4m3::from_f16(h),
+        })
+        .collect();
+    let raw: Vec<u8> = res.iter().flat_map(|h| h.to_le_bytes()).collect();
+
+    // GPU.
+    let up = |name: &str, d: &[u8]| host_buffer(ctx, name, d, MemoryKind::Upload);
+    let a_buf = up("a", &a);
+    let w_buf = up("w", &w);
+    let skip_buf = up("skip", &skip);
+    let scale_buf = up("scale", &scale_bytes);
+    let out_len = if epilogue == Epilogue::F16 {
+        2 * rows * nout
+    } else {
+        rows * nout
+    };
+    let out_buf = host_buffer(ctx, "out", &vec![0; out_len], MemoryKind::Readback);
+    let raw_buf = host_buffer(ctx, "raw", &vec![0; 2 * rows * nout], MemoryKind::Readback);
+    let shape = GemmShape {
+        rows,
+        cin,
+        k,
+        n,
+        groups,
+        mode,
+        partition,
+        epilogue,
+        seed,
+    };
+    let bindings = GemmBindings {
+        input: a_buf.binding(),
+        matrix: w_buf.binding(),
+        seed: seed.map(|_| {
+            (
+                skip_buf.binding(),
+                BufferBinding {
+                    offset: 2,
+                    range: (2 * nout) as u64,
+                    ..scale_buf.binding()
+                },
+            )
+        }),
+        out: out_buf.binding(),
+        out_raw: (epilogue == Epilogue::Dual).then(|| raw_buf.binding()),
+    };
+    let profiles = Profiles {
+        name: profile.name,
+        fp8: profile,
+        f16: Profile::F24,
+    };
+    let mut arena = DescriptorArena::new(ctx, 2, 12).expect("arena");
+    gpu.h.submit(|cmd| {
+        // SAFETY: the harness's command buffer is recording on the context's device.
+        let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
+        if let Err(e) = gemm::record_gemm(ctx, &mut rec, &mut arena, profiles, &shape, &bindings) {
+            panic!("{shape:?}: {e}");
+        }
+        rec.to_host();
+    });
+    let got = out_buf.read_all().expect("read");
+    let want: &[u8] = if epilogue == Epilogue::F16 { &raw } else { &e4 };
+    let mismatch = if epilogue == Epilogue::F16 {
+        first_f16_mismatch(want, &got[..want.len()])
+    } else {
+        first_mismatch(want, &got[..want.len()])
+    };
+    if let Some(at) = mismatch {
+        panic!(
+            "{} {shape:?}: output byte {at} (row {}) gpu {:#04x} cpu {:#04x}",
+            profile.name,
+            at / (nout * if epilogue == Epilogue::F16 { 2 } else { 1 }),
+            got[at],
+            want[at]
+        );
+    }
+    if epilogue == Epilogue::Dual {
+        let got = raw_buf.read_all().expect("read");
+        if let Some(at) = first_f16_mismatch(&raw, &got) {
+            let e = at / 2;
+            panic!(
+                "{} {shape:?}: raw output element {e} gpu {:#06x} cpu {:#06x}",
+                profile.name,
+                u16::from_le_bytes([got[2 * e], got[2 * e + 1]]),
+                res[e]
+            );
+        }
+    }
+}
+
+#[test]
+fn adversarial_gemms_match_the_model() {
+    let Some(gpu) = Gpu::new() else { return };
+    let mut rng = Rng(0x5eed_0fa1);
+    for profile in [Profile::F13, Profile::H25] {
+        // (rows, k, n, groups, mode, partition, epilogue, seed)
+        let cases = [
+            (
+                200,
+                32,
+                128,
+                1,
+                InputMode::Shared,
+                None,
+                Epilogue::SiluE4,
+                None,
+            ),
+            (
+                131,
+                128,
+                32,
+                1,
+                InputMode::Shared,
+                None,
+                Epilogue::Dual,
+                Some(DType::E4),
+            ),
+            (
+                77,
+                64,
+                64,
+                1,
+                InputMode::Shared,
+                None,
+                Epilogue::Dual,
+                Some(DType::F16),
+            ),
+            (
+                90,
+                64,
+                128,
+                2,
+                InputMode::Shared,
+                None,
+                Epilogue::SiluE4,
+                None,
+            ),
+            (90, 128, 32, 3, InputMode::Split, None, Epilogue::E4, None),
+            (
+                70,
+                256,
+                64,
+                1,
+                InputMode::Shared,
+                Some(64),
+                Epilogue::E4,
+                Some(DType::E4),
+            ),
+            (
+                70,
+                192,
+                96,
+                1,
+                InputMode::Shared,
+                Some(32),
+                Epilogue::F16,
+                None,
+            ),
+            (
+                65,
+                96,
+                64,
+                1,
+                InputMode::Shared,
+                Some(64),
+                Epilogue::F16,
+                Some(DType::F16),
+            ),
+        ];
+        for (rows, k, n, groups, mode, part, epi, seed) in cases {
+            check_synthetic(
+                &gpu, profile, rows, k, n, groups, mode, part, epi, seed, &mut rng,
+            );
+        }
+    }
+}
+
+#[test]
+fn unsupported_profiles_and_bad_shapes_are_refused() {
+    let Some(gpu) = Gpu::new() else { return };
+    let ctx = &gpu.ctx;
+    let buf = host_buffer(ctx, "any", &[0; 4096], MemoryKind::Upload);
+    let b = buf.binding();
+    let mut arena = DescriptorArena::new(ctx, 2, 12).expect("arena");
+    let shape = GemmShape {
+        rows: 4,
+        cin: 32,
+        k: 32,
+        n: 32,
+        groups: 1,
+        mode: InputMode::Shared,
+        partition: None,
+        epilogue: Epilogue::E4,
+        seed: None,
+    };
+    let bindings = GemmBindings {
+        input: b,
+        matrix: b,
+        seed: None,
+        out: b,
+        out_raw: None,
+    };
+    let f32acc = Profiles {
+        name: "h25-f32",
+        fp8: Profile::H25_F32,
+        f16: Profile::F24,
+    };
+    let e = gemm::prepare_gemm(ctx, &mut arena, f32acc, &shape, &bindings)
+        .expect_err("f32 accumulators have no integer kernel");
+    assert!(e.to_string().contains("h25-f32"), "{e}");
+    let bad = GemmShape { k: 24, ..shape };
+    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &bad, &bindings)
+        .expect_err("K must be a multiple of 16");
+    assert!(e.to_string().contains("multiple of 16"), "{e}");
+    let dual = GemmShape {
+        epilogue: Epilogue::Dual,
+        ..shape
+    };
+    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &dual, &bindings)
+        .expect_err("dual needs a raw output");
+    assert!(e.to_string().contains("raw output"), "{e}");
+    let big = GemmShape {
+        rows: 1000,
+        ..shape
+    };
+    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &big, &bindings)
+        .expect_err("bindings too small");
+    assert!(e.to_string().contains("needs"), "{e}");
+    assert!(gemm::check_profiles(Profiles::NATIVE).is_ok());
+    assert!(gemm::check_profiles(Profiles::H25).is_ok());
+}
