@@ -251,7 +251,8 @@ impl Harness {
         }
     }
 
-    /// Record with `f` into a fresh primary command buffer, submit it, wait for completion.
+    /// Record with `f` into a fresh primary command buffer, submit it, wait for completion (up to
+    /// 30 minutes: a whole-network block on a slow CI machine under lavapipe takes a minute).
     pub fn submit<R>(&self, f: impl FnOnce(vk::CommandBuffer) -> R) -> R {
         let info = vk::CommandBufferAllocateInfo::default()
             .command_pool(self.pool)
@@ -283,7 +284,7 @@ impl Harness {
                 .queue_submit(self.queue, &[submit], fence)
                 .expect("vkQueueSubmit");
             self.device
-                .wait_for_fences(&[fence], true, 60_000_000_000)
+                .wait_for_fences(&[fence], true, 1_800_000_000_000)
                 .expect("vkWaitForFences");
             self.device.destroy_fence(fence, None);
             self.device.free_command_buffers(self.pool, &cmds);

@@ -62,6 +62,18 @@ pub struct Args {
     /// long as a lavapipe frame).
     #[arg(long)]
     no_check: bool,
+    /// Which implementation renders the frames.
+    #[arg(long, value_enum, default_value = "exact")]
+    route: Route,
+}
+
+/// The demo's routes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Route {
+    /// The library through the public NGX C ABI on a Vulkan device (the exact GPU kernels).
+    Exact,
+    /// The CPU reference alone (no Vulkan needed); frames carry their temporal history.
+    Cpu,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -559,6 +571,36 @@ fn evaluate_frame(
 }
 
 // ---------------------------------------------------------------------------------------------
+// The CPU route
+
+/// Every frame through the CPU reference pipeline (prepare, network, compose, history).
+fn run_cpu(
+    model_dir: &Path,
+    w: u32,
+    h: u32,
+    inputs: &[InputFrame],
+) -> Result<Vec<FrameOut>, String> {
+    let (model, _) = step("loading the model", || {
+        Model::load(model_dir, LoadOptions { verify_sha: false }).map_err(|e| e.to_string())
+    });
+    let model = model?;
+    let mut pipe = CpuPipeline::new(&model, w, h, Profiles::NATIVE).map_err(|e| e.to_string())?;
+    let mut outs = Vec::with_capacity(inputs.len());
+    for (i, f) in inputs.iter().enumerate() {
+        let (r, wall_s) = step(&format!("frame {i} on the CPU reference"), || {
+            pipe.run_frame(&FrameParams::default(), &f.proxy, f.motion.as_deref())
+                .map_err(|e| e.to_string())
+        });
+        outs.push(FrameOut {
+            output: r?.output,
+            gpu_ms: None,
+            wall_s,
+        });
+    }
+    Ok(outs)
+}
+
+// ---------------------------------------------------------------------------------------------
 // The demo
 
 fn run_inner(args: &Args) -> Result<bool, String> {
@@ -638,21 +680,26 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         model_dir.display()
     );
 
-    // The application's device, then the frames through NGX.
-    let app = App::new(args.device)?;
-    println!("device: {}", app.device_name);
-    let obj = Objects::new(&app, w, h, count)?;
-    let result = run_ngx(&app, &obj, w, h, &inputs);
-    // SAFETY: our device.
-    unsafe {
-        let _ = app.device.device_wait_idle();
-    }
-    obj.free(&app);
-    drop(app);
-    let outs = result?;
+    let outs = match args.route {
+        Route::Exact => {
+            // The application's device, then the frames through NGX.
+            let app = App::new(args.device)?;
+            println!("device: {}", app.device_name);
+            let obj = Objects::new(&app, w, h, count)?;
+            let result = run_ngx(&app, &obj, w, h, &inputs);
+            // SAFETY: our device.
+            unsafe {
+                let _ = app.device.device_wait_idle();
+            }
+            obj.free(&app);
+            drop(app);
+            result?
+        }
+        Route::Cpu => run_cpu(&model_dir, w, h, &inputs)?,
+    };
 
-    // Frame 0 against the CPU reference.
-    let exact = if args.no_check {
+    // Frame 0 against the CPU reference (the CPU route is the reference itself).
+    let exact = if args.no_check || args.route == Route::Cpu {
         None
     } else {
         let (r, _) = step(
@@ -713,6 +760,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     let verdict = match exact {
         Some(true) => "frame 0: bit-exact against the CPU reference".to_owned(),
         Some(false) => "frame 0: DIFFERS from the CPU reference".to_owned(),
+        None if args.route == Route::Cpu => "frame 0: the CPU reference itself".to_owned(),
         None => "frame 0: not checked (--no-check)".to_owned(),
     };
     println!("{verdict}");
