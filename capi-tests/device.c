@@ -1,162 +1,92 @@
-/* Feature 18 on a real Vulkan device (lavapipe in CI): the program creates its own instance,
- * device, queue, command buffer and images, initialises NGX with them and creates/evaluates the
- * feature the way an engine does.
- *
- * Today no DLSS-NR backend is built in: the capability map says DLSSNR.Available = 0 and
- * CreateFeature must fail with FAIL_NotImplemented. Once a backend is registered the same
- * program takes the other branch: create -> evaluate (recorded into the command buffer,
- * submitted, waited on) -> release -> release again / evaluate after release (FeatureNotFound).
- * Exit code 77 = skipped (no Vulkan device). */
+/* Feature 18 on a real Vulkan device (lavapipe in CI), the misuse an engine can commit, each with
+ * its exact result code and a log line that names the problem:
+ *   - model directories that are missing, have a truncated stage file, or fail SHA-256;
+ *   - evaluate without the colour input, with a colour image smaller than the feature, with a
+ *     colour format
+ *     the feature cannot read, with an output that is not read-write (a larger image is fine:
+ *     NGX reads the subrectangle);
+ *   - a disabled evaluation (proxy passed through, no network: cheap on lavapipe) that succeeds
+ *     and is submitted;
+ *   - release, release twice, evaluate after release, shutdown twice.
+ * run.sh passes the model directories: OPENNGX_CAPI_MODEL (valid), OPENNGX_CAPI_MODEL_TRUNCATED
+ * and OPENNGX_CAPI_MODEL_BADSHA (copies with one stage file cut short / one byte changed) and
+ * OPENNGX_CAPI_BROKEN_FILE (that stage file's name). Exit code 77 = skipped (no Vulkan device). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <vulkan/vulkan.h>
 
 #include "check.h"
 #include "openngx.h"
 
-#define W 128
-#define H 96
+static const char *g_program = "device";
+#include "vk_app.h"
+
+#define W 64
+#define H 64
 #define SKIP 77
 
-typedef struct Image {
-    VkImage image;
-    VkDeviceMemory memory;
-    VkImageView view;
-    NVSDK_NGX_Resource_VK resource;
-} Image;
+static char g_log[16384];
 
-static VkInstance g_instance;
-static VkPhysicalDevice g_pd;
-static VkDevice g_device;
-static VkQueue g_queue;
-static uint32_t g_family;
-
-static int find_memory(uint32_t bits, VkMemoryPropertyFlags want) {
-    VkPhysicalDeviceMemoryProperties mp;
-    uint32_t i;
-    vkGetPhysicalDeviceMemoryProperties(g_pd, &mp);
-    for (i = 0; i < mp.memoryTypeCount; i++) {
-        if ((bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want) return (int)i;
+static void on_log(const char *message, NVSDK_NGX_Logging_Level level, NVSDK_NGX_Feature feature) {
+    size_t used = strlen(g_log);
+    (void)level;
+    (void)feature;
+    if (message && used + strlen(message) + 2 < sizeof g_log) {
+        strcat(g_log, message);
+        strcat(g_log, "\n");
     }
-    return -1;
 }
 
-static int make_image(Image *img, VkFormat format, VkImageUsageFlags usage) {
-    VkImageCreateInfo ici;
-    VkMemoryRequirements req;
-    VkMemoryAllocateInfo mai;
-    VkImageViewCreateInfo vci;
-    VkImageSubresourceRange range = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    int type;
-    memset(img, 0, sizeof *img);
-    memset(&ici, 0, sizeof ici);
-    ici.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
-    ici.imageType = VK_IMAGE_TYPE_2D;
-    ici.format = format;
-    ici.extent.width = W;
-    ici.extent.height = H;
-    ici.extent.depth = 1;
-    ici.mipLevels = 1;
-    ici.arrayLayers = 1;
-    ici.samples = VK_SAMPLE_COUNT_1_BIT;
-    ici.tiling = VK_IMAGE_TILING_OPTIMAL;
-    ici.usage = usage;
-    ici.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    if (vkCreateImage(g_device, &ici, NULL, &img->image) != VK_SUCCESS) return 0;
-    vkGetImageMemoryRequirements(g_device, img->image, &req);
-    type = find_memory(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    if (type < 0) return 0;
-    memset(&mai, 0, sizeof mai);
-    mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-    mai.allocationSize = req.size;
-    mai.memoryTypeIndex = (uint32_t)type;
-    if (vkAllocateMemory(g_device, &mai, NULL, &img->memory) != VK_SUCCESS) return 0;
-    if (vkBindImageMemory(g_device, img->image, img->memory, 0) != VK_SUCCESS) return 0;
-    memset(&vci, 0, sizeof vci);
-    vci.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO;
-    vci.image = img->image;
-    vci.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    vci.format = format;
-    vci.subresourceRange = range;
-    if (vkCreateImageView(g_device, &vci, NULL, &img->view) != VK_SUCCESS) return 0;
-    /* What NVSDK_NGX_Create_ImageView_Resource_VK builds. */
-    memset(&img->resource, 0, sizeof img->resource);
-    img->resource.Resource.ImageViewInfo.ImageView = img->view;
-    img->resource.Resource.ImageViewInfo.Image = img->image;
-    img->resource.Resource.ImageViewInfo.SubresourceRange = range;
-    img->resource.Resource.ImageViewInfo.Format = format;
-    img->resource.Resource.ImageViewInfo.Width = W;
-    img->resource.Resource.ImageViewInfo.Height = H;
-    img->resource.Type = NVSDK_NGX_RESOURCE_VK_TYPE_VK_IMAGEVIEW;
-    img->resource.ReadWrite = (usage & VK_IMAGE_USAGE_STORAGE_BIT) != 0;
-    return 1;
+/* Whether the log since the last call mentions `needle`; clears the log. */
+static int logged(const char *needle) {
+    int found = strstr(g_log, needle) != NULL;
+    if (!found) fprintf(stderr, "device: the log does not mention \"%s\":\n%s", needle, g_log);
+    g_log[0] = '\0';
+    return found;
 }
 
-static void free_image(Image *img) {
-    if (img->view) vkDestroyImageView(g_device, img->view, NULL);
-    if (img->image) vkDestroyImage(g_device, img->image, NULL);
-    if (img->memory) vkFreeMemory(g_device, img->memory, NULL);
-}
-
-static int make_device(void) {
-    VkApplicationInfo app;
-    VkInstanceCreateInfo ici;
-    VkDeviceCreateInfo dci;
-    VkDeviceQueueCreateInfo qci;
-    VkQueueFamilyProperties families[16];
-    uint32_t n = 1, nf = 16, i;
-    float prio = 1.0f;
-    memset(&app, 0, sizeof app);
-    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
-    app.pApplicationName = "openngx capi device test";
-    app.apiVersion = VK_API_VERSION_1_2;
-    memset(&ici, 0, sizeof ici);
-    ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
-    ici.pApplicationInfo = &app;
-    if (vkCreateInstance(&ici, NULL, &g_instance) != VK_SUCCESS) return 0;
-    if (vkEnumeratePhysicalDevices(g_instance, &n, &g_pd) < 0 || n == 0) return 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(g_pd, &nf, families);
-    for (i = 0; i < nf; i++) {
-        if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) break;
+static const char *need_env(const char *name) {
+    const char *v = getenv(name);
+    if (!v || !*v) {
+        fprintf(stderr, "device: %s is not set (capi-tests/run.sh sets it)\n", name);
+        exit(2);
     }
-    if (i == nf) return 0;
-    g_family = i;
-    memset(&qci, 0, sizeof qci);
-    qci.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
-    qci.queueFamilyIndex = g_family;
-    qci.queueCount = 1;
-    qci.pQueuePriorities = &prio;
-    memset(&dci, 0, sizeof dci);
-    dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
-    dci.queueCreateInfoCount = 1;
-    dci.pQueueCreateInfos = &qci;
-    if (vkCreateDevice(g_pd, &dci, NULL, &g_device) != VK_SUCCESS) return 0;
-    vkGetDeviceQueue(g_device, g_family, 0, &g_queue);
-    return 1;
+    return v;
+}
+
+static NVSDK_NGX_Result create_with(const char *model_dir, VkCommandBuffer cmd, NVSDK_NGX_Parameter *p,
+                                    NVSDK_NGX_Handle **h) {
+    setenv("OPENNGX_MODEL_DIR", model_dir, 1);
+    g_log[0] = '\0';
+    return NVSDK_NGX_VULKAN_CreateFeature1(g_device, cmd, NVSDK_NGX_Feature_Reserved18, p, h);
 }
 
 int main(void) {
+    const char *model = need_env("OPENNGX_CAPI_MODEL");
+    const char *truncated = need_env("OPENNGX_CAPI_MODEL_TRUNCATED");
+    const char *badsha = need_env("OPENNGX_CAPI_MODEL_BADSHA");
+    const char *broken_file = need_env("OPENNGX_CAPI_BROKEN_FILE");
     VkCommandPool pool = VK_NULL_HANDLE;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkCommandPoolCreateInfo pci;
     VkCommandBufferAllocateInfo cai;
     VkCommandBufferBeginInfo bi;
-    Image color, output, motion;
+    VkSubmitInfo si;
+    Image color, small, r8, motion, output;
+    NVSDK_NGX_Resource_VK not_rw;
+    NVSDK_NGX_FeatureCommonInfo info;
     NVSDK_NGX_Parameter *caps = NULL, *create = NULL, *eval = NULL;
     NVSDK_NGX_Handle *h = NULL;
-    char model_dir[] = "/tmp/openngx-device-XXXXXX";
-    char manifest[64];
-    FILE *mf;
     int available = -1;
 
     if (!make_device()) {
-        printf("device: SKIP (no Vulkan device)\n");
+        printf("device: SKIP (no Vulkan device that runs the exact route)\n");
         return SKIP;
     }
     memset(&pci, 0, sizeof pci);
     pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pci.queueFamilyIndex = g_family;
     CHECK_CODE(vkCreateCommandPool(g_device, &pci, NULL, &pool), VK_SUCCESS);
     memset(&cai, 0, sizeof cai);
@@ -165,68 +95,96 @@ int main(void) {
     cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     cai.commandBufferCount = 1;
     CHECK_CODE(vkAllocateCommandBuffers(g_device, &cai, &cmd), VK_SUCCESS);
-    CHECK_TRUE(make_image(&color, VK_FORMAT_R16G16B16A16_SFLOAT, VK_IMAGE_USAGE_SAMPLED_BIT));
-    CHECK_TRUE(make_image(&output, VK_FORMAT_R16G16B16A16_SFLOAT, VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_SAMPLED_BIT));
-    CHECK_TRUE(make_image(&motion, VK_FORMAT_R16G16_SFLOAT, VK_IMAGE_USAGE_SAMPLED_BIT));
+    CHECK_TRUE(make_image(&color, VK_FORMAT_R16G16B16A16_SFLOAT, W, H, VK_IMAGE_USAGE_SAMPLED_BIT));
+    CHECK_TRUE(make_image(&small, VK_FORMAT_R16G16B16A16_SFLOAT, W - 32, H, VK_IMAGE_USAGE_SAMPLED_BIT));
+    CHECK_TRUE(make_image(&r8, VK_FORMAT_R8_UNORM, W, H, VK_IMAGE_USAGE_SAMPLED_BIT));
+    CHECK_TRUE(make_image(&motion, VK_FORMAT_R16G16_SFLOAT, W, H, VK_IMAGE_USAGE_SAMPLED_BIT));
+    CHECK_TRUE(make_image(&output, VK_FORMAT_R16G16B16A16_SFLOAT, W, H,
+                          VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_SAMPLED_BIT));
+    not_rw = output.resource;
+    not_rw.ReadWrite = false;
 
-    /* A model directory the default validator accepts (a backend's validator checks more). */
-    CHECK_TRUE(mkdtemp(model_dir) != NULL);
-    snprintf(manifest, sizeof manifest, "%s/manifest.json", model_dir);
-    mf = fopen(manifest, "w");
-    if (mf) {
-        fputs("{}", mf);
-        fclose(mf);
-    }
-    if (getenv("OPENNGX_MODEL_DIR") == NULL) setenv("OPENNGX_MODEL_DIR", model_dir, 1);
-
-    CHECK_CODE(NVSDK_NGX_VULKAN_Init(0x42, L"/tmp", g_instance, g_pd, g_device, vkGetInstanceProcAddr, vkGetDeviceProcAddr,
-                                     NULL, NVSDK_NGX_Version_API),
+    memset(&info, 0, sizeof info);
+    info.LoggingInfo.LoggingCallback = on_log;
+    info.LoggingInfo.MinimumLoggingLevel = NVSDK_NGX_LOGGING_LEVEL_ON;
+    CHECK_CODE(NVSDK_NGX_VULKAN_Init(0x42, L"/tmp", g_instance, g_pd, g_device, vkGetInstanceProcAddr,
+                                     vkGetDeviceProcAddr, &info, NVSDK_NGX_Version_API),
                NVSDK_NGX_Result_Success);
     CHECK_CODE(NVSDK_NGX_VULKAN_GetCapabilityParameters(&caps), NVSDK_NGX_Result_Success);
     CHECK_CODE(NVSDK_NGX_Parameter_GetI(caps, "DLSSNR.Available", &available), NVSDK_NGX_Result_Success);
+    CHECK_TRUE(available == 1);
     CHECK_CODE(NVSDK_NGX_VULKAN_AllocateParameters(&create), NVSDK_NGX_Result_Success);
     CHECK_CODE(NVSDK_NGX_VULKAN_AllocateParameters(&eval), NVSDK_NGX_Result_Success);
     NVSDK_NGX_Parameter_SetUI(create, "DLSSNR.Width", W);
     NVSDK_NGX_Parameter_SetUI(create, "DLSSNR.Height", H);
-    NVSDK_NGX_Parameter_SetUI(create, "CreationNodeMask", 1);
-    NVSDK_NGX_Parameter_SetUI(create, "VisibilityNodeMask", 1);
-    NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Color", &color.resource);
-    NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Output", &output.resource);
-    NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.MVec", &motion.resource);
-    NVSDK_NGX_Parameter_SetF(eval, "DLSSNR.MVecScaleX", 1.0f);
-    NVSDK_NGX_Parameter_SetF(eval, "DLSSNR.MVecScaleY", 1.0f);
-    NVSDK_NGX_Parameter_SetUI(eval, "DLSSNR.Reset", 1);
 
     memset(&bi, 0, sizeof bi);
     bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     CHECK_CODE(vkBeginCommandBuffer(cmd, &bi), VK_SUCCESS);
-    if (available == 0) {
-        CHECK_CODE(NVSDK_NGX_VULKAN_CreateFeature1(g_device, cmd, NVSDK_NGX_Feature_Reserved18, create, &h),
-                   NVSDK_NGX_Result_FAIL_NotImplemented);
-        CHECK_TRUE(h == NULL);
-        CHECK_CODE(vkEndCommandBuffer(cmd), VK_SUCCESS);
-    } else {
-        VkSubmitInfo si;
-        NVSDK_NGX_Resource_VK not_storage = output.resource;
-        not_storage.ReadWrite = false;
-        CHECK_CODE(NVSDK_NGX_VULKAN_CreateFeature1(g_device, cmd, NVSDK_NGX_Feature_Reserved18, create, &h),
-                   NVSDK_NGX_Result_Success);
-        CHECK_CODE(NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, h, eval, NULL), NVSDK_NGX_Result_Success);
-        NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Output", &not_storage);
-        CHECK_CODE(NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, h, eval, NULL), NVSDK_NGX_Result_FAIL_RWFlagMissing);
-        CHECK_CODE(vkEndCommandBuffer(cmd), VK_SUCCESS);
-        memset(&si, 0, sizeof si);
-        si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-        si.commandBufferCount = 1;
-        si.pCommandBuffers = &cmd;
-        CHECK_CODE(vkQueueSubmit(g_queue, 1, &si, VK_NULL_HANDLE), VK_SUCCESS);
-        CHECK_CODE(vkQueueWaitIdle(g_queue), VK_SUCCESS);
-        CHECK_CODE(NVSDK_NGX_VULKAN_ReleaseFeature(h), NVSDK_NGX_Result_Success);
-        CHECK_CODE(NVSDK_NGX_VULKAN_ReleaseFeature(h), NVSDK_NGX_Result_FAIL_FeatureNotFound);
-        NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Output", &output.resource);
-        CHECK_CODE(NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, h, eval, NULL), NVSDK_NGX_Result_FAIL_FeatureNotFound);
-    }
+
+    /* ---- model directories that cannot be used: refused at creation, the log says why ---- */
+    CHECK_CODE(create_with("/nonexistent/openngx-model", cmd, create, &h),
+               NVSDK_NGX_Result_FAIL_UnableToInitializeFeature);
+    CHECK_TRUE(logged("/nonexistent/openngx-model"));
+    CHECK_TRUE(h == NULL);
+    CHECK_CODE(create_with(truncated, cmd, create, &h), NVSDK_NGX_Result_FAIL_UnableToInitializeFeature);
+    CHECK_TRUE(strstr(g_log, "bytes") != NULL);
+    CHECK_TRUE(logged(broken_file));
+    CHECK_TRUE(h == NULL);
+    CHECK_CODE(create_with(badsha, cmd, create, &h), NVSDK_NGX_Result_FAIL_UnableToInitializeFeature);
+    CHECK_TRUE(strstr(g_log, "SHA-256") != NULL);
+    CHECK_TRUE(logged(broken_file));
+    CHECK_TRUE(h == NULL);
+
+    /* ---- the real model ---- */
+    CHECK_CODE(create_with(model, cmd, create, &h), NVSDK_NGX_Result_Success);
+    CHECK_TRUE(h != NULL);
+
+    /* ---- evaluate misuse: nothing is recorded, the code and the log name the problem ---- */
+    NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Output", &output.resource);
+    NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.MVec", &motion.resource);
+    NVSDK_NGX_Parameter_SetUI(eval, "DLSSNR.Enabled", 0);
+    g_log[0] = '\0';
+    CHECK_CODE(NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, h, eval, NULL), NVSDK_NGX_Result_FAIL_MissingInput);
+    CHECK_TRUE(logged("DLSSNR.Color"));
+    NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Color", &small.resource);
+    CHECK_CODE(NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, h, eval, NULL), NVSDK_NGX_Result_FAIL_InvalidParameter);
+    CHECK_TRUE(logged("DLSSNR.Color"));
+    NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Color", &r8.resource);
+    CHECK_CODE(NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, h, eval, NULL),
+               NVSDK_NGX_Result_FAIL_UnsupportedInputFormat);
+    CHECK_TRUE(logged("DLSSNR.Color"));
+    NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Color", &color.resource);
+    NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Output", &not_rw);
+    CHECK_CODE(NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, h, eval, NULL), NVSDK_NGX_Result_FAIL_RWFlagMissing);
+    CHECK_TRUE(logged("DLSSNR.Output"));
+
+    /* ---- a disabled evaluation goes through: recorded, submitted, waited on ---- */
+    NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Output", &output.resource);
+    barrier(cmd, color.image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, 0,
+            VK_ACCESS_SHADER_READ_BIT, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    barrier(cmd, motion.image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, 0,
+            VK_ACCESS_SHADER_READ_BIT, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    barrier(cmd, output.image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL, 0, VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    CHECK_CODE(NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, h, eval, NULL), NVSDK_NGX_Result_Success);
+    CHECK_CODE(vkEndCommandBuffer(cmd), VK_SUCCESS);
+    memset(&si, 0, sizeof si);
+    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    CHECK_CODE(vkQueueSubmit(g_queue, 1, &si, VK_NULL_HANDLE), VK_SUCCESS);
+    CHECK_CODE(vkQueueWaitIdle(g_queue), VK_SUCCESS);
+
+    /* ---- release, twice; evaluate a dead handle ---- */
+    CHECK_CODE(NVSDK_NGX_VULKAN_ReleaseFeature(h), NVSDK_NGX_Result_Success);
+    CHECK_CODE(NVSDK_NGX_VULKAN_ReleaseFeature(h), NVSDK_NGX_Result_FAIL_FeatureNotFound);
+    CHECK_CODE(vkResetCommandBuffer(cmd, 0), VK_SUCCESS);
+    CHECK_CODE(vkBeginCommandBuffer(cmd, &bi), VK_SUCCESS);
+    CHECK_CODE(NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, h, eval, NULL), NVSDK_NGX_Result_FAIL_FeatureNotFound);
+    CHECK_CODE(vkEndCommandBuffer(cmd), VK_SUCCESS);
+
     CHECK_CODE(NVSDK_NGX_VULKAN_DestroyParameters(caps), NVSDK_NGX_Result_Success);
     CHECK_CODE(NVSDK_NGX_VULKAN_DestroyParameters(create), NVSDK_NGX_Result_Success);
     CHECK_CODE(NVSDK_NGX_VULKAN_DestroyParameters(eval), NVSDK_NGX_Result_Success);
@@ -235,13 +193,12 @@ int main(void) {
 
     vkDeviceWaitIdle(g_device);
     free_image(&color);
-    free_image(&output);
+    free_image(&small);
+    free_image(&r8);
     free_image(&motion);
+    free_image(&output);
     vkDestroyCommandPool(g_device, pool, NULL);
-    vkDestroyDevice(g_device, NULL);
-    vkDestroyInstance(g_instance, NULL);
-    unlink(manifest);
-    rmdir(model_dir);
-    printf("device: DLSSNR.Available = %d\n", available);
+    destroy_device();
+    CHECK_TRUE(g_validation_errors == 0);
     return check_finish("device");
 }

@@ -158,7 +158,7 @@ int main(void) {
     /* ---- capabilities and their callbacks ---- */
     CHECK_CODE(NVSDK_NGX_VULKAN_GetCapabilityParameters(&caps), NVSDK_NGX_Result_Success);
     CHECK_CODE(NVSDK_NGX_Parameter_GetI(caps, "DLSSNR.Available", &i), NVSDK_NGX_Result_Success);
-    CHECK_TRUE(i == 0); /* no backend in this build yet */
+    CHECK_TRUE(i == 1); /* the exact DLSS-NR backend is built in */
     CHECK_CODE(NVSDK_NGX_Parameter_GetI(caps, "SuperSampling.Available", &i), NVSDK_NGX_Result_Success);
     CHECK_TRUE(i == 0);
     vp = NULL;
@@ -226,7 +226,7 @@ int main(void) {
         CHECK_TRUE(scratch == 0);
     }
 
-    /* ---- feature 18 creation: parameter validation, model lookup, missing backend ---- */
+    /* ---- feature 18 creation: parameter validation, model lookup and check ---- */
     CHECK_CODE(create(p, &h), NVSDK_NGX_Result_FAIL_InvalidParameter); /* DLSSNR.Width missing */
     CHECK_TRUE(logged("DLSSNR.Width"));
     NVSDK_NGX_Parameter_SetUI(p, "DLSSNR.Width", 128);
@@ -252,8 +252,9 @@ int main(void) {
         fclose(mf);
     }
     h = NULL;
-    CHECK_CODE(create(p, &h), NVSDK_NGX_Result_FAIL_NotImplemented); /* no DLSS-NR backend in this build */
-    CHECK_TRUE(logged("no backend for feature 18"));
+    /* A manifest without stages: the model check refuses it before any device work. */
+    CHECK_CODE(create(p, &h), NVSDK_NGX_Result_FAIL_UnableToInitializeFeature);
+    CHECK_TRUE(logged("manifest.json"));
     CHECK_TRUE(h == NULL);
     CHECK_CODE(NVSDK_NGX_VULKAN_CreateFeature1(OTHER_DEVICE, FAKE_CMD, NR, p, &h), NVSDK_NGX_Result_FAIL_NotInitialized);
 

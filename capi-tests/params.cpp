@@ -123,7 +123,7 @@ int main() {
     caps->Set("DLSSNR.Available", 5);
     caps->Reset();
     CHECK_CODE(caps->Get("DLSSNR.Available", &i), NVSDK_NGX_Result_Success);
-    CHECK_TRUE(i == 0);
+    CHECK_TRUE(i == 1); // the default: the DLSS-NR backend is built in
     void *cb = nullptr;
     CHECK_CODE(caps->Get("DLSSNRGetStatsCallback", &cb), NVSDK_NGX_Result_Success);
     CHECK_TRUE(cb != nullptr);

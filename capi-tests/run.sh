@@ -60,51 +60,96 @@ fi
 
 build misuse cc -std=c99 misuse.c && run misuse
 build params c++ -std=c++17 params.cpp && run params
-build device cc -std=c99 device.c -lvulkan && run device
-# Captured-frame replay (replay.c): a small fixture written by the CPU reference (64x64, three
-# frames of the synthetic scene on the synthetic model), replayed through the C ABI and compared
-# bit for bit. Generating it takes minutes on a small machine, so it is made once per `openngx`
-# binary and kept beside the library (OPENNGX_FIXTURE_CACHE overrides the place). Set
-# OPENNGX_REPLAY_FIXTURE (and OPENNGX_MODEL_DIR) to replay an existing fixture instead, or
-# OPENNGX_REPLAY_FRAMES to change the number of frames (each takes lavapipe minutes).
-replay_fixture() { # prints the model directory and the fixture directory, one per line
-    if [ -n "${OPENNGX_REPLAY_FIXTURE:-}" ]; then
-        printf '%s\n%s\n' "${OPENNGX_MODEL_DIR:-}" "$OPENNGX_REPLAY_FIXTURE"
-        return 0
-    fi
+
+# A synthetic model for the device programs, made once per `openngx` binary and kept beside the
+# library (OPENNGX_FIXTURE_CACHE overrides the place), with the fixture the replay compares
+# against. Writing the fixture runs the CPU reference: minutes on a small machine, once.
+cache_dir() { # prints the cache directory of the current openngx binary
     local bin
     bin="$(dirname "$1")/openngx"
     if [ ! -x "$bin" ]; then
-        echo "replay: no openngx binary beside the library ($bin): build it (cargo build --bins)" >&2
+        echo "capi: no openngx binary beside the library ($bin): build it (cargo build --bins)" >&2
         return 1
     fi
     local cache="${OPENNGX_FIXTURE_CACHE:-$(dirname "$1")/openngx-capi-fixtures}"
     local key
     key="$(sha256sum "$bin" | cut -c1-16)"
-    local frames="${OPENNGX_REPLAY_FRAMES:-3}"
-    local dir="$cache/$key-f$frames"
     mkdir -p "$cache" || return 1
-    # Only the current binary's fixture is kept.
-    find "$cache" -mindepth 1 -maxdepth 1 ! -name "$key-*" -exec rm -rf {} + 2>/dev/null
-    mkdir -p "$dir" || return 1
-    if [ ! -f "$dir/model/manifest.json" ]; then
-        "$bin" synth-model --out "$dir/model" >&2 || return 1
+    # Only the current binary's files are kept.
+    find "$cache" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} + 2>/dev/null
+    mkdir -p "$cache/$key" || return 1
+    if [ ! -f "$cache/$key/model/manifest.json" ]; then
+        "$bin" synth-model --out "$cache/$key/model" >&2 || return 1
     fi
-    if [ ! -f "$dir/fixture/manifest.json" ]; then
-        echo "replay: writing the fixture with the CPU reference (takes a few minutes)..." >&2
-        "$bin" reference --model "$dir/model" --synthetic-scene --width 64 --height 64 --frames "$frames" \
-            --out "$dir/fixture" >&2 || return 1
-    fi
-    printf '%s\n%s\n' "$dir/model" "$dir/fixture"
+    printf '%s\n' "$cache/$key"
 }
-if build replay cc -std=c99 replay.c -lvulkan; then
-    if fx="$(replay_fixture "$1")" && [ -n "$fx" ]; then
-        { read -r replay_model; read -r replay_dir; } <<<"$fx"
+
+# Two broken copies of the model (hard links except the damaged stage file): one stage file cut
+# short, and the same file with one byte changed (size right, SHA-256 wrong).
+broken_models() { # model_dir
+    local file
+    file="$(ls -S "$1/model" | tail -n 1)"
+    cp -al "$1" "$work/model-truncated" && cp -al "$1" "$work/model-badsha" || return 1
+    rm -f "$work/model-truncated/model/$file" "$work/model-badsha/model/$file"
+    head -c 1000 "$1/model/$file" >"$work/model-truncated/model/$file" || return 1
+    cp "$1/model/$file" "$work/model-badsha/model/$file" || return 1
+    local byte
+    byte="$(od -An -tu1 -j 100 -N 1 "$1/model/$file" | tr -d ' ')"
+    printf "\\$(printf '%03o' $((255 - byte)))" |
+        dd of="$work/model-badsha/model/$file" bs=1 seek=100 conv=notrunc status=none || return 1
+    printf '%s\n' "$file"
+}
+
+if cache="$(cache_dir "$1")" && broken="$(broken_models "$cache/model")"; then
+    export OPENNGX_CAPI_MODEL="$cache/model"
+    export OPENNGX_CAPI_MODEL_TRUNCATED="$work/model-truncated"
+    export OPENNGX_CAPI_MODEL_BADSHA="$work/model-badsha"
+    export OPENNGX_CAPI_BROKEN_FILE="$broken"
+    build device cc -std=c99 device.c -lvulkan && run device
+    # The full lifecycle three times under LeakSanitizer (native speed; valgrind would spend
+    # minutes in lavapipe's shader compiler). The driver is preloaded so that it stays mapped
+    # after vkDestroyInstance: LeakSanitizer then sees what the driver still references from its
+    # globals as reachable and can name it; leaks inside the driver, its compiler and the loader
+    # are not ours and are suppressed by module. Everything else must be freed. The validation
+    # layer (unloaded at vkDestroyInstance, not preloadable) is off here; the other programs run
+    # with it.
+    printf 'leak:libvulkan_lvp.so\nleak:libLLVM\nleak:libvulkan.so\n' >"$work/lsan.supp"
+    driver=""
+    if [ -n "${VK_DRIVER_FILES:-}" ] && [ -f "${VK_DRIVER_FILES%%:*}" ]; then
+        driver="$(sed -n 's/.*"library_path" *: *"\([^"]*\)".*/\1/p' "${VK_DRIVER_FILES%%:*}" | head -n 1)"
+        case "$driver" in
+            /*) [ -f "$driver" ] || driver="" ;;
+            *) driver="" ;;
+        esac
+    fi
+    if build cycle cc -std=c99 cycle.c -lvulkan -fsanitize=leak; then
+        OPENNGX_CAPI_NO_VALIDATION=1 LD_PRELOAD="$driver" \
+            LSAN_OPTIONS="suppressions=$work/lsan.supp:print_suppressions=0" run cycle
+    fi
+    # Captured-frame replay (replay.c): 64x64, OPENNGX_REPLAY_FRAMES (default 3) frames of the
+    # synthetic scene written by the CPU reference, replayed through the C ABI and compared bit
+    # for bit. Set OPENNGX_REPLAY_FIXTURE (and OPENNGX_MODEL_DIR) to replay another fixture.
+    frames="${OPENNGX_REPLAY_FRAMES:-3}"
+    if [ -n "${OPENNGX_REPLAY_FIXTURE:-}" ]; then
+        replay_model="${OPENNGX_MODEL_DIR:-}"
+        replay_dir="$OPENNGX_REPLAY_FIXTURE"
+    else
+        replay_model="$cache/model"
+        replay_dir="$cache/fixture-f$frames"
+        if [ ! -f "$replay_dir/manifest.json" ]; then
+            echo "replay: writing the fixture with the CPU reference (takes a few minutes)..." >&2
+            "$(dirname "$1")/openngx" reference --model "$replay_model" --synthetic-scene --width 64 --height 64 \
+                --frames "$frames" --out "$replay_dir" >&2 || rm -rf "$replay_dir"
+        fi
+    fi
+    if [ -f "$replay_dir/manifest.json" ] && build replay cc -std=c99 replay.c -lvulkan; then
         OPENNGX_MODEL_DIR="$replay_model" "$work/replay" "$replay_dir"
         record replay $?
-    else
+    elif [ ! -f "$replay_dir/manifest.json" ]; then
         record "replay (fixture)" 1
     fi
+else
+    record "device programs (model)" 1
 fi
 if build leak cc -std=c99 leak.c; then
     if command -v valgrind >/dev/null 2>&1; then
