@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use openngx::gpu::{DescriptorArena, GpuBuffer, MemoryKind};
+use openngx::gpu::{DescriptorArena, GpuBuffer, MemoryKind, Recorder, UploadBatch};
 use openngx::model::Model;
 use openngx::nr::frame::FrameConstants;
 use openngx::nr::graph::Graph;
@@ -19,7 +19,7 @@ use openngx::nr::record::frame::{
     ComposeBindings, ComposePass, PrepareBindings, PreparePass, FEATURE_ROW_BYTES,
     HISTORY_TEXEL_BYTES, MOTION_TEXEL_BYTES, PROXY_TEXEL_BYTES,
 };
-use openngx::nr::record::network::{Keep, NetworkOptions};
+use openngx::nr::record::network::{Keep, NetworkOptions, NetworkRecorder};
 use openngx::nr::reference::Profiles;
 use openngx::numerics::f16::F16;
 
@@ -171,8 +171,9 @@ impl GpuFrames {
         let (bufs, prepare, compose) = (&self.bufs, &self.prepare[slot], &self.compose[slot]);
         let out_bytes = bufs.output.size();
         let feat_bytes = bufs.features_rb.size();
-        self.gpu.submit("the frame", |net, rec, batch| {
-            let e = |e: openngx::gpu::GpuError| e.to_string();
+        let e = |e: openngx::gpu::GpuError| e.to_string();
+        // Before the network: the inputs, then prepare (or the given features).
+        let first = |net: &mut NetworkRecorder, rec: &mut Recorder<'_>, batch: &mut UploadBatch| {
             if let Some(c) = &f.constants {
                 batch
                     .upload(rec, &bufs.proxy, 0, &bytes_of(f.proxy))
@@ -201,8 +202,11 @@ impl GpuFrames {
                             .map_err(e)?;
                     }
                 }
-                net.record(rec).map_err(|e| e.to_string())?;
             }
+            Ok(())
+        };
+        // After it: compose and the output's readback.
+        let last = |_: &mut NetworkRecorder, rec: &mut Recorder<'_>, _: &mut UploadBatch| {
             if let Some(c) = &f.constants {
                 compose.record(rec, c).map_err(e)?;
                 rec.compute_to_transfer();
@@ -211,7 +215,16 @@ impl GpuFrames {
             }
             rec.to_host();
             Ok(())
-        })?;
+        };
+        if enabled {
+            let nodes = self.gpu.net.graph().nodes.len();
+            self.gpu.run_nodes(nodes, "GPU frame", first, last)?;
+        } else {
+            self.gpu.submit("the frame", |net, rec, batch| {
+                first(net, rec, batch)?;
+                last(net, rec, batch)
+            })?;
+        }
 
         let read_err = |e: openngx::gpu::GpuError| format!("reading back: {e}");
         let mut out = FrameOut {

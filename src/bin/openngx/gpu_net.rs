@@ -70,6 +70,58 @@ impl GpuNet {
         r.map_err(|e| format!("{what}: {e}"))
     }
 
+    /// Record and run the first `nodes` nodes of the schedule, one block per submission (a CPU
+    /// implementation of Vulkan needs minutes for a whole frame: short submissions keep every
+    /// wait far from the device's timeout and give progress lines). `first` is recorded before
+    /// the first node, `last` after the last one, in the same command buffers.
+    pub fn run_nodes(
+        &mut self,
+        nodes: usize,
+        label: &str,
+        first: impl FnOnce(
+            &mut NetworkRecorder,
+            &mut Recorder<'_>,
+            &mut UploadBatch,
+        ) -> Result<(), String>,
+        last: impl FnOnce(
+            &mut NetworkRecorder,
+            &mut Recorder<'_>,
+            &mut UploadBatch,
+        ) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let blocks: Vec<usize> = self.net.graph().nodes[..nodes]
+            .iter()
+            .map(|n| n.block)
+            .collect();
+        let mut cuts: Vec<usize> = (0..nodes)
+            .filter(|&i| i == 0 || blocks[i] != blocks[i - 1])
+            .collect();
+        cuts.push(nodes);
+        let (mut first, mut last) = (Some(first), Some(last));
+        let mut progress = Progress::new(label);
+        for w in cuts.windows(2) {
+            let range = w[0]..w[1];
+            let end = w[1] == nodes;
+            self.submit(label, |net, rec, batch| {
+                if let Some(f) = first.take() {
+                    f(net, rec, batch)?;
+                }
+                net.record_nodes(rec, range.clone())
+                    .map_err(|e| e.to_string())?;
+                match last.take() {
+                    Some(f) if end => f(net, rec, batch),
+                    l => {
+                        last = l;
+                        Ok(())
+                    }
+                }
+            })?;
+            progress.tick(|| format!("block {}, {} of {nodes} ops run", blocks[w[0]], w[1]));
+        }
+        progress.done();
+        Ok(())
+    }
+
     /// Upload f32 features `[field rows][16]` into the network's input tensor.
     pub fn upload_features(&mut self, features: &[f32]) -> Result<(), String> {
         self.submit("uploading the features", |net, rec, batch| {

@@ -161,8 +161,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         geometry.valid.w, geometry.valid.h, geometry.field.w, geometry.field.h, profiles.name
     );
 
-    // The GPU: every tensor kept, the nodes submitted one block at a time (progress, and no
-    // single submission as long as the whole network on a CPU implementation).
+    // The GPU: every tensor kept (no memory shared), one block per submission.
     let opts = NetworkOptions {
         profiles,
         keep: Keep::All,
@@ -191,34 +190,23 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         MemoryKind::Readback,
     )
     .map_err(|e| format!("readback buffer: {e}"))?;
-    let mut progress = Progress::new("GPU");
-    let mut start = 0;
-    while start < n {
-        let block = graph.nodes[start].block;
-        let stop = (start..n)
-            .find(|&i| graph.nodes[i].block != block)
-            .unwrap_or(n);
-        let last = stop == n;
-        gpu.submit("the network", |net, rec, _| {
-            net.record_nodes(rec, start..stop)
-                .map_err(|e| e.to_string())?;
-            if last {
-                for (t, a) in at.iter().enumerate() {
-                    if let Some(a) = a {
-                        let size = tensor_bytes(&graph, t);
-                        let dst = readback.range(*a, size).map_err(|e| e.to_string())?;
-                        rec.copy(net.tensor(t), dst, size)
-                            .map_err(|e| e.to_string())?;
-                    }
+    gpu.run_nodes(
+        n,
+        "GPU",
+        |_, _, _| Ok(()),
+        |net, rec, _| {
+            for (t, a) in at.iter().enumerate() {
+                if let Some(a) = a {
+                    let size = tensor_bytes(&graph, t);
+                    let dst = readback.range(*a, size).map_err(|e| e.to_string())?;
+                    rec.copy(net.tensor(t), dst, size)
+                        .map_err(|e| e.to_string())?;
                 }
-                rec.to_host();
             }
+            rec.to_host();
             Ok(())
-        })?;
-        start = stop;
-        progress.tick(|| format!("block {block}, {stop} of {n} ops recorded and run"));
-    }
-    progress.done();
+        },
+    )?;
     let read = |t: TensorId| -> Result<Vec<u8>, String> {
         let a = at[t].ok_or("tensor not read back")?;
         let mut v = vec![0u8; tensor_bytes(&graph, t) as usize];
