@@ -91,6 +91,7 @@ pub fn run(args: Args) -> ExitCode {
                 );
                 Runs {
                     produced: p,
+                    features: None,
                     later,
                     errors: Vec::new(),
                 }
@@ -130,6 +131,8 @@ pub fn run(args: Args) -> ExitCode {
 /// a sequence, and the differences between runs.
 struct Runs {
     produced: Produced,
+    /// Frame 0's network input as the route made it (`None`: the fixture input's).
+    features: Option<Vec<f32>>,
     later: Vec<FrameOut>,
     errors: Vec<String>,
 }
@@ -202,7 +205,7 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<Runs, String> {
     let mut errors = Vec::new();
     for run in 1..=repeat {
         let t = Instant::now();
-        let (produced, later, route) = match gpu.as_mut() {
+        let (produced, features, later, route) = match gpu.as_mut() {
             None => {
                 let out = reference::run(&graph, &model, &input.features, profiles)
                     .map_err(|e| format!("route cpu: run {run} failed: {e}"))?;
@@ -213,7 +216,7 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<Runs, String> {
                     head: out.head,
                     output,
                 };
-                (p, Vec::new(), "route cpu".to_string())
+                (p, None, Vec::new(), "route cpu".to_string())
             }
             Some(gpu) => {
                 let mut outs = Vec::with_capacity(1 + frames.len());
@@ -231,7 +234,7 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<Runs, String> {
                     output: f0.output,
                 };
                 let route = format!("route gpu ({})", gpu.gpu.device_name());
-                (p, outs.collect(), route)
+                (p, f0.features, outs.collect(), route)
             }
         };
         println!(
@@ -244,6 +247,7 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<Runs, String> {
             None => {
                 first = Some(Runs {
                     produced,
+                    features,
                     later,
                     errors: Vec::new(),
                 })
@@ -270,7 +274,8 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<Runs, String> {
     let mut runs = first.ok_or("no run")?;
     runs.errors = errors;
     if let Some(dir) = &args.dump {
-        compare::write_dump(dir, &input.features, &runs.produced)
+        let features = runs.features.as_ref().unwrap_or(&input.features);
+        compare::write_dump(dir, features, &runs.produced)
             .map_err(|e| format!("--dump {}: {e}", dir.display()))?;
         for (n, f) in runs.later.iter().enumerate() {
             write_frame_dump(&dir.join(format!("frames/{:03}", n + 1)), f)
