@@ -1,8 +1,10 @@
 //! `openngx parity` and `nr::compare`: fixtures written from one CPU reference run on a synthetic
 //! model at 64x64 (shared by every test of this file) pass bit-exactly; a flipped byte, a
 //! sign-of-zero difference and an 8-bit output one code off get their verdicts; malformed
-//! fixtures are refused before anything runs.
+//! fixtures are refused before anything runs. `--route gpu` runs a two-frame sequence on the test
+//! device: frame 0 matches the CPU run, frame 1 the CPU's frame code on the GPU's head.
 
+mod common;
 mod tools_common;
 
 use std::collections::BTreeMap;
@@ -11,7 +13,8 @@ use std::sync::OnceLock;
 
 use openngx::nr::compare::{self, Position, Produced, Value, Verdict};
 use openngx::nr::fixture::{
-    f32_to_bytes, BlockRef, FileRef, Fixture, Manifest, OutputRef, ProxyRef, TransitionRef,
+    f32_to_bytes, BlockRef, FileRef, Fixture, FrameParameters, Manifest, OutputRef, ProxyRef,
+    Sequence, SequenceFrame, TransitionRef,
 };
 use openngx::nr::frame::{self, FrameConstants, FrameInputs, FrameParams, FrameSetup};
 use openngx::nr::geometry::Geometry;
@@ -328,13 +331,17 @@ fn the_run_prepares_and_composes_like_an_independent_path() {
 }
 
 fn parity_from_dump(run: &Run, fixture: &Path) -> std::process::Output {
+    parity_from_dump_dir(&run.dump, fixture)
+}
+
+fn parity_from_dump_dir(dump: &Path, fixture: &Path) -> std::process::Output {
     openngx(
         &[
             "parity",
             "--fixture",
             fixture.to_str().unwrap(),
             "--from-dump",
-            run.dump.to_str().unwrap(),
+            dump.to_str().unwrap(),
         ],
         &[],
     )
@@ -624,27 +631,162 @@ fn malformed_fixtures_are_refused_before_running() {
     assert!(e.contains("fullDimensions"), "{e}");
 }
 
+/// Add a second frame to a fixture written by [`write_fixture`]: the scene's frame 4 with its
+/// motion and default parameters (so it reads frame 0's history), `output` as its reference.
+fn add_frame(dir: &Path, proxy: &[[f32; 4]], motion: &[[f32; 2]], output: &[f32]) {
+    let bytes = |v: &[f32]| f32_to_bytes(v);
+    std::fs::create_dir_all(dir.join("frames/001")).unwrap();
+    std::fs::write(
+        dir.join("frames/001/proxy.f32"),
+        bytes(proxy.as_flattened()),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("frames/001/motion.f32"),
+        bytes(motion.as_flattened()),
+    )
+    .unwrap();
+    std::fs::write(dir.join("frames/001/output.f32"), bytes(output)).unwrap();
+    let path = dir.join("manifest.json");
+    let mut m: Manifest = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    m.sequence = Some(Sequence {
+        frames: vec![SequenceFrame {
+            proxy: "frames/001/proxy.f32".into(),
+            motion: "frames/001/motion.f32".into(),
+            parameters: FrameParameters::default(),
+            output: "frames/001/output.f32".into(),
+            head: None,
+        }],
+    });
+    std::fs::write(path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+}
+
+/// `parity --route gpu` on a two-frame sequence: frame 0 (prepared from the proxy on the GPU)
+/// matches the CPU run's 77 references; frame 1 has a placeholder reference (a CPU network run
+/// of it would take minutes), so it fails, and its dump is checked instead: the GPU's features
+/// of frame 1 equal the CPU's prepare with the history of frame 0, and its output the CPU's
+/// compose of the GPU's head. With that output as the reference, `--from-dump` passes all 78.
 #[test]
-fn gpu_route_is_refused_with_a_clear_message() {
+fn gpu_route_runs_every_frame_of_a_sequence() {
+    if common::Harness::new().is_none() {
+        return; // SKIP printed
+    }
     let run = shared_run();
+    let (_, model_dir, model) = synthetic_model();
+    let scene1 = frame::scene::render(SIZE, SIZE, 4);
     let tmp = tempdir("tools-parity-gpu-");
-    write_fixture(tmp.path(), run, &Edits::default());
+    let fx = tmp.path().join("fx");
+    write_fixture(&fx, run, &Edits::default());
+    add_frame(
+        &fx,
+        &scene1.proxy,
+        &scene1.motion,
+        &vec![0.0; (SIZE * SIZE * 4) as usize],
+    );
+    let dump = tmp.path().join("dump");
+    let t = std::time::Instant::now();
     let o = openngx(
         &[
             "parity",
             "--model",
-            "/nonexistent/model",
+            model_dir.to_str().unwrap(),
             "--fixture",
-            tmp.path().to_str().unwrap(),
+            fx.to_str().unwrap(),
             "--route",
             "gpu",
+            "--repeat",
+            "1",
+            "--dump",
+            dump.to_str().unwrap(),
+            "--no-verify",
         ],
         &[],
     );
-    assert_eq!(o.status.code(), Some(2));
+    eprintln!(
+        "openngx parity --route gpu (two frames at {SIZE}x{SIZE}): {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
+    let field = run.geometry.field;
+    for line in [
+        "features from proxy".to_string(),
+        "run 1/1: route gpu (".to_string(),
+        "(profile f13), 2 frame(s)".to_string(),
+        "block-0: exact".to_string(),
+        "block-69: exact".to_string(),
+        format!("head: exact ({} values)", field.w * field.h * 4),
+        "output: exact (16384 values)".to_string(),
+        "frame 1 output: FAIL mismatch".to_string(),
+        "78 checks: 77 exact, 0 sign-of-zero only, 0 within one code, 1 mismatched, 0 errors, 0 omitted -> FAIL".to_string(),
+    ] {
+        assert!(text.contains(&line), "missing `{line}` in:\n{text}");
+    }
+
+    // Frame 0 of the dump is the CPU run's, features included.
+    let read = |n: &str| std::fs::read(dump.join(n)).unwrap();
+    assert_eq!(read("features.f32"), f32_to_bytes(&run.features));
+    assert_eq!(read("head.f32"), f32_to_bytes(&run.head));
+    // Frame 1 on the CPU: the temporal loop from the manifest's seed, frame 0 with the CPU's
+    // head, frame 1 with the GPU's head.
+    let gpu_features = openngx::nr::fixture::bytes_to_f32(&read("frames/001/features.f32"));
+    let gpu_head = openngx::nr::fixture::bytes_to_f32(&read("frames/001/head.f32"));
+    let gpu_output = openngx::nr::fixture::bytes_to_f32(&read("frames/001/output.f32"));
+    let mut tl = frame::TemporalLoop::new(run.geometry, f16::to_f32(model.blend_scale()));
+    tl.state.seed = FRAME_SEED;
+    let heads = |h: &[f32]| -> Vec<[f32; 4]> {
+        h.chunks_exact(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect()
+    };
+    let f0 = tl
+        .run_frame(
+            &FrameParameters::default().to_frame_params(),
+            &run.proxy,
+            None,
+            |_| heads(&run.head),
+        )
+        .unwrap();
+    assert_eq!(f0.output, run.output);
+    let mut cpu_features = Vec::new();
+    let f1 = tl
+        .run_frame(
+            &FrameParameters::default().to_frame_params(),
+            &scene1.proxy,
+            Some(&scene1.motion),
+            |f| {
+                cpu_features = frame::prepare::features_f32(f);
+                heads(&gpu_head)
+            },
+        )
+        .unwrap();
+    assert!(f1.setup.history_valid && f1.setup.seed == FRAME_SEED + 1);
+    assert_eq!(f32_to_bytes(&cpu_features), f32_to_bytes(&gpu_features));
+    let cpu_output: Vec<f32> = f1
+        .output
+        .iter()
+        .flatten()
+        .map(|&h| f16::to_f32(h))
+        .collect();
+    assert_eq!(f32_to_bytes(&cpu_output), f32_to_bytes(&gpu_output));
+
+    // The same fixture with that output as frame 1's reference: every check of the dump passes.
+    let fx2 = tmp.path().join("fx2");
+    write_fixture(&fx2, run, &Edits::default());
+    add_frame(&fx2, &scene1.proxy, &scene1.motion, &cpu_output);
+    let o = parity_from_dump_dir(&dump, &fx2);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
     assert!(
-        stderr(&o).contains("route gpu: not wired into parity yet"),
-        "{}",
-        stderr(&o)
+        text.contains("frame 1 output: exact (16384 values)")
+            && text.contains("78 checks: 78 exact, 0 sign-of-zero only, 0 within one code, 0 mismatched, 0 errors, 0 omitted -> PASS"),
+        "{text}"
+    );
+    // A dump without the later frames lists frame 1 as omitted.
+    let o = parity_from_dump(run, &fx2);
+    let text = stdout(&o);
+    assert!(
+        text.contains("frame 1: omitted (not run") && text.contains("77 checks: 77 exact"),
+        "{text}"
     );
 }

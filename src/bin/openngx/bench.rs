@@ -6,15 +6,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use openngx::gpu::standalone::StandaloneDevice;
-use openngx::gpu::UploadBatch;
 use openngx::model::{synth, LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
-use openngx::nr::record::network::{Keep, NetworkOptions, NetworkRecorder};
-use openngx::nr::record::GpuWeights;
+use openngx::nr::record::network::{Keep, NetworkOptions};
 use openngx::nr::reference::{self, Profiles};
-use openngx::numerics::f16;
+
+use crate::gpu_net::{synthetic_features, GpuNet};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -106,23 +104,8 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     };
     let model =
         Model::load(&model_dir, LoadOptions { verify_sha: false }).map_err(|e| e.to_string())?;
-    let dev = StandaloneDevice::open(args.device).map_err(|e| e.to_string())?;
-    let ctx = dev.context().clone();
     let graph = graph::build(&geometry);
-    let rows = graph.rows(graph.features);
-    // Deterministic features in the range of real ones (the upstream bench's recipe).
-    let features: Vec<f32> = (0..rows * 16)
-        .map(|i| f16::to_f32(f16::from_f32_rne(((i as f32) * 0.0017).sin() * 0.125)))
-        .collect();
-
-    let mut batch = UploadBatch::new(&ctx);
-    let weights = dev
-        .submit(|rec| {
-            GpuWeights::shared(&ctx, &model, rec, &mut batch)
-                .map_err(|e| openngx::gpu::GpuError::invalid("weights", e.to_string()))
-        })
-        .map_err(|e| e.to_string())?;
-    batch.release();
+    let features = synthetic_features(graph.rows(graph.features));
     let opts = NetworkOptions {
         profiles,
         keep: if args.check {
@@ -134,33 +117,24 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         timestamps: true,
         frames_in_flight: 1,
     };
-    let mut net = NetworkRecorder::new(&ctx, graph.clone(), weights.clone(), opts)
-        .map_err(|e| e.to_string())?;
-    let mut batch = UploadBatch::new(&ctx);
-    dev.submit(|rec| {
-        net.upload_features(rec, &mut batch, &features)
-            .map_err(|e| openngx::gpu::GpuError::invalid("features", e.to_string()))
-    })
-    .map_err(|e| e.to_string())?;
-    batch.release();
+    let mut gpu = GpuNet::open(&model, graph.clone(), args.device, opts)?;
+    gpu.upload_features(&features)?;
 
     let mut totals = Vec::new();
     let mut per_stage: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
     let mut dispatches = 0;
     for i in 0..args.warmup + args.frames {
         let t = Instant::now();
-        dispatches = dev
-            .submit(|rec| {
-                net.record(rec)
-                    .map_err(|e| openngx::gpu::GpuError::invalid("record", e.to_string()))?;
-                Ok(rec.dispatch_count())
-            })
-            .map_err(|e| e.to_string())?;
+        dispatches = gpu.submit("the network", |net, rec, _| {
+            net.record(rec).map_err(|e| e.to_string())?;
+            Ok(rec.dispatch_count())
+        })?;
         let wall = t.elapsed().as_secs_f64() * 1e3;
         if i < args.warmup {
             continue;
         }
-        let times = net
+        let times = gpu
+            .net
             .timings()
             .map_err(|e| e.to_string())?
             .unwrap_or_default();
@@ -176,7 +150,8 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     }
     let min = totals.iter().cloned().fold(f64::INFINITY, f64::min);
     let med = median(&mut totals.clone());
-    let mem = weights.bytes() + net.workspace_bytes();
+    let (weights_bytes, workspace_bytes) = (gpu.weights.bytes(), gpu.net.workspace_bytes());
+    let mem = weights_bytes + workspace_bytes;
 
     let mut exact = None;
     if args.check {
@@ -191,13 +166,13 @@ fn run_inner(args: &Args) -> Result<bool, String> {
                 .find(|b| &b.0 == name)
                 .map(|b| b.1)
                 .ok_or("boundary")?;
-            let got = net.read_tensor(t).map_err(|e| e.to_string())?;
+            let got = gpu.net.read_tensor(t).map_err(|e| e.to_string())?;
             if &got != want {
                 let diff = got.iter().zip(want).filter(|(a, b)| a != b).count();
                 bad.push(format!("{name} ({diff} bytes differ)"));
             }
         }
-        let head = net.read_head().map_err(|e| e.to_string())?;
+        let head = gpu.net.read_head().map_err(|e| e.to_string())?;
         if head
             .iter()
             .map(|x| x.to_bits())
@@ -209,7 +184,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         exact = Some(bad);
     }
 
-    let device = &dev.capabilities.device_name;
+    let device = gpu.device_name();
     if args.json {
         let stages: BTreeMap<&str, f64> =
             per_stage.iter_mut().map(|(k, v)| (*k, median(v))).collect();
@@ -217,7 +192,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
             "device": device, "width": args.width, "height": args.height,
             "field": [geometry.field.w, geometry.field.h], "profile": profiles.name,
             "frames": args.frames, "median_ms": med, "min_ms": min, "dispatches": dispatches,
-            "weights_bytes": weights.bytes(), "workspace_bytes": net.workspace_bytes(),
+            "weights_bytes": weights_bytes, "workspace_bytes": workspace_bytes,
             "stages_median_ms": stages,
             "exact": exact.as_ref().map(|b| b.is_empty()),
             "mismatches": exact,
@@ -234,8 +209,8 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         );
         println!(
             "device memory: weights {:.1} MiB + workspace {:.1} MiB = {:.1} MiB",
-            weights.bytes() as f64 / 1048576.0,
-            net.workspace_bytes() as f64 / 1048576.0,
+            weights_bytes as f64 / 1048576.0,
+            workspace_bytes as f64 / 1048576.0,
             mem as f64 / 1048576.0
         );
         for (k, v) in per_stage.iter_mut() {
@@ -249,8 +224,6 @@ fn run_inner(args: &Args) -> Result<bool, String> {
             }
         }
     }
-    drop(net);
-    drop(weights);
     Ok(exact.is_none_or(|b| b.is_empty()))
 }
 

@@ -5,10 +5,13 @@ mod bench;
 mod demo;
 mod doctor;
 mod extract_model;
+mod gpu_frames;
+mod gpu_net;
 mod parity;
 mod reference;
 mod synth_model;
 mod validate_model;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -38,6 +41,9 @@ enum Command {
     /// Run the network on a captured-frame fixture and compare with its references; exit 0 only
     /// when every check is bit-exact.
     Parity(parity::Args),
+    /// Run the GPU network op by op against the CPU reference on the GPU's own inputs; print the
+    /// first op that differs (exit 1) or "all N ops exact" (exit 0).
+    Verify(verify::Args),
     /// Report the Vulkan devices, what the routes need, and where the model is looked for.
     Doctor(doctor::Args),
 }
@@ -52,5 +58,6 @@ fn main() -> ExitCode {
         Command::Parity(args) => parity::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Verify(args) => verify::run(args),
     }
 }
