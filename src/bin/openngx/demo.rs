@@ -40,7 +40,8 @@ pub struct Args {
     /// Frame height (default 64, or the first input PNG's height).
     #[arg(long)]
     height: Option<u32>,
-    /// Frames to run (default 3, or every input PNG).
+    /// Frames to run (default 3, 1 on a CPU Vulkan implementation such as lavapipe, or every
+    /// input PNG).
     #[arg(long)]
     frames: Option<u32>,
     /// Model directory (default: the synthetic model in the user's cache directory, written on
@@ -642,8 +643,16 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         return Err(format!("{w}x{h}: DLSS-NR takes 64..8192 pixels per axis"));
     }
     let geometry = Geometry::new(w, h).map_err(|e| e.to_string())?;
+    // The application's device (exact route). On a CPU implementation such as lavapipe each
+    // network evaluation takes minutes, so the synthetic scene defaults to one frame there.
+    let app = match args.route {
+        Route::Exact => Some(App::new(args.device)?),
+        Route::Cpu => None,
+    };
+    let on_cpu_device = app.as_ref().is_some_and(|a| a.is_cpu);
     let count = args.frames.unwrap_or(match &files {
         Some(f) => f.len() as u32,
+        None if on_cpu_device => 1,
         None => 3,
     });
     if count == 0 {
@@ -680,10 +689,9 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         model_dir.display()
     );
 
-    let outs = match args.route {
-        Route::Exact => {
-            // The application's device, then the frames through NGX.
-            let app = App::new(args.device)?;
+    let outs = match app {
+        Some(app) => {
+            // The frames through NGX on the application's device.
             println!("device: {}", app.device_name);
             let obj = Objects::new(&app, w, h, count)?;
             let result = run_ngx(&app, &obj, w, h, &inputs);
@@ -695,7 +703,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
             drop(app);
             result?
         }
-        Route::Cpu => run_cpu(&model_dir, w, h, &inputs)?,
+        None => run_cpu(&model_dir, w, h, &inputs)?,
     };
 
     // Frame 0 against the CPU reference (the CPU route is the reference itself).

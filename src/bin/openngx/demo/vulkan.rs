@@ -16,6 +16,8 @@ pub struct App {
     pub pool: vk::CommandPool,
     pub cmd: vk::CommandBuffer,
     pub device_name: String,
+    /// A CPU implementation (lavapipe): minutes per network evaluation.
+    pub is_cpu: bool,
     /// Nanoseconds per timestamp tick, when the queue can write timestamps.
     pub timestamp_period_ns: Option<f64>,
     memory: vk::PhysicalDeviceMemoryProperties,
@@ -205,6 +207,7 @@ impl App {
         Ok(App {
             entry,
             device_name: cap.device_name.clone(),
+            is_cpu: cap.device_type == vk::PhysicalDeviceType::CPU,
             instance: instance.clone(),
             physical,
             device,
