@@ -89,7 +89,11 @@ cache_dir() { # prints the cache directory of the current openngx binary
 broken_models() { # model_dir
     local file
     file="$(ls -S "$1/model" | tail -n 1)"
-    cp -al "$1" "$work/model-truncated" && cp -al "$1" "$work/model-badsha" || return 1
+    local d
+    for d in model-truncated model-badsha; do
+        # Hard links where the temporary directory shares the model's file system, else a copy.
+        cp -al "$1" "$work/$d" 2>/dev/null || { rm -rf "${work:?}/$d" && cp -a "$1" "$work/$d"; } || return 1
+    done
     rm -f "$work/model-truncated/model/$file" "$work/model-badsha/model/$file"
     head -c 1000 "$1/model/$file" >"$work/model-truncated/model/$file" || return 1
     cp "$1/model/$file" "$work/model-badsha/model/$file" || return 1
