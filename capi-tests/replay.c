@@ -353,8 +353,6 @@ int main(int argc, char **argv) {
     uint32_t w, h;
     VkCommandPool pool = VK_NULL_HANDLE;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
-    VkCommandPoolCreateInfo pci;
-    VkCommandBufferAllocateInfo cai;
     Image color, motion, output;
     Buffer upload, readback;
     NVSDK_NGX_Parameter *create = NULL, *eval = NULL;
@@ -420,17 +418,7 @@ int main(int argc, char **argv) {
         printf("replay: SKIP (no Vulkan device that can run the exact route)\n");
         return SKIP;
     }
-    memset(&pci, 0, sizeof pci);
-    pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    pci.queueFamilyIndex = g_family;
-    CHECK_CODE(vkCreateCommandPool(g_device, &pci, NULL, &pool), VK_SUCCESS);
-    memset(&cai, 0, sizeof cai);
-    cai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-    cai.commandPool = pool;
-    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cai.commandBufferCount = 1;
-    CHECK_CODE(vkAllocateCommandBuffers(g_device, &cai, &cmd), VK_SUCCESS);
+    CHECK_CODE(make_command_buffer(&pool, &cmd), VK_SUCCESS);
     CHECK_TRUE(make_image(&color, VK_FORMAT_R32G32B32A32_SFLOAT, w, h, VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT));
     CHECK_TRUE(make_image(&motion, VK_FORMAT_R32G32_SFLOAT, w, h, VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT));
     CHECK_TRUE(make_image(&output, VK_FORMAT_R16G16B16A16_SFLOAT, w, h, VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT));

@@ -294,6 +294,26 @@ static inline void upload_image(VkCommandBuffer cmd, const Buffer *buffer, VkDev
 }
 
 
+/* A command pool on the compute queue's family (resettable buffers) and one primary command
+ * buffer from it. */
+static inline VkResult make_command_buffer(VkCommandPool *pool, VkCommandBuffer *cmd) {
+    VkCommandPoolCreateInfo pci;
+    VkCommandBufferAllocateInfo cai;
+    VkResult r;
+    memset(&pci, 0, sizeof pci);
+    pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = g_family;
+    r = vkCreateCommandPool(g_device, &pci, NULL, pool);
+    if (r != VK_SUCCESS) return r;
+    memset(&cai, 0, sizeof cai);
+    cai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    cai.commandPool = *pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    return vkAllocateCommandBuffers(g_device, &cai, cmd);
+}
+
 /* Tear down what make_device created (the device must be idle and its objects freed). */
 static inline void destroy_device(void) {
     if (g_device) vkDestroyDevice(g_device, NULL);
