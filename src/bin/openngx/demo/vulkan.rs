@@ -230,6 +230,20 @@ impl App {
             .ok_or_else(|| format!("no memory type with {want:?}"))
     }
 
+    /// Memory for `req` from the first type with `want`.
+    fn allocate(
+        &self,
+        req: vk::MemoryRequirements,
+        want: vk::MemoryPropertyFlags,
+    ) -> Result<vk::DeviceMemory, String> {
+        let t = self.memory_type(req.memory_type_bits, want)?;
+        let info = vk::MemoryAllocateInfo::default()
+            .allocation_size(req.size)
+            .memory_type_index(t);
+        // SAFETY: our live device; the caller binds and frees the memory.
+        unsafe { self.device.allocate_memory(&info, None) }.map_err(vkerr("vkAllocateMemory"))
+    }
+
     /// A device-local 2D image (one mip, one layer) in `UNDEFINED` layout, with a view.
     pub fn image(
         &self,
@@ -259,17 +273,7 @@ impl App {
                 .create_image(&info, None)
                 .map_err(vkerr("vkCreateImage"))?;
             let req = d.get_image_memory_requirements(image);
-            let alloc = self
-                .memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::DEVICE_LOCAL)
-                .and_then(|t| {
-                    d.allocate_memory(
-                        &vk::MemoryAllocateInfo::default()
-                            .allocation_size(req.size)
-                            .memory_type_index(t),
-                        None,
-                    )
-                    .map_err(vkerr("vkAllocateMemory"))
-                });
+            let alloc = self.allocate(req, vk::MemoryPropertyFlags::DEVICE_LOCAL);
             let memory = match alloc {
                 Ok(m) => m,
                 Err(e) => {
@@ -321,20 +325,10 @@ impl App {
                 )
                 .map_err(vkerr("vkCreateBuffer"))?;
             let req = d.get_buffer_memory_requirements(buffer);
-            let made = self
-                .memory_type(
-                    req.memory_type_bits,
-                    vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
-                )
-                .and_then(|t| {
-                    d.allocate_memory(
-                        &vk::MemoryAllocateInfo::default()
-                            .allocation_size(req.size)
-                            .memory_type_index(t),
-                        None,
-                    )
-                    .map_err(vkerr("vkAllocateMemory"))
-                });
+            let made = self.allocate(
+                req,
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+            );
             let memory = match made {
                 Ok(m) => m,
                 Err(e) => {
