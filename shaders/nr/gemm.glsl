@@ -5,9 +5,9 @@
 // out[r][g*N + c] = epilogue(split-K chain of A row r (channels g*ASTRIDE .. +K) with column c of
 // group g), seeded by f16(skip[r][g*N + c] * scale[g*N + c]) when SEED != 0.
 //
-// Work split: a workgroup owns 128 rows x BN columns of one group (gl_WorkGroupID = row tile,
-// column tile, group) with 4 * BN invocations; an invocation owns 8 adjacent rows x 4 adjacent
-// columns (its E4 outputs of one row are one uint). Per K group of 16, the tile's operands are
+// Work split: a workgroup owns BM = 16 * TM rows x BN columns of one group (gl_WorkGroupID = row
+// tile, column tile, group) with 4 * BN invocations; an invocation owns TM (8, or 4 where
+// GEMM_TM says so) adjacent rows x 4 adjacent columns (its E4 outputs of one row are one uint). Per K group of 16, the tile's operands are
 // decoded once into shared memory (the next group's raw bytes are already loading into
 // registers): per code its signed value as an f32 (exact; zero and NaN codes give +-0), the
 // power 2^(5e) of the exponent e it contributes to E (0 for zero codes), and per row/column a
@@ -49,10 +49,14 @@ layout(constant_id = 4) const uint EPI = 1u;
 // 0 = no seed, 1 = E4 skip, 2 = f16 skip.
 layout(constant_id = 5) const uint SEED = 0u;
 
-const uint BM = 128u;                 // rows per workgroup
-const uint TM = 8u;                   // rows per invocation
+#ifndef GEMM_TM
+#define GEMM_TM 8
+#endif
+const uint TM = GEMM_TM;              // rows per invocation (8 or 4)
+const uint BM = 16u * TM;             // rows per workgroup
 const uint QUADS = BN / 4u;           // column quads per workgroup
 const uint WG = 4u * BN;              // invocations (= QUADS * BM / TM)
+const bool TWO_SLOTS = BM + BN > WG;  // some invocations load two operand rows
 
 layout(std430, binding = 0) readonly buffer InA { uint a_words[]; };
 layout(std430, binding = 1) readonly buffer InB { uint b_words[]; };
@@ -106,6 +110,16 @@ void decode(uint c, out float v, out float pw) {
     v = uintBitsToFloat(sign | bits);
     pw = uintBitsToFloat(uint(127 + 5 * e) << 23);
 }
+
+// The per-term constant of a group with exponent E is 2^(SCALE_BIAS - 127 + SCALE_SIGN * E):
+// 2^(10 + E) for the RTZ FMA, 2^(P - E) for the float products.
+#if GEMM_RTZ
+const int SCALE_BIAS = 137;
+const int SCALE_SIGN = 1;
+#else
+const int SCALE_BIAS = 127 + P;
+const int SCALE_SIGN = -1;
+#endif
 
 uint skip_half(uint idx) {
     if (SEED == 1u) {
@@ -198,7 +212,10 @@ void main() {
     uint slot0 = tid;
     uint slot1 = tid + WG;
     uvec4 pre0 = load_slot(slot0, 0u, row0, col0, abase, bbase);
-    uvec4 pre1 = load_slot(slot1, 0u, row0, col0, abase, bbase);
+    uvec4 pre1 = uvec4(0u);
+    if (TWO_SLOTS) {
+        pre1 = load_slot(slot1, 0u, row0, col0, abase, bbase);
+    }
 
     for (uint kb = 0u; kb < pc.k; kb += 16u) {
         if (kb != 0u && kb % pc.part == 0u) {
@@ -213,11 +230,15 @@ void main() {
         }
         barrier();
         store_slot(slot0, pre0);
-        store_slot(slot1, pre1);
+        if (TWO_SLOTS) {
+            store_slot(slot1, pre1);
+        }
         barrier();
         if (kb + 16u < pc.k) {
             pre0 = load_slot(slot0, kb + 16u, row0, col0, abase, bbase);
-            pre1 = load_slot(slot1, kb + 16u, row0, col0, abase, bbase);
+            if (TWO_SLOTS) {
+                pre1 = load_slot(slot1, kb + 16u, row0, col0, abase, bbase);
+            }
         }
 
         // Pass 1: the group exponent of every output (as 2^(5E) and more below 2^(5E+5)).
@@ -230,8 +251,8 @@ void main() {
             }
         }
         [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
-            vec4 pa0 = s_apow[kk * (BM / 4u) + 2u * tr];
-            vec4 pa1 = s_apow[kk * (BM / 4u) + 2u * tr + 1u];
+            vec4 pa0 = s_apow[kk * (BM / 4u) + (TM / 4u) * tr];
+            vec4 pa1 = TM == 8u ? s_apow[kk * (BM / 4u) + 2u * tr + 1u] : pa0;
             vec4 pb = s_bpow[kk * 16u + tq];
             [[unroll]] for (uint i = 0u; i < TM; i++) {
                 float pa = i < 4u ? pa0[i] : pa1[i - 4u];
@@ -241,17 +262,13 @@ void main() {
             }
         }
         // E = floor((biased exponent - 127) / 5); an all-zero group gives E = -26, whose terms
-        // are all 0 (any E would do). `es` now holds the per-term scale constant.
-        int E[TM][4];
+        // are all 0 (any E would do). `es` now holds the per-term scale constant, a power of two
+        // from which E is read back (group_exp) instead of being kept in more registers.
         [[unroll]] for (uint i = 0u; i < TM; i++) {
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 int x = int(floatBitsToUint(es[i][j]) >> 23) - 127;
-                E[i][j] = (x + 500) / 5 - 100;
-#if GEMM_RTZ
-                es[i][j] = uintBitsToFloat(uint(137 + E[i][j]) << 23);
-#else
-                es[i][j] = uintBitsToFloat(uint(127 + P - E[i][j]) << 23);
-#endif
+                int e = (x + 500) / 5 - 100;
+                es[i][j] = uintBitsToFloat(uint(SCALE_BIAS + SCALE_SIGN * e) << 23);
             }
         }
 
@@ -263,8 +280,8 @@ void main() {
             }
         }
         [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
-            vec4 a0 = s_aval[kk * (BM / 4u) + 2u * tr];
-            vec4 a1 = s_aval[kk * (BM / 4u) + 2u * tr + 1u];
+            vec4 a0 = s_aval[kk * (BM / 4u) + (TM / 4u) * tr];
+            vec4 a1 = TM == 8u ? s_aval[kk * (BM / 4u) + 2u * tr + 1u] : a0;
             vec4 b = s_bval[kk * 16u + tq];
             ivec4 sb = floatBitsToInt(b) >> 31;
             [[unroll]] for (uint i = 0u; i < TM; i++) {
@@ -289,6 +306,7 @@ void main() {
         [[unroll]] for (uint i = 0u; i < TM; i++) {
             uint am = s_amask[tr * TM + i];
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                int E = SCALE_SIGN * (int(floatBitsToUint(es[i][j]) >> 23) - SCALE_BIAS);
                 int neg = bitCount(am ^ bm[j]);
                 int s = sum[i][j] + neg;
 #if GEMM_RTZ
@@ -297,11 +315,11 @@ void main() {
                 uint h = acc[i][j] & 0xFFFFu;
                 if (!f16_is_nonfinite(h)) {
                     if (!f16_is_zero(h)) {
-                        int d = min(E[i][j] - f16_exponent(h), 31);
+                        int d = min(E - f16_exponent(h), 31);
                         int t = int((f16_significand(h) << uint(P - 10)) >> uint(d));
                         s += (h & 0x8000u) != 0u ? -t : t;
                     }
-                    acc[i][j] = (acc[i][j] & 0xFFFF0000u) | round_group(s, E[i][j]);
+                    acc[i][j] = (acc[i][j] & 0xFFFF0000u) | round_group(s, E);
                 }
             }
         }

@@ -159,11 +159,8 @@ fn need(what: &str, b: &BufferBinding, bytes: usize) -> Result<(), GpuError> {
     Ok(())
 }
 
-/// Rows per workgroup (`BM` in the shader).
-const BM: u32 = 128;
-
 /// Tile choice: 64 columns per workgroup when N allows it, else 32; the workgroup has `4 * BN`
-/// invocations of 8 x 4 outputs each.
+/// invocations of 8 x 4 (or 4 x 4) outputs each.
 fn tile(n: usize) -> u32 {
     if n % 64 == 0 {
         64
@@ -172,14 +169,18 @@ fn tile(n: usize) -> u32 {
     }
 }
 
-/// The GEMM kernel for a profile with `frac_bits` on this device: the round-toward-zero FMA
-/// kernel where the device offers that float mode and the profile is F13-like (P = 13, which the
-/// FMA trick needs), else the float-product kernel (any P). Both give the same bytes.
-fn gemm_shader(ctx: &GpuContext, frac_bits: i32) -> &'static str {
-    if frac_bits == 13 && ctx.capabilities().rounding_mode_rtz_f32 {
-        "nr/gemm_rtz"
+/// The GEMM kernel for a profile with `frac_bits` on this device, and its rows per workgroup:
+/// the round-toward-zero FMA kernel where the device offers that float mode and the profile is
+/// F13-like (P = 13, which the FMA trick needs), else the float-product kernel (any P). All give
+/// the same bytes. `OPENNGX_GEMM_KERNEL=gemm` forces the float-product kernel (to measure it on
+/// a device that has the RTZ mode).
+fn gemm_shader(ctx: &GpuContext, frac_bits: i32) -> (&'static str, u32) {
+    let rtz = frac_bits == 13 && ctx.capabilities().rounding_mode_rtz_f32;
+    let forced = std::env::var("OPENNGX_GEMM_KERNEL").is_ok_and(|v| v == "gemm");
+    if rtz && !forced {
+        ("nr/gemm_rtz", 64)
     } else {
-        "nr/gemm"
+        ("nr/gemm", 128)
     }
 }
 
@@ -276,7 +277,8 @@ pub fn prepare_gemm(
         Epilogue::Dual => 3,
     };
     let bn = tile(s.n);
-    let desc = PipelineDesc::new(gemm_shader(ctx, p), 6, PUSH_BYTES)
+    let (shader, bm) = gemm_shader(ctx, p);
+    let desc = PipelineDesc::new(shader, 6, PUSH_BYTES)
         .with_spec(SpecConstant::u32(0, bn))
         .with_spec(SpecConstant::u32(1, 4 * bn))
         .with_spec(SpecConstant::i32(2, p))
@@ -300,7 +302,7 @@ pub fn prepare_gemm(
         scale_skew as u32,
     ]);
     let groups = [
-        s.rows.div_ceil(BM as usize) as u32,
+        s.rows.div_ceil(bm as usize) as u32,
         (s.n / bn as usize) as u32,
         s.groups as u32,
     ];
