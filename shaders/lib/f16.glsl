@@ -101,8 +101,31 @@ uint f16_canon(uint h) { return f16_is_nan(h) ? F16_QNAN : h; }
 
 uint f16_neg(uint h) { return h ^ 0x8000u; }
 
+#ifdef OPENNGX_F32_RTZ
+// Shaders that set the round-toward-zero f32 mode (OPENNGX_F32_RTZ) get s = RZ(x + y). The
+// exact sum is then larger in magnitude than s exactly when s is inexact, and inexactness shows
+// as s - big != small: that subtraction is exact (Sterbenz: with equal signs big <= s <= 2 big;
+// with opposite signs either |s| >= |big| / 2 or x + y itself was exact). f16 rounding points
+// are f32 values, so an inexact s can only round differently when it sits on a tie, which the
+// larger true value breaks away from zero. Operands are halves or exact products of halves, so
+// nothing here is an f32 subnormal or overflows.
+uint f16_from_f32_sum_rtz(float x, float y) {
+    bool xbig = abs(x) >= abs(y);
+    float big = xbig ? x : y;
+    float small = xbig ? y : x;
+    precise float s = x + y;
+    precise float back = s - big;
+    return f16_from_f32_bits(floatBitsToUint(s), false, back != small ? 1 : 0);
+}
+#endif
+
 // f16(a + b), one rounding.
 uint f16_add(uint a, uint b) {
+#ifdef OPENNGX_F32_RTZ
+    if (!f16_is_nonfinite(a) && !f16_is_nonfinite(b)) {
+        return f16_from_f32_sum_rtz(f16_to_f32(a), f16_to_f32(b));
+    }
+#endif
     precise float s = f16_to_f32(a) + f16_to_f32(b);
     return f16_canon(f16_from_f32_rne(s));
 }
@@ -124,6 +147,9 @@ uint f16_fma(uint a, uint b, uint c) {
     }
     precise float p = f16_to_f32(a) * f16_to_f32(b);
     float cf = f16_to_f32(c);
+#ifdef OPENNGX_F32_RTZ
+    return f16_from_f32_sum_rtz(p, cf);
+#endif
     precise float s = p + cf;
     precise float bv = s - p;
     precise float err = (p - (s - bv)) + (cf - bv);

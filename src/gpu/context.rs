@@ -46,6 +46,9 @@ pub struct Capabilities {
     pub max_bound_descriptor_sets: u32,
     pub min_storage_buffer_offset_alignment: u64,
     pub non_coherent_atom_size: u64,
+    /// `shaderRoundingModeRTZFloat32`: shaders may set the round-toward-zero f32 mode (the
+    /// fast exact GEMM uses it; without it a slower exact kernel is chosen).
+    pub rounding_mode_rtz_f32: bool,
 }
 
 /// Storage buffers per descriptor set the exact route's kernels may use (upstream used 12).
@@ -91,6 +94,7 @@ impl Capabilities {
             max_bound_descriptor_sets: limits.max_bound_descriptor_sets,
             min_storage_buffer_offset_alignment: limits.min_storage_buffer_offset_alignment,
             non_coherent_atom_size: limits.non_coherent_atom_size,
+            rounding_mode_rtz_f32: false,
         };
         // The 1.1/1.2 feature structs may only be chained when the device reports 1.2+; an older
         // device fails the check on its version alone.
@@ -110,9 +114,13 @@ impl Capabilities {
             caps.storage_buffer_8bit = f12.storage_buffer8_bit_access == vk::TRUE;
             caps.vulkan_memory_model = f12.vulkan_memory_model == vk::TRUE;
             let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
-            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p11);
+            let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
+            let mut p2 = vk::PhysicalDeviceProperties2::default()
+                .push_next(&mut p11)
+                .push_next(&mut p12);
             instance.get_physical_device_properties2(physical, &mut p2);
             caps.subgroup_size = p11.subgroup_size;
+            caps.rounding_mode_rtz_f32 = p12.shader_rounding_mode_rtz_float32 == vk::TRUE;
         }
         caps
     }

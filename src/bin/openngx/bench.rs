@@ -1,7 +1,7 @@
 //! `openngx bench`: GPU time of the network (timestamps), warm-up, median and min over N frames,
 //! per-stage profile, device memory, optional bit-exact check against the CPU reference.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -59,11 +59,7 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 /// Stage of a block for the profile table.
-fn stage(block: &str) -> &'static str {
-    let b: usize = block
-        .trim_start_matches("block-")
-        .parse()
-        .unwrap_or(usize::MAX);
+fn stage(b: usize) -> &'static str {
     match b {
         0 => "block 0 (field)",
         1..=4 => "enc C32 (1-4)",
@@ -80,6 +76,49 @@ fn stage(block: &str) -> &'static str {
         66..=69 => "dec C32 (66-69)",
         70 => "block 70 + head (field)",
         _ => "other",
+    }
+}
+
+/// The kind of an op for the per-kind profile (GEMMs by shape) and its multiply-accumulates.
+fn op_kind(g: &graph::Graph, n: &graph::Node) -> (String, f64) {
+    use graph::Op;
+    match &n.op {
+        Op::Gemm {
+            input,
+            mat,
+            partition,
+            ..
+        } => {
+            let rows = g.rows(*input);
+            let split = partition.map_or(String::new(), |p| format!(" /{p}"));
+            (
+                format!(
+                    "gemm {}x{}{} x{} @{:?}",
+                    mat.k, mat.n, split, mat.groups, g.tensors[*input].level
+                ),
+                (rows * mat.k * mat.n * mat.groups) as f64,
+            )
+        }
+        Op::Adapter { .. } => ("adapter".into(), 0.0),
+        Op::Head { .. } => ("head".into(), 0.0),
+        Op::Normalize { .. } => ("normalize".into(), 0.0),
+        Op::WindowAttention { q, heads, .. } => (
+            format!(
+                "window attention C{} @{:?}",
+                32 * heads,
+                g.tensors[*q].level
+            ),
+            // S = q.k and O = P.V: 2 x 64 keys x 32 channels per token and head.
+            (g.rows(*q) * heads * 2 * 64 * 32) as f64,
+        ),
+        Op::VitAttention { q, heads, .. } => {
+            let t = g.rows(*q);
+            (
+                "vit attention".into(),
+                (t * t.div_ceil(64) * 64 * heads * 2 * 32) as f64,
+            )
+        }
+        Op::Pool { .. } | Op::UpMerge { .. } | Op::PostBlend { .. } => ("elementwise".into(), 0.0),
     }
 }
 
@@ -122,6 +161,14 @@ fn run_inner(args: &Args) -> Result<bool, String> {
 
     let mut totals = Vec::new();
     let mut per_stage: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    let mut per_kind: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let by_label: HashMap<&str, &graph::Node> =
+        graph.nodes.iter().map(|n| (n.label.as_str(), n)).collect();
+    let mut macs: BTreeMap<String, f64> = BTreeMap::new();
+    for n in &graph.nodes {
+        let (k, m) = op_kind(&graph, n);
+        *macs.entry(k).or_default() += m;
+    }
     let mut dispatches = 0;
     for i in 0..args.warmup + args.frames {
         let t = Instant::now();
@@ -141,11 +188,18 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         let total: f64 = times.iter().map(|s| s.ms).sum();
         totals.push(if times.is_empty() { wall } else { total });
         let mut frame_stage: BTreeMap<&'static str, f64> = BTreeMap::new();
+        let mut frame_kind: BTreeMap<String, f64> = BTreeMap::new();
         for s in &times {
-            *frame_stage.entry(stage(&s.label)).or_default() += s.ms;
+            if let Some(node) = by_label.get(s.label.as_str()) {
+                *frame_stage.entry(stage(node.block)).or_default() += s.ms;
+                *frame_kind.entry(op_kind(&graph, node).0).or_default() += s.ms;
+            }
         }
         for (k, v) in frame_stage {
             per_stage.entry(k).or_default().push(v);
+        }
+        for (k, v) in frame_kind {
+            per_kind.entry(k).or_default().push(v);
         }
     }
     let min = totals.iter().cloned().fold(f64::INFINITY, f64::min);
@@ -188,12 +242,19 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     if args.json {
         let stages: BTreeMap<&str, f64> =
             per_stage.iter_mut().map(|(k, v)| (*k, median(v))).collect();
+        let kinds: BTreeMap<&str, serde_json::Value> = per_kind
+            .iter_mut()
+            .map(|(k, v)| {
+                let m = macs.get(k).copied().unwrap_or(0.0);
+                (k.as_str(), serde_json::json!({"ms": median(v), "macs": m}))
+            })
+            .collect();
         let j = serde_json::json!({
             "device": device, "width": args.width, "height": args.height,
             "field": [geometry.field.w, geometry.field.h], "profile": profiles.name,
             "frames": args.frames, "median_ms": med, "min_ms": min, "dispatches": dispatches,
             "weights_bytes": weights_bytes, "workspace_bytes": workspace_bytes,
-            "stages_median_ms": stages,
+            "stages_median_ms": stages, "op_kinds": kinds,
             "exact": exact.as_ref().map(|b| b.is_empty()),
             "mismatches": exact,
         });
@@ -215,6 +276,19 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         );
         for (k, v) in per_stage.iter_mut() {
             println!("  {k:<26} {:9.2} ms", median(v));
+        }
+        println!("per op kind (median ms, MACs, MAC/s):");
+        for (k, v) in per_kind.iter_mut() {
+            let ms = median(v);
+            let m = macs.get(k).copied().unwrap_or(0.0);
+            if m > 0.0 {
+                println!(
+                    "  {k:<40} {ms:9.2} ms {m:10.3e} MAC {:9.3e} MAC/s",
+                    m / (ms * 1e-3)
+                );
+            } else {
+                println!("  {k:<40} {ms:9.2} ms");
+            }
         }
         if let Some(bad) = &exact {
             if bad.is_empty() {

@@ -144,7 +144,12 @@ pub fn record_window_attention(
             format!("{groups:?} windows x heads exceed maxComputeWorkGroupCount {max:?}"),
         ));
     }
-    let mut desc = PipelineDesc::new("nr/window_attention", 5, 40);
+    let shader = if super::use_rtz_kernels(ctx, profile.frac_bits as i32) {
+        "nr/window_attention_rtz"
+    } else {
+        "nr/window_attention"
+    };
+    let mut desc = PipelineDesc::new(shader, 5, 40);
     for s in spec {
         desc = desc.with_spec(s);
     }

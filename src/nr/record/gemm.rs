@@ -1,5 +1,7 @@
 //! The GEMM-family kernels of the exact route: the grouped FP8 GEMM of [`Op::Gemm`]
-//! (`shaders/nr/gemm.comp`), the input adapter (`adapter.comp`) and the head (`head.comp`).
+//! (`shaders/nr/gemm.glsl`, built as `gemm_rtz.comp` for devices with the round-toward-zero f32
+//! mode and as `gemm.comp` for the others), the input adapter (`adapter.comp`) and the head
+//! (`head.comp`).
 //!
 //! Each kernel comes as `prepare_*` (pipeline, descriptor set, push constants and grid, built once
 //! since the bindings of a schedule never change) returning a [`Dispatch`] that is recorded every
@@ -157,13 +159,24 @@ fn need(what: &str, b: &BufferBinding, bytes: usize) -> Result<(), GpuError> {
     Ok(())
 }
 
-/// Rows per invocation (`TM` in the shader).
-const TM: u32 = 4;
+/// Tile choice: 64 columns per workgroup when N allows it, else 32; the workgroup has `4 * BN`
+/// invocations of 8 x 4 (or 4 x 4) outputs each.
+fn tile(n: usize) -> u32 {
+    if n % 64 == 0 {
+        64
+    } else {
+        32
+    }
+}
 
-/// Tile choice: 64 columns per workgroup when N allows it, else 32 (with twice the rows).
-fn tile(n: usize) -> (u32, u32) {
-    let bn = if n % 64 == 0 { 64 } else { 32 };
-    (bn, TM * 256 / (bn / 4))
+/// The GEMM kernel for a profile with `frac_bits` on this device and its rows per workgroup (both
+/// builds of `gemm.glsl` have 4 x 4 outputs per invocation): see [`super::use_rtz_kernels`].
+fn gemm_shader(ctx: &GpuContext, frac_bits: i32) -> (&'static str, u32) {
+    if super::use_rtz_kernels(ctx, frac_bits) {
+        ("nr/gemm_rtz", 64)
+    } else {
+        ("nr/gemm", 64)
+    }
 }
 
 /// Prepare a grouped FP8 GEMM (see `shaders/nr/gemm.comp`).
@@ -258,9 +271,11 @@ pub fn prepare_gemm(
         Epilogue::F16 => 2,
         Epilogue::Dual => 3,
     };
-    let (bn, bm) = tile(s.n);
-    let desc = PipelineDesc::new("nr/gemm", 6, PUSH_BYTES)
+    let bn = tile(s.n);
+    let (shader, bm) = gemm_shader(ctx, p);
+    let desc = PipelineDesc::new(shader, 6, PUSH_BYTES)
         .with_spec(SpecConstant::u32(0, bn))
+        .with_spec(SpecConstant::u32(1, 4 * bn))
         .with_spec(SpecConstant::i32(2, p))
         .with_spec(SpecConstant::u32(3, conv))
         .with_spec(SpecConstant::u32(4, epi))

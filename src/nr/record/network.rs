@@ -1,7 +1,7 @@
 //! [`NetworkRecorder`]: the whole schedule of one geometry recorded into a caller's command
 //! buffer — every node bound to its kernel with the tensors' workspace bindings, a
 //! compute->compute barrier between consecutive dispatches, barriers at entry and exit so the
-//! recording is correct whatever the caller records around it, optional timestamps per block, and
+//! recording is correct whatever the caller records around it, optional timestamps per node, and
 //! copies of the kept tensors into a readback buffer.
 //!
 //! The GEMM-family kernels are prepared once (their descriptor sets never change). The attention
@@ -44,7 +44,8 @@ pub struct NetworkOptions {
     pub keep: Keep,
     /// Record copies of the kept tensors into a host-visible readback buffer.
     pub readback: bool,
-    /// Write a timestamp after every block (when the device has compute timestamps).
+    /// Write a timestamp after every node, labelled with the node's label (when the device has
+    /// compute timestamps); group them by [`Node::block`] for a per-block profile.
     pub timestamps: bool,
     /// Recordings that may be pending on the GPU at once (at least 1).
     pub frames_in_flight: usize,
@@ -243,14 +244,8 @@ impl NetworkRecorder {
                 Some(d) => d.record(rec)?,
                 None => self.record_other(i, self.slot, rec)?,
             }
-            let node = &self.graph.nodes[i];
-            let block_ends = self
-                .graph
-                .nodes
-                .get(i + 1)
-                .is_none_or(|next| next.block != node.block);
-            if let (true, Some(ts)) = (block_ends, self.timestamps.as_mut()) {
-                ts.mark(rec, &format!("block-{}", node.block))?;
+            if let Some(ts) = self.timestamps.as_mut() {
+                ts.mark(rec, &self.graph.nodes[i].label)?;
             }
         }
         // Exit: results are visible to the caller's later shaders and copies.
@@ -444,8 +439,8 @@ impl NetworkRecorder {
             .collect())
     }
 
-    /// Per-block GPU times of the last completed frame (`None` while not available or without
-    /// timestamps).
+    /// Per-node GPU times of the last completed frame, labelled with the node labels (`None`
+    /// while not available or without timestamps).
     pub fn timings(&self) -> Result<Option<Vec<StageTime>>, GpuError> {
         match &self.timestamps {
             Some(ts) => ts.read(),

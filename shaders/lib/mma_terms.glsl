@@ -1,0 +1,97 @@
+// Building blocks of the fast exact F13/H25 MMA groups on decoded operands (spec nr-network.md
+// 2.2; technique h200-gemm-limits.md 4), shared by the tiled GEMM (`nr/gemm.glsl`) and the window
+// attention (`nr/window_attention.glsl`). Mirror of src/numerics/mma.rs; the generic form on
+// packed codes is mma_e4.glsl.
+//
+// An operand code is decoded once into its exact signed f32 value and the power 2^(5e) of the
+// exponent e it contributes to E (0 for zero and NaN codes). For one group of 16 products and an
+// f16 accumulator:
+//   E: the f32 sum of 2^(5e(acc)) and of 2^(5(ea+eb)) over the products (one FMA per term; zero
+//      operands add 0) has at most 17 terms, all powers of 2^5, so its exponent field divided
+//      by 5 (rounded down) is E exactly. A sum of 0 means no exponent: the group gives +0.
+//   terms: trunc(|a*b| * 2^(P-E)), XOR-ed with the product's sign (0 or -1, so a negative product
+//      adds -t - 1) and summed in int32; the count of negative products (popcount of the sign
+//      masks' XOR) undoes the -1s once per group. A term is either
+//      - mma_term_rtz: the bits of fma(|a|, |b|, 2^(10+E)) in a shader running in the
+//        round-toward-zero f32 mode (P = 13 only): |a*b| < 2^(E+2), so the sum stays in the
+//        binade of 2^(10+E), whose ulp is 2^(E-13), and RTZ truncates exactly there; the 16
+//        copies of 2^(10+E)'s bits come off with the sign correction (mma_rtz_correction);
+//      - mma_term_mul: int(|a| * |b| * 2^(P-E)) (every factor exact, the conversion truncates;
+//        any P <= 25, any rounding mode).
+//   The accumulator adds trunc(acc * 2^(P-E)); |sum| < 2^31 for P <= 25, so int32 is exact.
+//   The result is the f16 RNE of sum * 2^(E-P), +0 for any zero; an inf/NaN accumulator passes
+//   through unchanged (callers test it first).
+#ifndef OPENNGX_MMA_TERMS_GLSL
+#define OPENNGX_MMA_TERMS_GLSL
+#include "f16.glsl"
+
+// One E4M3 code: its exact signed value and 2^(5e) (0 for the zero and NaN codes). `widened`
+// gives an E4M3 subnormal its true exponent (H25) instead of the format's -6 (F13).
+void mma_decode_e4(uint c, bool widened, out float v, out float pw) {
+    uint mag = c & 0x7Fu;
+    uint sign = (c & 0x80u) << 24;
+    if (mag == 0u || mag == 0x7Fu) {
+        v = uintBitsToFloat(sign);
+        pw = 0.0;
+        return;
+    }
+    uint ef = mag >> 3;
+    uint m = mag & 7u;
+    int e;
+    uint bits;
+    if (ef == 0u) {
+        // m * 2^-9 with m in 1..7: f32 exponent of its top bit p, mantissa the bits below it.
+        int p = findMSB(m);
+        bits = (uint(p - 9 + 127) << 23) | ((m << uint(23 - p)) & 0x7FFFFFu);
+        e = widened ? p - 9 : -6;
+    } else {
+        bits = (uint(int(ef) - 7 + 127) << 23) | (m << 20);
+        e = int(ef) - 7;
+    }
+    v = uintBitsToFloat(sign | bits);
+    pw = uintBitsToFloat(uint(127 + 5 * e) << 23);
+}
+
+// 2^(5e) of a finite f16 accumulator, 0 for a zero.
+float mma_acc_pow(uint h) {
+    return f16_is_zero(h) ? 0.0 : uintBitsToFloat(uint(127 + 5 * f16_exponent(h)) << 23);
+}
+
+// E from the max-plus sum (floor division of the unbiased exponent by 5). A zero sum gives
+// E = -26, whose terms are all 0.
+int mma_pow_exponent(float es) {
+    int x = int(floatBitsToUint(es) >> 23) - 127;
+    return (x + 500) / 5 - 100;
+}
+
+// Per-term constants of a group with exponent E.
+float mma_rtz_base(int E) { return uintBitsToFloat(uint(137 + E) << 23); }          // 2^(10+E)
+float mma_mul_scale(int E, int P) { return uintBitsToFloat(uint(127 + P - E) << 23); } // 2^(P-E)
+
+int mma_term_rtz(float a, float b, float base) { return floatBitsToInt(fma(abs(a), abs(b), base)); }
+int mma_term_mul(float a, float b, float scale) { return int(abs(a) * abs(b) * scale); }
+
+// What the 16 RTZ terms' copies of the base and the sign trick leave in the sum, given the
+// count of negative products.
+int mma_rtz_correction(int neg, float base) { return neg - (16 - 2 * neg) * floatBitsToInt(base); }
+
+// trunc(acc * 2^(P-E)) with the accumulator's sign (acc finite, E >= its exponent).
+int mma_acc_fixed(uint h, int E, int P) {
+    if (f16_is_zero(h)) {
+        return 0;
+    }
+    int d = min(E - f16_exponent(h), 31);
+    int t = int((f16_significand(h) << uint(P - 10)) >> uint(d));
+    return (h & 0x8000u) != 0u ? -t : t;
+}
+
+// The group result: f16 RNE of sum * 2^(E-P), +0 for zero.
+uint mma_round_group(int sum, int E, int P) {
+    if (sum == 0) {
+        return F16_POS_ZERO;
+    }
+    uint r = f16_round_fixed_rne(uint(abs(sum)), E - P, sum < 0 ? 0x8000u : 0u);
+    return f16_is_zero(r) ? F16_POS_ZERO : r;
+}
+
+#endif

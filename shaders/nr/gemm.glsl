@@ -1,0 +1,323 @@
+// Body of the grouped E4M3 x E4M3 -> f16 GEMM of `Op::Gemm` (`gemm.comp`, `gemm_rtz.comp`): exact
+// emulation of the MMA profile (F13 native, or H25 with E4M3 widened to f16), spec nr-network.md
+// 1.4, 2.2; the technique is h200-gemm-limits.md 4.
+//
+// out[r][g*N + c] = epilogue(split-K chain of A row r (channels g*ASTRIDE .. +K) with column c of
+// group g), seeded by f16(skip[r][g*N + c] * scale[g*N + c]) when SEED != 0.
+//
+// Work split: a workgroup owns BM = 16 * TM rows x BN columns of one group (gl_WorkGroupID = row
+// tile, column tile, group) with 4 * BN invocations; an invocation owns TM (8, or 4 where
+// GEMM_TM says so) adjacent rows x 4 adjacent columns (its E4 outputs of one row are one uint). Per K group of 16, the tile's operands are
+// decoded once into shared memory (the next group's raw bytes are already loading into
+// registers): per code its signed value as an f32 (exact; zero and NaN codes give +-0), the
+// power 2^(5e) of the exponent e it contributes to E (0 for zero codes), and per row/column a
+// 16-bit mask of the value sign bits. Then, per output:
+//   pass 1: E. The f32 sum of 2^(5e(acc)) and of 2^(5(ea+eb)) over the 16 products (one FMA per
+//           term; zero operands contribute 0) has at most 17 terms, all powers of 2^5, so its
+//           exponent field divided by 5 (rounded down) is E exactly.
+//   pass 2: the terms trunc(|a*b| * 2^(P-E)), each XOR-ed with the product's sign (0 or -1:
+//           -t - 1 for a negative product) and summed in int32; the count of negative products
+//           (popcount of the masks' XOR) undoes the -1s once per group. A term is
+//           - GEMM_RTZ: the low bits of fma(|a|, |b|, 2^(10+E)) under the round-toward-zero f32
+//             mode (P = 13 only: the sum stays in the binade of 2^(10+E), whose ulp is 2^(E-13),
+//             so RTZ truncates exactly there); the 16 copies of 2^(10+E)'s bits are removed with
+//             the sign correction;
+//           - otherwise: int(|a| * |b| * 2^(P-E)) (every factor exact, the conversion truncates).
+//   The accumulator adds trunc(acc * 2^(P-E)) in integer arithmetic. |sum| < 2^31 for P <= 25
+//   (16 * 225 * 2^19 + 2^26), so int32 is exact (wrapping in between is harmless). The group
+//   result is the f16 RNE of sum * 2^(E-P), +0 for any zero; an inf/NaN accumulator passes
+//   through unchanged.
+// Split-K: at every multiple of PART the chain restarts from +0 and partial results are summed
+// with f16 adds in partition order (partition 0 carries the seed).
+// The including shader enables the extensions (they must precede every other token):
+// GL_GOOGLE_include_directive, GL_EXT_shader_16bit_storage,
+// GL_EXT_shader_explicit_arithmetic_types_int16, GL_EXT_control_flow_attributes.
+#include "f16.glsl"
+#include "mma_terms.glsl"
+#include "e4m3.glsl"
+#include "silu.glsl"
+
+// Columns per workgroup (32 or 64); the workgroup has 4 * BN invocations (set by the host to
+// the same value through local_size_x_id).
+layout(constant_id = 0) const uint BN = 64u;
+layout(local_size_x_id = 1) in;
+// Fraction bits of the profile (F13: 13, H25: 25).
+layout(constant_id = 2) const int P = 13;
+// Exponent convention of E4M3 subnormals: 0 = their own min normal (-6), 1 = widened to f16.
+layout(constant_id = 3) const uint CONV = 0u;
+// 0 = E4(SiLU(x)), 1 = E4(x), 2 = f16, 3 = f16 raw + E4.
+layout(constant_id = 4) const uint EPI = 1u;
+// 0 = no seed, 1 = E4 skip, 2 = f16 skip.
+layout(constant_id = 5) const uint SEED = 0u;
+
+#ifndef GEMM_TM
+#define GEMM_TM 8
+#endif
+const uint TM = GEMM_TM;              // rows per invocation (8 or 4)
+const uint BM = 16u * TM;             // rows per workgroup
+const uint QUADS = BN / 4u;           // column quads per workgroup
+const uint WG = 4u * BN;              // invocations (= QUADS * BM / TM)
+const bool TWO_SLOTS = BM + BN > WG;  // some invocations load two operand rows
+
+layout(std430, binding = 0) readonly buffer InA { uint a_words[]; };
+layout(std430, binding = 1) readonly buffer InB { uint b_words[]; };
+layout(std430, binding = 2) readonly buffer Skip { uint skip_words[]; };
+// 16-bit elements: the scale range may start 2 bytes into a word and end mid-word.
+layout(std430, binding = 3) readonly buffer Scale { uint16_t scale_halves[]; };
+layout(std430, binding = 4) writeonly buffer Out { uint out_words[]; };
+layout(std430, binding = 5) writeonly buffer OutRaw { uint raw_words[]; };
+
+layout(push_constant) uniform Push {
+    uint rows;     // M
+    uint cin;      // channels of an input row (bytes)
+    uint k;        // K per group
+    uint n;        // N per group
+    uint nout;     // channels of an output row (N * groups)
+    uint astride;  // input channel offset per group (K for split input, 0 for shared)
+    uint part;     // split-K partition (multiple of 16; >= K for one chain)
+    uint scale_off; // index of the first scale half in the scale binding (alignment skew)
+} pc;
+
+// [kk][row / 4] and [kk][column / 4]: one vec4 read gives 4 rows or columns of one k.
+shared vec4 s_aval[16u * (BM / 4u)];
+shared vec4 s_apow[16u * (BM / 4u)];
+shared uint s_amask[BM];
+shared vec4 s_bval[16u * 16u];
+shared vec4 s_bpow[16u * 16u];
+shared uint s_bmask[64u];
+
+// The per-term constant of a group with exponent E is 2^(SCALE_BIAS - 127 + SCALE_SIGN * E):
+// 2^(10 + E) for the RTZ FMA, 2^(P - E) for the float products.
+#if GEMM_RTZ
+const int SCALE_BIAS = 137;
+const int SCALE_SIGN = 1;
+#else
+const int SCALE_BIAS = 127 + P;
+const int SCALE_SIGN = -1;
+#endif
+
+uint skip_half(uint idx) {
+    if (SEED == 1u) {
+        uint code = (skip_words[idx >> 2] >> (8u * (idx & 3u))) & 0xFFu;
+        return e4m3_to_f16(code);
+    }
+    return (skip_words[idx >> 1] >> (16u * (idx & 1u))) & 0xFFFFu;
+}
+
+// Raw 16 bytes of loader slot `idx` (A row idx, or B column idx - BM) at K offset kb.
+uvec4 load_slot(uint idx, uint kb, uint row0, uint col0, uint abase, uint bbase) {
+    uvec4 w = uvec4(0u);
+    if (idx < BM) {
+        uint r = row0 + idx;
+        if (r < pc.rows) {
+            uint at = (r * pc.cin + abase + kb) >> 2;
+            w = uvec4(a_words[at], a_words[at + 1u], a_words[at + 2u], a_words[at + 3u]);
+        }
+    } else if (idx < BM + BN) {
+        uint c = col0 + idx - BM;
+        if (c < pc.n) {
+            uint at = (bbase + c * pc.k + kb) >> 2;
+            w = uvec4(b_words[at], b_words[at + 1u], b_words[at + 2u], b_words[at + 3u]);
+        }
+    }
+    return w;
+}
+
+void store_slot(uint idx, uvec4 w) {
+    if (idx >= BM + BN) {
+        return;
+    }
+    bool is_a = idx < BM;
+    uint lane = is_a ? idx : idx - BM;
+    uint mask = 0u;
+    [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
+        float v;
+        float pw;
+        mma_decode_e4((w[kk >> 2] >> (8u * (kk & 3u))) & 0xFFu, CONV != 0u, v, pw);
+        mask |= (floatBitsToUint(v) >> 31) << kk;
+        if (is_a) {
+            s_aval[kk * (BM / 4u) + (lane >> 2)][lane & 3u] = v;
+            s_apow[kk * (BM / 4u) + (lane >> 2)][lane & 3u] = pw;
+        } else {
+            s_bval[kk * 16u + (lane >> 2)][lane & 3u] = v;
+            s_bpow[kk * 16u + (lane >> 2)][lane & 3u] = pw;
+        }
+    }
+    if (is_a) {
+        s_amask[lane] = mask;
+    } else {
+        s_bmask[lane] = mask;
+    }
+}
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint tq = tid % QUADS;
+    uint tr = tid / QUADS;
+    uint row0 = gl_WorkGroupID.x * BM;
+    uint col0 = gl_WorkGroupID.y * BN;
+    uint g = gl_WorkGroupID.z;
+    uint abase = g * pc.astride;              // input channel of this group's K = 0
+    uint bbase = g * pc.n * pc.k;             // this group's matrix in [groups][n][k] bytes
+
+    // Accumulator (low 16 bits) and split-K total (high 16 bits) of every output.
+    uint acc[TM][4];
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
+        uint r = row0 + tr * TM + i;
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+            uint col = g * pc.n + col0 + 4u * tq + j;
+            uint seed = F16_POS_ZERO;
+            if (SEED != 0u && r < pc.rows) {
+                uint sc = uint(scale_halves[pc.scale_off + col]);
+                seed = f16_mul(skip_half(r * pc.nout + col), sc);
+            }
+            acc[i][j] = seed;
+        }
+    }
+
+    // Loader slots: BM + BN of them, at most two per invocation.
+    uint slot0 = tid;
+    uint slot1 = tid + WG;
+    uvec4 pre0 = load_slot(slot0, 0u, row0, col0, abase, bbase);
+    uvec4 pre1 = uvec4(0u);
+    if (TWO_SLOTS) {
+        pre1 = load_slot(slot1, 0u, row0, col0, abase, bbase);
+    }
+
+    for (uint kb = 0u; kb < pc.k; kb += 16u) {
+        if (kb != 0u && kb % pc.part == 0u) {
+            // Partition boundary: fold the finished partition into the f16 total.
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                    uint a = acc[i][j] & 0xFFFFu;
+                    uint t = kb == pc.part ? a : f16_add(acc[i][j] >> 16, a);
+                    acc[i][j] = t << 16;
+                }
+            }
+        }
+        barrier();
+        store_slot(slot0, pre0);
+        if (TWO_SLOTS) {
+            store_slot(slot1, pre1);
+        }
+        barrier();
+        if (kb + 16u < pc.k) {
+            pre0 = load_slot(slot0, kb + 16u, row0, col0, abase, bbase);
+            if (TWO_SLOTS) {
+                pre1 = load_slot(slot1, kb + 16u, row0, col0, abase, bbase);
+            }
+        }
+
+        // Pass 1: the group exponent of every output (as 2^(5E) and more below 2^(5E+5)).
+        float es[TM][4];
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                uint h = acc[i][j] & 0xFFFFu;
+                bool live = !f16_is_zero(h) && !f16_is_nonfinite(h);
+                es[i][j] = live ? uintBitsToFloat(uint(127 + 5 * f16_exponent(h)) << 23) : 0.0;
+            }
+        }
+        [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
+            vec4 pa0 = s_apow[kk * (BM / 4u) + (TM / 4u) * tr];
+            vec4 pa1 = TM == 8u ? s_apow[kk * (BM / 4u) + 2u * tr + 1u] : pa0;
+            vec4 pb = s_bpow[kk * 16u + tq];
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
+                float pa = i < 4u ? pa0[i] : pa1[i - 4u];
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                    es[i][j] = fma(pa, pb[j], es[i][j]);
+                }
+            }
+        }
+        // E = floor((biased exponent - 127) / 5); an all-zero group gives E = -26, whose terms
+        // are all 0 (any E would do). `es` now holds the per-term scale constant, a power of two
+        // from which E is read back (group_exp) instead of being kept in more registers.
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                int x = int(floatBitsToUint(es[i][j]) >> 23) - 127;
+                int e = (x + 500) / 5 - 100;
+                es[i][j] = uintBitsToFloat(uint(SCALE_BIAS + SCALE_SIGN * e) << 23);
+            }
+        }
+
+        // Pass 2: the truncated terms with their signs, summed in int32.
+        int sum[TM][4];
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                sum[i][j] = 0;
+            }
+        }
+        [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
+            vec4 a0 = s_aval[kk * (BM / 4u) + (TM / 4u) * tr];
+            vec4 a1 = TM == 8u ? s_aval[kk * (BM / 4u) + 2u * tr + 1u] : a0;
+            vec4 b = s_bval[kk * 16u + tq];
+            ivec4 sb = floatBitsToInt(b) >> 31;
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
+                float a = i < 4u ? a0[i] : a1[i - 4u];
+                int sa = floatBitsToInt(a) >> 31;
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
+#if GEMM_RTZ
+                    int t = floatBitsToInt(fma(abs(a), abs(b[j]), es[i][j]));
+#else
+                    int t = int(abs(a) * abs(b[j]) * es[i][j]);
+#endif
+                    sum[i][j] += t ^ sa ^ sb[j];
+                }
+            }
+        }
+
+        // Undo the signs, add the accumulator, round.
+        uint bm[4];
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+            bm[j] = s_bmask[4u * tq + j];
+        }
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            uint am = s_amask[tr * TM + i];
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                int E = SCALE_SIGN * (int(floatBitsToUint(es[i][j]) >> 23) - SCALE_BIAS);
+                int neg = bitCount(am ^ bm[j]);
+                int s = sum[i][j] + neg;
+#if GEMM_RTZ
+                s -= (16 - 2 * neg) * floatBitsToInt(es[i][j]);
+#endif
+                uint h = acc[i][j] & 0xFFFFu;
+                if (!f16_is_nonfinite(h)) {
+                    s += mma_acc_fixed(h, E, P);
+                    acc[i][j] = (acc[i][j] & 0xFFFF0000u) | mma_round_group(s, E, P);
+                }
+            }
+        }
+    }
+
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
+        uint r = row0 + tr * TM + i;
+        if (r >= pc.rows) {
+            continue;
+        }
+        uint h[4];
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+            uint a = acc[i][j] & 0xFFFFu;
+            h[j] = pc.k > pc.part ? f16_add(acc[i][j] >> 16, a) : a;
+        }
+        uint col = g * pc.n + col0 + 4u * tq;
+        uint at = r * pc.nout + col; // element index, a multiple of 4
+        if (EPI == 2u || EPI == 3u) {
+            uint w0 = h[0] | (h[1] << 16);
+            uint w1 = h[2] | (h[3] << 16);
+            if (EPI == 2u) {
+                out_words[at / 2u] = w0;
+                out_words[at / 2u + 1u] = w1;
+            } else {
+                raw_words[at / 2u] = w0;
+                raw_words[at / 2u + 1u] = w1;
+            }
+        }
+        if (EPI != 2u) {
+            uint word = 0u;
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                uint v = EPI == 0u ? silu(h[j]) : h[j];
+                word |= e4m3_from_f16(v) << (8u * j);
+            }
+            out_words[at / 4u] = word;
+        }
+    }
+}

@@ -1,0 +1,17 @@
+#version 450
+// Grouped E4M3 x E4M3 -> f16 GEMM of `Op::Gemm` for devices with the round-toward-zero f32 mode
+// (`shaderRoundingModeRTZFloat32`), F13 only (P = 13): one RTZ FMA per term, 4 x 4 outputs per
+// invocation (64-row tiles: on the H200 1.6-2x faster than 8 x 4, which runs short of
+// registers). The whole shader runs in that mode, so its f16 adds and fused multiply-adds use
+// the RTZ-safe forms of f16.glsl. The algorithm is in gemm.glsl.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_spirv_intrinsics : require
+// SPIR-V RoundingModeRTZ (4463) for 32-bit floats; capability RoundingModeRTZ (4468).
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4468], 4463, 32);
+#define GEMM_RTZ 1
+#define GEMM_TM 4
+#define OPENNGX_F32_RTZ 1
+#include "gemm.glsl"
