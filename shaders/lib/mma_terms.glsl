@@ -57,8 +57,11 @@ float mma_acc_pow(uint h) {
     return f16_is_zero(h) ? 0.0 : uintBitsToFloat(uint(127 + 5 * f16_exponent(h)) << 23);
 }
 
+// E that mma_pow_exponent gives for a zero sum (no exponent at all; any real E is >= -18).
+const int MMA_POW_NONE = -26;
+
 // E from the max-plus sum (floor division of the unbiased exponent by 5). A zero sum gives
-// E = -26, whose terms are all 0.
+// MMA_POW_NONE, whose terms are all 0.
 int mma_pow_exponent(float es) {
     int x = int(floatBitsToUint(es) >> 23) - 127;
     return (x + 500) / 5 - 100;
@@ -67,6 +70,10 @@ int mma_pow_exponent(float es) {
 // Per-term constants of a group with exponent E.
 float mma_rtz_base(int E) { return uintBitsToFloat(uint(137 + E) << 23); }          // 2^(10+E)
 float mma_mul_scale(int E, int P) { return uintBitsToFloat(uint(127 + P - E) << 23); } // 2^(P-E)
+
+// E back from those constants (kernels keep the constant, not both, in registers).
+int mma_rtz_base_exponent(float base) { return int(floatBitsToUint(base) >> 23) - 137; }
+int mma_mul_scale_exponent(float scale, int P) { return 127 + P - int(floatBitsToUint(scale) >> 23); }
 
 int mma_term_rtz(float a, float b, float base) { return floatBitsToInt(fma(abs(a), abs(b), base)); }
 int mma_term_mul(float a, float b, float scale) { return int(abs(a) * abs(b) * scale); }
