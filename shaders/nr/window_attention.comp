@@ -1,9 +1,10 @@
 #version 450
 // Shifted-window attention for any device and MMA profile: the terms come from exact float
-// products converted to integers. The algorithm is in window_attention.glsl.
+// products converted to integers. The algorithm is in attention.glsl.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #define ATTN_RTZ 0
-#include "window_attention.glsl"
+#define ATTN_VIT 0
+#include "attention.glsl"

@@ -2,7 +2,7 @@
 // Shifted-window attention for devices with the round-toward-zero f32 mode
 // (`shaderRoundingModeRTZFloat32`), F13 only (P = 13): one RTZ FMA per term. The whole shader
 // runs in that mode, so its f16 adds use the RTZ-safe form of f16.glsl and exp_window is pure
-// integer arithmetic. The algorithm is in window_attention.glsl.
+// integer arithmetic. The algorithm is in attention.glsl.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require
@@ -11,5 +11,6 @@
 // SPIR-V RoundingModeRTZ (4463) for 32-bit floats; capability RoundingModeRTZ (4468).
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4468], 4463, 32);
 #define ATTN_RTZ 1
+#define ATTN_VIT 0
 #define OPENNGX_F32_RTZ 1
-#include "window_attention.glsl"
+#include "attention.glsl"

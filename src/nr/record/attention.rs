@@ -196,7 +196,12 @@ pub fn record_vit_attention(
             format!("{groups:?} query blocks x heads exceed maxComputeWorkGroupCount {max:?}"),
         ));
     }
-    let mut desc = PipelineDesc::new("nr/vit_attention", 4, 24);
+    let shader = if super::use_rtz_kernels(ctx, profile.frac_bits as i32) {
+        "nr/vit_attention_rtz"
+    } else {
+        "nr/vit_attention"
+    };
+    let mut desc = PipelineDesc::new(shader, 4, 24);
     for s in spec {
         desc = desc.with_spec(s);
     }

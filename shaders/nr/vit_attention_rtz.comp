@@ -1,0 +1,15 @@
+#version 450
+// Global ViT attention for devices with the round-toward-zero f32 mode, F13 only (P = 13): one
+// RTZ FMA per term; the f16 adds and FMAs use the RTZ-safe forms of f16.glsl. The algorithm is
+// in attention.glsl (ATTN_VIT).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#extension GL_EXT_spirv_intrinsics : require
+// SPIR-V RoundingModeRTZ (4463) for 32-bit floats; capability RoundingModeRTZ (4468).
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4468], 4463, 32);
+#define ATTN_RTZ 1
+#define ATTN_VIT 1
+#define OPENNGX_F32_RTZ 1
+#include "attention.glsl"
