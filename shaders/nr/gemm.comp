@@ -6,5 +6,5 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
 #extension GL_EXT_control_flow_attributes : require
 #define GEMM_RTZ 0
-#define GEMM_TM 4
+#define GEMM_TM 8
 #include "gemm.glsl"

@@ -40,6 +40,10 @@ pub struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Time only the first N of the 71 blocks (with the adapter before block 0): a quick run on
+    /// a slow device. Not with --check, which compares the whole network.
+    #[arg(long)]
+    blocks: Option<usize>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -128,6 +132,13 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     if args.frames == 0 {
         return Err("--frames must be at least 1".into());
     }
+    match args.blocks {
+        Some(0) => return Err("--blocks must be at least 1".into()),
+        Some(_) if args.check => {
+            return Err("--check compares the whole network: leave out --blocks".into())
+        }
+        _ => {}
+    }
     let geometry = Geometry::new(args.width, args.height).map_err(|e| e.to_string())?;
     let _tmp;
     let model_dir = match &args.model {
@@ -165,15 +176,23 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     let by_label: HashMap<&str, &graph::Node> =
         graph.nodes.iter().map(|n| (n.label.as_str(), n)).collect();
     let mut macs: BTreeMap<String, f64> = BTreeMap::new();
-    for n in &graph.nodes {
+    for n in graph
+        .nodes
+        .iter()
+        .filter(|n| args.blocks.is_none_or(|b| n.block < b))
+    {
         let (k, m) = op_kind(&graph, n);
         *macs.entry(k).or_default() += m;
     }
+    let nodes = match args.blocks {
+        Some(b) => graph.nodes.iter().take_while(|n| n.block < b).count(),
+        None => graph.nodes.len(),
+    };
     let mut dispatches = 0;
     for i in 0..args.warmup + args.frames {
         let t = Instant::now();
         dispatches = gpu.submit("the network", |net, rec, _| {
-            net.record(rec).map_err(|e| e.to_string())?;
+            net.record_nodes(rec, 0..nodes).map_err(|e| e.to_string())?;
             Ok(rec.dispatch_count())
         })?;
         let wall = t.elapsed().as_secs_f64() * 1e3;
@@ -252,7 +271,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         let j = serde_json::json!({
             "device": device, "width": args.width, "height": args.height,
             "field": [geometry.field.w, geometry.field.h], "profile": profiles.name,
-            "frames": args.frames, "median_ms": med, "min_ms": min, "dispatches": dispatches,
+            "frames": args.frames, "blocks": args.blocks.unwrap_or(71), "median_ms": med, "min_ms": min, "dispatches": dispatches,
             "weights_bytes": weights_bytes, "workspace_bytes": workspace_bytes,
             "stages_median_ms": stages, "op_kinds": kinds,
             "exact": exact.as_ref().map(|b| b.is_empty()),
@@ -264,6 +283,13 @@ fn run_inner(args: &Args) -> Result<bool, String> {
             "{device}: {}x{} (field {}x{}), profile {}, {} dispatches",
             args.width, args.height, geometry.field.w, geometry.field.h, profiles.name, dispatches
         );
+        if let Some(b) = args.blocks {
+            println!(
+                "timing only blocks 0-{} ({nodes} of {} ops)",
+                b - 1,
+                graph.nodes.len()
+            );
+        }
         println!(
             "GPU time per frame: median {med:.2} ms, min {min:.2} ms over {} frames",
             args.frames

@@ -175,7 +175,7 @@ fn gemm_shader(ctx: &GpuContext, frac_bits: i32) -> (&'static str, u32) {
     if super::use_rtz_kernels(ctx, frac_bits) {
         ("nr/gemm_rtz", 64)
     } else {
-        ("nr/gemm", 64)
+        ("nr/gemm", 128)
     }
 }
 
