@@ -1,7 +1,7 @@
 // Building blocks of the fast exact F13/H25 MMA groups on decoded operands (spec nr-network.md
-// 2.2; technique h200-gemm-limits.md 4), shared by the tiled GEMM (`nr/gemm.glsl`) and the window
-// attention (`nr/window_attention.glsl`). Mirror of src/numerics/mma.rs; the generic form on
-// packed codes is mma_e4.glsl.
+// 2.2; technique h200-gemm-limits.md 4), shared by the tiled GEMM (`nr/gemm.glsl`) and the
+// attention kernels (`nr/attention.glsl`). Mirror of src/numerics/mma.rs; the generic form on
+// integer significands is mma.glsl (`tests/gpu_numerics.rs` checks it against the Rust model).
 //
 // An operand code is decoded once into its exact signed f32 value and the power 2^(5e) of the
 // exponent e it contributes to E (0 for zero and NaN codes). For one group of 16 products and an
@@ -57,11 +57,9 @@ float mma_acc_pow(uint h) {
     return f16_is_zero(h) ? 0.0 : uintBitsToFloat(uint(127 + 5 * f16_exponent(h)) << 23);
 }
 
-// E that mma_pow_exponent gives for a zero sum (no exponent at all; any real E is >= -18).
-const int MMA_POW_NONE = -26;
-
-// E from the max-plus sum (floor division of the unbiased exponent by 5). A zero sum gives
-// MMA_POW_NONE, whose terms are all 0.
+// E from the max-plus sum (floor division of the unbiased exponent by 5). A zero sum (zero
+// accumulator, no nonzero product) gives E = -26: every term and the sum are then 0, and the
+// group's result +0, as the model says.
 int mma_pow_exponent(float es) {
     int x = int(floatBitsToUint(es) >> 23) - 127;
     return (x + 500) / 5 - 100;
@@ -81,6 +79,22 @@ int mma_term_mul(float a, float b, float scale) { return int(abs(a) * abs(b) * s
 // What the 16 RTZ terms' copies of the base and the sign trick leave in the sum, given the
 // count of negative products.
 int mma_rtz_correction(int neg, float base) { return neg - (16 - 2 * neg) * floatBitsToInt(base); }
+
+// The term form of the including kernel: MMA_RTZ 1 (the `*_rtz.comp` builds, which also set the
+// RTZ execution mode and OPENNGX_F32_RTZ) uses the RTZ FMA, MMA_RTZ 0 the exact float products.
+// The per-term constant of a group (2^(10+E) or 2^(P-E)) is what the kernels keep in registers;
+// E is read back from it.
+#if MMA_RTZ
+float mma_term_constant(int E, int P) { return mma_rtz_base(E); }
+int mma_term_constant_exponent(float c, int P) { return mma_rtz_base_exponent(c); }
+int mma_term(float a, float b, float c) { return mma_term_rtz(a, b, c); }
+int mma_sign_correction(int neg, float c) { return mma_rtz_correction(neg, c); }
+#else
+float mma_term_constant(int E, int P) { return mma_mul_scale(E, P); }
+int mma_term_constant_exponent(float c, int P) { return mma_mul_scale_exponent(c, P); }
+int mma_term(float a, float b, float c) { return mma_term_mul(a, b, c); }
+int mma_sign_correction(int neg, float c) { return neg; }
+#endif
 
 // trunc(acc * 2^(P-E)) with the accumulator's sign (acc finite, E >= its exponent).
 int mma_acc_fixed(uint h, int E, int P) {

@@ -15,7 +15,7 @@
 // operands of a 16-group are decoded once into shared memory (exact f32 value, 2^(5e), 16-bit
 // sign masks), each invocation owns a register tile (S: 4 queries x 4 keys, O: 4 queries x 2
 // channels), E of a group comes from the max-plus FMA sum and each term from one RTZ FMA
-// (ATTN_RTZ, P = 13) or an exact float product converted to an integer (any P). The softmax
+// (MMA_RTZ, P = 13) or an exact float product converted to an integer (any P). The softmax
 // tree runs on four invocations per query. 26 KiB of shared memory (lavapipe allows 32).
 // Tokens outside the level are zero K/V rows whose weights still enter the denominator; only
 // in-level queries are written. Tensors are E4M3 [w*h][heads*32]; priors are the model's stored
@@ -165,12 +165,7 @@ void tile_group(inout uint acc[4][4], uint NB, uint abase, uint bbase, uint bstr
     int sum[4][4];
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
         [[unroll]] for (uint j = 0u; j < NB; j++) {
-            int E = mma_pow_exponent(es[i][j]);
-#if ATTN_RTZ
-            es[i][j] = mma_rtz_base(E);
-#else
-            es[i][j] = mma_mul_scale(E, P);
-#endif
+            es[i][j] = mma_term_constant(mma_pow_exponent(es[i][j]), P);
             sum[i][j] = 0;
         }
     }
@@ -181,11 +176,7 @@ void tile_group(inout uint acc[4][4], uint NB, uint abase, uint bbase, uint bstr
         ivec4 sb = floatBitsToInt(b) >> 31;
         [[unroll]] for (uint i = 0u; i < 4u; i++) {
             [[unroll]] for (uint j = 0u; j < NB; j++) {
-#if ATTN_RTZ
-                sum[i][j] += mma_term_rtz(a[i], b[j], es[i][j]) ^ sa[i] ^ sb[j];
-#else
-                sum[i][j] += mma_term_mul(a[i], b[j], es[i][j]) ^ sa[i] ^ sb[j];
-#endif
+                sum[i][j] += mma_term(a[i], b[j], es[i][j]) ^ sa[i] ^ sb[j];
             }
         }
     }
@@ -195,21 +186,8 @@ void tile_group(inout uint acc[4][4], uint NB, uint abase, uint bbase, uint bstr
             if (f16_is_nonfinite(h)) {
                 continue;
             }
-#if ATTN_RTZ
-            int E = mma_rtz_base_exponent(es[i][j]);
-#else
-            int E = mma_mul_scale_exponent(es[i][j], P);
-#endif
-            if (E == MMA_POW_NONE) {
-                acc[i][j] = F16_POS_ZERO; // zero accumulator, no nonzero product
-                continue;
-            }
-            int neg = bitCount(am[i] ^ bm[j]);
-#if ATTN_RTZ
-            int s = sum[i][j] + mma_rtz_correction(neg, es[i][j]);
-#else
-            int s = sum[i][j] + neg;
-#endif
+            int E = mma_term_constant_exponent(es[i][j], P);
+            int s = sum[i][j] + mma_sign_correction(bitCount(am[i] ^ bm[j]), es[i][j]);
             acc[i][j] = mma_round_group(s + mma_acc_fixed(h, E, P), E, P);
         }
     }

@@ -6,27 +6,12 @@
 // group g), seeded by f16(skip[r][g*N + c] * scale[g*N + c]) when SEED != 0.
 //
 // Work split: a workgroup owns BM = 16 * TM rows x BN columns of one group (gl_WorkGroupID = row
-// tile, column tile, group) with 4 * BN invocations; an invocation owns TM (8, or 4 where
-// GEMM_TM says so) adjacent rows x 4 adjacent columns (its E4 outputs of one row are one uint). Per K group of 16, the tile's operands are
-// decoded once into shared memory (the next group's raw bytes are already loading into
-// registers): per code its signed value as an f32 (exact; zero and NaN codes give +-0), the
-// power 2^(5e) of the exponent e it contributes to E (0 for zero codes), and per row/column a
-// 16-bit mask of the value sign bits. Then, per output:
-//   pass 1: E. The f32 sum of 2^(5e(acc)) and of 2^(5(ea+eb)) over the 16 products (one FMA per
-//           term; zero operands contribute 0) has at most 17 terms, all powers of 2^5, so its
-//           exponent field divided by 5 (rounded down) is E exactly.
-//   pass 2: the terms trunc(|a*b| * 2^(P-E)), each XOR-ed with the product's sign (0 or -1:
-//           -t - 1 for a negative product) and summed in int32; the count of negative products
-//           (popcount of the masks' XOR) undoes the -1s once per group. A term is
-//           - GEMM_RTZ: the low bits of fma(|a|, |b|, 2^(10+E)) under the round-toward-zero f32
-//             mode (P = 13 only: the sum stays in the binade of 2^(10+E), whose ulp is 2^(E-13),
-//             so RTZ truncates exactly there); the 16 copies of 2^(10+E)'s bits are removed with
-//             the sign correction;
-//           - otherwise: int(|a| * |b| * 2^(P-E)) (every factor exact, the conversion truncates).
-//   The accumulator adds trunc(acc * 2^(P-E)) in integer arithmetic. |sum| < 2^31 for P <= 25
-//   (16 * 225 * 2^19 + 2^26), so int32 is exact (wrapping in between is harmless). The group
-//   result is the f16 RNE of sum * 2^(E-P), +0 for any zero; an inf/NaN accumulator passes
-//   through unchanged.
+// tile, column tile, group) with 4 * BN invocations; an invocation owns TM (GEMM_TM: 8 or 4)
+// adjacent rows x 4 adjacent columns (its E4 outputs of one row are one uint). Per K group of 16
+// the tile's operands are decoded once into shared memory (the next group's raw bytes are
+// already loading into registers); then per output the group exponent (pass 1), the signed
+// truncated terms (pass 2, RTZ FMA or float products per MMA_RTZ), the sign correction, the
+// accumulator's term and the rounding, all as in mma_terms.glsl.
 // Split-K: at every multiple of PART the chain restarts from +0 and partial results are summed
 // with f16 adds in partition order (partition 0 carries the seed).
 // The including shader enables the extensions (they must precede every other token):
@@ -85,16 +70,6 @@ shared uint s_amask[BM];
 shared vec4 s_bval[16u * 16u];
 shared vec4 s_bpow[16u * 16u];
 shared uint s_bmask[64u];
-
-// The per-term constant of a group with exponent E is 2^(SCALE_BIAS - 127 + SCALE_SIGN * E):
-// 2^(10 + E) for the RTZ FMA, 2^(P - E) for the float products.
-#if GEMM_RTZ
-const int SCALE_BIAS = 137;
-const int SCALE_SIGN = 1;
-#else
-const int SCALE_BIAS = 127 + P;
-const int SCALE_SIGN = -1;
-#endif
 
 uint skip_half(uint idx) {
     if (SEED == 1u) {
@@ -208,13 +183,12 @@ void main() {
             }
         }
 
-        // Pass 1: the group exponent of every output (as 2^(5E) and more below 2^(5E+5)).
+        // Pass 1: the group exponent of every output (as 2^(5E) and more below 2^(5E+5); an
+        // inf/NaN accumulator passes through below, whatever its E).
         float es[TM][4];
         [[unroll]] for (uint i = 0u; i < TM; i++) {
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                uint h = acc[i][j] & 0xFFFFu;
-                bool live = !f16_is_zero(h) && !f16_is_nonfinite(h);
-                es[i][j] = live ? uintBitsToFloat(uint(127 + 5 * f16_exponent(h)) << 23) : 0.0;
+                es[i][j] = mma_acc_pow(acc[i][j] & 0xFFFFu);
             }
         }
         [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
@@ -228,14 +202,10 @@ void main() {
                 }
             }
         }
-        // E = floor((biased exponent - 127) / 5); an all-zero group gives E = -26, whose terms
-        // are all 0 (any E would do). `es` now holds the per-term scale constant, a power of two
-        // from which E is read back (group_exp) instead of being kept in more registers.
+        // `es` becomes the per-term constant (E is read back from it: fewer live registers).
         [[unroll]] for (uint i = 0u; i < TM; i++) {
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                int x = int(floatBitsToUint(es[i][j]) >> 23) - 127;
-                int e = (x + 500) / 5 - 100;
-                es[i][j] = uintBitsToFloat(uint(SCALE_BIAS + SCALE_SIGN * e) << 23);
+                es[i][j] = mma_term_constant(mma_pow_exponent(es[i][j]), P);
             }
         }
 
@@ -255,12 +225,7 @@ void main() {
                 float a = i < 4u ? a0[i] : a1[i - 4u];
                 int sa = floatBitsToInt(a) >> 31;
                 [[unroll]] for (uint j = 0u; j < 4u; j++) {
-#if GEMM_RTZ
-                    int t = floatBitsToInt(fma(abs(a), abs(b[j]), es[i][j]));
-#else
-                    int t = int(abs(a) * abs(b[j]) * es[i][j]);
-#endif
-                    sum[i][j] += t ^ sa ^ sb[j];
+                    sum[i][j] += mma_term(a, b[j], es[i][j]) ^ sa ^ sb[j];
                 }
             }
         }
@@ -273,12 +238,8 @@ void main() {
         [[unroll]] for (uint i = 0u; i < TM; i++) {
             uint am = s_amask[tr * TM + i];
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                int E = SCALE_SIGN * (int(floatBitsToUint(es[i][j]) >> 23) - SCALE_BIAS);
-                int neg = bitCount(am ^ bm[j]);
-                int s = sum[i][j] + neg;
-#if GEMM_RTZ
-                s -= (16 - 2 * neg) * floatBitsToInt(es[i][j]);
-#endif
+                int E = mma_term_constant_exponent(es[i][j], P);
+                int s = sum[i][j] + mma_sign_correction(bitCount(am ^ bm[j]), es[i][j]);
                 uint h = acc[i][j] & 0xFFFFu;
                 if (!f16_is_nonfinite(h)) {
                     s += mma_acc_fixed(h, E, P);

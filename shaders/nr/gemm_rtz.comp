@@ -11,7 +11,7 @@
 #extension GL_EXT_spirv_intrinsics : require
 // SPIR-V RoundingModeRTZ (4463) for 32-bit floats; capability RoundingModeRTZ (4468).
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4468], 4463, 32);
-#define GEMM_RTZ 1
+#define MMA_RTZ 1
 #define GEMM_TM 4
 #define OPENNGX_F32_RTZ 1
 #include "gemm.glsl"

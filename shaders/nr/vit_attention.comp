@@ -5,6 +5,6 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
-#define ATTN_RTZ 0
+#define MMA_RTZ 0
 #define ATTN_VIT 1
 #include "attention.glsl"

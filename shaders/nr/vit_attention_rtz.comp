@@ -9,7 +9,7 @@
 #extension GL_EXT_spirv_intrinsics : require
 // SPIR-V RoundingModeRTZ (4463) for 32-bit floats; capability RoundingModeRTZ (4468).
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4468], 4463, 32);
-#define ATTN_RTZ 1
+#define MMA_RTZ 1
 #define ATTN_VIT 1
 #define OPENNGX_F32_RTZ 1
 #include "attention.glsl"

@@ -169,8 +169,9 @@ fn tile(n: usize) -> u32 {
     }
 }
 
-/// The GEMM kernel for a profile with `frac_bits` on this device and its rows per workgroup (both
-/// builds of `gemm.glsl` have 4 x 4 outputs per invocation): see [`super::use_rtz_kernels`].
+/// The GEMM kernel for a profile with `frac_bits` on this device (see
+/// [`super::use_rtz_kernels`]) and its rows per workgroup: `16 * GEMM_TM` of the build (4 x 4
+/// outputs per invocation in the RTZ build, 8 x 4 in the portable one).
 fn gemm_shader(ctx: &GpuContext, frac_bits: i32) -> (&'static str, u32) {
     if super::use_rtz_kernels(ctx, frac_bits) {
         ("nr/gemm_rtz", 64)
