@@ -4,13 +4,14 @@
 //! * `weights` — a model on the device (records in place + re-laid matrices), shared per device;
 //! * `workspace` — the tensors of one schedule in one buffer, memory shared between tensors whose
 //!   lifetimes do not overlap;
-//! * `gemm` — the grouped FP8 GEMM, the input adapter and the head (integer emulation of the MMA
-//!   profiles, no cooperative matrices);
+//! * `gemm` — the grouped FP8 GEMM, the input adapter and the head (exact emulation of the MMA
+//!   profiles in integer and float arithmetic, no cooperative matrices);
 //! * `network` — [`NetworkRecorder`]: every node of the graph, barriers, timestamps, readback;
 //! * `frame` — prepare/compose around the network and the bridge to the caller's images.
 //!
-//! The attention and element-wise kernels (`attention`, `elementwise`) are owned by another
-//! module author and called from `network`.
+//! The attention and element-wise kernels (`attention`, `elementwise`) are called from
+//! `network`. The GEMM and attention kernels come in two builds each (round-toward-zero FMA
+//! terms, or exact float products); `use_rtz_kernels` picks one per device and profile.
 
 pub mod attention;
 pub mod elementwise;
