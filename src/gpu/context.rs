@@ -47,7 +47,8 @@ pub struct Capabilities {
     pub min_storage_buffer_offset_alignment: u64,
     pub non_coherent_atom_size: u64,
     /// `shaderRoundingModeRTZFloat32`: shaders may set the round-toward-zero f32 mode (the
-    /// fast exact GEMM uses it; without it a slower exact kernel is chosen).
+    /// `*_rtz` builds of the GEMM and attention kernels need it; without it the portable builds
+    /// run, same bytes, slower).
     pub rounding_mode_rtz_f32: bool,
 }
 

@@ -175,19 +175,16 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     let mut per_kind: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let by_label: HashMap<&str, &graph::Node> =
         graph.nodes.iter().map(|n| (n.label.as_str(), n)).collect();
-    let mut macs: BTreeMap<String, f64> = BTreeMap::new();
-    for n in graph
-        .nodes
-        .iter()
-        .filter(|n| args.blocks.is_none_or(|b| n.block < b))
-    {
-        let (k, m) = op_kind(&graph, n);
-        *macs.entry(k).or_default() += m;
-    }
+    // The timed prefix of the schedule (nodes are in block order).
     let nodes = match args.blocks {
         Some(b) => graph.nodes.iter().take_while(|n| n.block < b).count(),
         None => graph.nodes.len(),
     };
+    let mut macs: BTreeMap<String, f64> = BTreeMap::new();
+    for n in &graph.nodes[..nodes] {
+        let (k, m) = op_kind(&graph, n);
+        *macs.entry(k).or_default() += m;
+    }
     let mut dispatches = 0;
     for i in 0..args.warmup + args.frames {
         let t = Instant::now();
