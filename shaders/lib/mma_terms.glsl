@@ -25,31 +25,41 @@
 #define OPENNGX_MMA_TERMS_GLSL
 #include "f16.glsl"
 
-// One E4M3 code: its exact signed value and 2^(5e) (0 for the zero and NaN codes). `widened`
-// gives an E4M3 subnormal its true exponent (H25) instead of the format's -6 (F13).
+// 2^(5e) of a decoded E4M3 value v (0 for zero): the f32 exponent of v is e except for F13's
+// subnormals (value exponent -9..-7, e = -6). `widened` gives an E4M3 subnormal its true
+// exponent (H25) instead of the format's -6 (F13).
+float mma_value_pow(float v, bool widened) {
+    uint mag = floatBitsToUint(v) & 0x7FFFFFFFu;
+    int e = int(mag >> 23) - 127;
+    if (!widened) {
+        e = max(e, -6);
+    }
+    return mag == 0u ? 0.0 : uintBitsToFloat(uint(127 + 5 * e) << 23);
+}
+vec4 mma_value_pow4(vec4 v, bool widened) {
+    return vec4(mma_value_pow(v.x, widened), mma_value_pow(v.y, widened),
+                mma_value_pow(v.z, widened), mma_value_pow(v.w, widened));
+}
+
+// One E4M3 code: its exact signed value (the NaN code decodes to 0) and 2^(5e) (0 for the zero
+// and NaN codes). Kernels that would rather recompute 2^(5e) than reload it use mma_value_pow.
 void mma_decode_e4(uint c, bool widened, out float v, out float pw) {
     uint mag = c & 0x7Fu;
     uint sign = (c & 0x80u) << 24;
-    if (mag == 0u || mag == 0x7Fu) {
-        v = uintBitsToFloat(sign);
-        pw = 0.0;
-        return;
-    }
-    uint ef = mag >> 3;
-    uint m = mag & 7u;
-    int e;
-    uint bits;
-    if (ef == 0u) {
-        // m * 2^-9 with m in 1..7: f32 exponent of its top bit p, mantissa the bits below it.
-        int p = findMSB(m);
-        bits = (uint(p - 9 + 127) << 23) | ((m << uint(23 - p)) & 0x7FFFFFu);
-        e = widened ? p - 9 : -6;
-    } else {
-        bits = (uint(int(ef) - 7 + 127) << 23) | (m << 20);
-        e = int(ef) - 7;
+    uint bits = 0u;
+    if (mag != 0u && mag != 0x7Fu) {
+        uint ef = mag >> 3;
+        uint m = mag & 7u;
+        if (ef == 0u) {
+            // m * 2^-9 with m in 1..7: f32 exponent of its top bit p, mantissa the bits below.
+            int p = findMSB(m);
+            bits = (uint(p - 9 + 127) << 23) | ((m << uint(23 - p)) & 0x7FFFFFu);
+        } else {
+            bits = (uint(int(ef) - 7 + 127) << 23) | (m << 20);
+        }
     }
     v = uintBitsToFloat(sign | bits);
-    pw = uintBitsToFloat(uint(127 + 5 * e) << 23);
+    pw = mma_value_pow(v, widened);
 }
 
 // 2^(5e) of a finite f16 accumulator, 0 for a zero.
@@ -84,6 +94,20 @@ int mma_rtz_correction(int neg, float base) { return neg - (16 - 2 * neg) * floa
 // RTZ execution mode and OPENNGX_F32_RTZ) uses the RTZ FMA, MMA_RTZ 0 the exact float products.
 // The per-term constant of a group (2^(10+E) or 2^(P-E)) is what the kernels keep in registers;
 // E is read back from it.
+// MMA_KEEP_OPERANDS 1 (the default of the portable builds): the tiled kernels load each operand
+// value of a 16-group from shared memory once, keep it in registers for the second pass and
+// recompute 2^(5e) from it (mma_value_pow) instead of loading it. lavapipe, the main user of the
+// portable builds, runs every shared-memory load as a loop over its SIMD lanes: this halves
+// them (GEMMs 1.6x faster there). GPUs reload cheaply and would spill the 16 k of operands,
+// so the RTZ builds reload.
+#ifndef MMA_KEEP_OPERANDS
+#if MMA_RTZ
+#define MMA_KEEP_OPERANDS 0
+#else
+#define MMA_KEEP_OPERANDS 1
+#endif
+#endif
+
 #if MMA_RTZ
 float mma_term_constant(int E, int P) { return mma_rtz_base(E); }
 int mma_term_constant_exponent(float c, int P) { return mma_rtz_base_exponent(c); }

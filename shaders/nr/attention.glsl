@@ -152,9 +152,20 @@ void tile_group(inout uint acc[4][4], uint NB, uint abase, uint bbase, uint bstr
             es[i][j] = mma_acc_pow(acc[i][j]);
         }
     }
+#if MMA_KEEP_OPERANDS
+    vec4 keep_a[16];
+    vec4 keep_b[16];
+#endif
     [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
+#if MMA_KEEP_OPERANDS
+        keep_a[kk] = s_av[abase + 16u * kk];
+        keep_b[kk] = vec4(s_bv[bbase + bstride * kk], NB > 2u ? s_bv[bbase + bstride * kk + 1u] : vec2(0.0));
+        vec4 pa = mma_value_pow4(keep_a[kk], WIDENED);
+        vec4 pb = mma_value_pow4(keep_b[kk], WIDENED);
+#else
         vec4 pa = s_ap[abase + 16u * kk];
         vec4 pb = vec4(s_bp[bbase + bstride * kk], NB > 2u ? s_bp[bbase + bstride * kk + 1u] : vec2(0.0));
+#endif
         [[unroll]] for (uint i = 0u; i < 4u; i++) {
             [[unroll]] for (uint j = 0u; j < NB; j++) {
                 es[i][j] = fma(pa[i], pb[j], es[i][j]);
@@ -170,8 +181,13 @@ void tile_group(inout uint acc[4][4], uint NB, uint abase, uint bbase, uint bstr
         }
     }
     [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
+#if MMA_KEEP_OPERANDS
+        vec4 a = keep_a[kk];
+        vec4 b = keep_b[kk];
+#else
         vec4 a = s_av[abase + 16u * kk];
         vec4 b = vec4(s_bv[bbase + bstride * kk], NB > 2u ? s_bv[bbase + bstride * kk + 1u] : vec2(0.0));
+#endif
         ivec4 sa = floatBitsToInt(a) >> 31;
         ivec4 sb = floatBitsToInt(b) >> 31;
         [[unroll]] for (uint i = 0u; i < 4u; i++) {
@@ -237,10 +253,14 @@ void stage_qk(uint tid, uint g, int qtok, int ktok) {
     [[unroll]] for (uint i = 0u; i < 16u; i++) {
         if (is_q) {
             s_av[16u * i + (t >> 2)][t & 3u] = v[i];
-            s_ap[16u * i + (t >> 2)][t & 3u] = pw[i];
+            if (MMA_KEEP_OPERANDS == 0) {
+                s_ap[16u * i + (t >> 2)][t & 3u] = pw[i];
+            }
         } else {
             s_bv[32u * i + (t >> 1)][t & 1u] = v[i];
-            s_bp[32u * i + (t >> 1)][t & 1u] = pw[i];
+            if (MMA_KEEP_OPERANDS == 0) {
+                s_bp[32u * i + (t >> 1)][t & 1u] = pw[i];
+            }
         }
     }
     if (is_q) {
@@ -336,7 +356,9 @@ void output_group(uint tid, uint kg, int vtok, inout uint acc[4][4]) {
             mma_decode_e4((word >> (8u * i)) & 0xFFu, WIDENED, v, pw);
             uint kk = 4u * part + i;
             s_av[16u * kk + (q >> 2)][q & 3u] = v;
-            s_ap[16u * kk + (q >> 2)][q & 3u] = pw;
+            if (MMA_KEEP_OPERANDS == 0) {
+                s_ap[16u * kk + (q >> 2)][q & 3u] = pw;
+            }
             mask |= (floatBitsToUint(v) >> 31) << kk;
         }
         s_t[4u * q + part] = mask;
@@ -354,7 +376,9 @@ void output_group(uint tid, uint kg, int vtok, inout uint acc[4][4]) {
             p2[i] = pw;
         }
         s_bv[16u * kk + tc] = v2;
-        s_bp[16u * kk + tc] = p2;
+        if (MMA_KEEP_OPERANDS == 0) {
+            s_bp[16u * kk + tc] = p2;
+        }
     }
     barrier();
     uint am[4];

@@ -30,10 +30,6 @@ layout(local_size_x_id = 1) in;
 layout(constant_id = 2) const int P = 13;
 // Exponent convention of E4M3 subnormals: 0 = their own min normal (-6), 1 = widened to f16.
 layout(constant_id = 3) const uint CONV = 0u;
-// 0 = E4(SiLU(x)), 1 = E4(x), 2 = f16, 3 = f16 raw + E4.
-layout(constant_id = 4) const uint EPI = 1u;
-// 0 = no seed, 1 = E4 skip, 2 = f16 skip.
-layout(constant_id = 5) const uint SEED = 0u;
 
 #ifndef GEMM_TM
 #define GEMM_TM 8
@@ -61,7 +57,14 @@ layout(push_constant) uniform Push {
     uint astride;  // input channel offset per group (K for split input, 0 for shared)
     uint part;     // split-K partition (multiple of 16; >= K for one chain)
     uint scale_off; // index of the first scale half in the scale binding (alignment skew)
+    // Push constants rather than specialization constants: one pipeline per tile serves every
+    // GEMM of the network (each pipeline costs lavapipe seconds to build; the branches on
+    // these are uniform and outside the K loop).
+    uint epi;      // 0 = E4(SiLU(x)), 1 = E4(x), 2 = f16, 3 = f16 raw + E4
+    uint seed;     // 0 = no seed, 1 = E4 skip, 2 = f16 skip
 } pc;
+#define EPI pc.epi
+#define SEED pc.seed
 
 // [kk][row / 4] and [kk][column / 4]: one vec4 read gives 4 rows or columns of one k.
 shared vec4 s_aval[16u * (BM / 4u)];
@@ -112,10 +115,15 @@ void store_slot(uint idx, uvec4 w) {
         mask |= (floatBitsToUint(v) >> 31) << kk;
         if (is_a) {
             s_aval[kk * (BM / 4u) + (lane >> 2)][lane & 3u] = v;
-            s_apow[kk * (BM / 4u) + (lane >> 2)][lane & 3u] = pw;
         } else {
             s_bval[kk * 16u + (lane >> 2)][lane & 3u] = v;
-            s_bpow[kk * 16u + (lane >> 2)][lane & 3u] = pw;
+        }
+        if (MMA_KEEP_OPERANDS == 0) {
+            if (is_a) {
+                s_apow[kk * (BM / 4u) + (lane >> 2)][lane & 3u] = pw;
+            } else {
+                s_bpow[kk * 16u + (lane >> 2)][lane & 3u] = pw;
+            }
         }
     }
     if (is_a) {
@@ -191,10 +199,24 @@ void main() {
                 es[i][j] = mma_acc_pow(acc[i][j] & 0xFFFFu);
             }
         }
+#if MMA_KEEP_OPERANDS
+        vec4 keep_a0[16];
+        vec4 keep_a1[16];
+        vec4 keep_b[16];
+#endif
         [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
+#if MMA_KEEP_OPERANDS
+            keep_a0[kk] = s_aval[kk * (BM / 4u) + (TM / 4u) * tr];
+            keep_a1[kk] = TM == 8u ? s_aval[kk * (BM / 4u) + 2u * tr + 1u] : keep_a0[kk];
+            keep_b[kk] = s_bval[kk * 16u + tq];
+            vec4 pa0 = mma_value_pow4(keep_a0[kk], CONV != 0u);
+            vec4 pa1 = TM == 8u ? mma_value_pow4(keep_a1[kk], CONV != 0u) : pa0;
+            vec4 pb = mma_value_pow4(keep_b[kk], CONV != 0u);
+#else
             vec4 pa0 = s_apow[kk * (BM / 4u) + (TM / 4u) * tr];
             vec4 pa1 = TM == 8u ? s_apow[kk * (BM / 4u) + 2u * tr + 1u] : pa0;
             vec4 pb = s_bpow[kk * 16u + tq];
+#endif
             [[unroll]] for (uint i = 0u; i < TM; i++) {
                 float pa = i < 4u ? pa0[i] : pa1[i - 4u];
                 [[unroll]] for (uint j = 0u; j < 4u; j++) {
@@ -217,9 +239,15 @@ void main() {
             }
         }
         [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
+#if MMA_KEEP_OPERANDS
+            vec4 a0 = keep_a0[kk];
+            vec4 a1 = keep_a1[kk];
+            vec4 b = keep_b[kk];
+#else
             vec4 a0 = s_aval[kk * (BM / 4u) + (TM / 4u) * tr];
             vec4 a1 = TM == 8u ? s_aval[kk * (BM / 4u) + 2u * tr + 1u] : a0;
             vec4 b = s_bval[kk * 16u + tq];
+#endif
             ivec4 sb = floatBitsToInt(b) >> 31;
             [[unroll]] for (uint i = 0u; i < TM; i++) {
                 float a = i < 4u ? a0[i] : a1[i - 4u];

@@ -25,8 +25,8 @@ use crate::numerics::{AccRounding, ExponentConvention, Profile};
 
 use super::GpuWeights;
 
-/// Push-constant bytes of every kernel here (the GEMM uses all 32).
-const PUSH_BYTES: u32 = 32;
+/// Push-constant bytes of every kernel here (the GEMM uses all 40).
+const PUSH_BYTES: u32 = 40;
 
 /// A kernel launch prepared once and recorded any number of times.
 #[derive(Clone, Debug)]
@@ -278,9 +278,7 @@ pub fn prepare_gemm(
         .with_spec(SpecConstant::u32(0, bn))
         .with_spec(SpecConstant::u32(1, 4 * bn))
         .with_spec(SpecConstant::i32(2, p))
-        .with_spec(SpecConstant::u32(3, conv))
-        .with_spec(SpecConstant::u32(4, epi))
-        .with_spec(SpecConstant::u32(5, seed_kind));
+        .with_spec(SpecConstant::u32(3, conv));
     let pipeline = ctx.pipeline(&desc)?;
     let set = arena.allocate(&pipeline, &[b.input, b.matrix, skip, scale, b.out, raw])?;
     let astride = match s.mode {
@@ -296,6 +294,8 @@ pub fn prepare_gemm(
         astride as u32,
         part as u32,
         scale_skew as u32,
+        epi,
+        seed_kind,
     ]);
     let groups = [
         s.rows.div_ceil(bm as usize) as u32,
