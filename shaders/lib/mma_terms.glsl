@@ -139,4 +139,29 @@ uint mma_round_group(int sum, int E, int P) {
     return f16_is_zero(r) ? F16_POS_ZERO : r;
 }
 
+// The group result from the signed sum of its terms (sign correction included), the group's
+// term constant `c` and the finite accumulator h: f16 RNE of (sum + trunc(acc * 2^(P-E))) *
+// 2^(E-P), +0 for zero.
+#if MMA_RTZ
+// RTZ builds (P = 13) let the float hardware do it (the integer form below costs the H200 a
+// fifth of its GEMM time): the accumulator's term is one RTZ add (|acc| < 2^(E+1) stays in the
+// binade of c = 2^(10+E), ulp 2^(E-13)); the sum (|s| < 2^21) converts to f32 exactly and the
+// scaling by 2^(E-13) is exact; the conversion to f16 rounds to nearest even because these
+// builds declare RoundingModeRTE and DenormPreserve for 16-bit results (the device must
+// support both beside RTZ for 32 bits, see `use_rtz_kernels`).
+uint mma_finish_group(int s, float c, uint h, int P) {
+    float av = float(uint16BitsToFloat16(uint16_t(h)));
+    int t = floatBitsToInt(abs(av) + c) - floatBitsToInt(c);
+    s += av < 0.0 ? -t : t;
+    float m = float(s) * uintBitsToFloat(floatBitsToUint(c) - (23u << 23)); // c * 2^-23
+    uint r = uint(float16BitsToUint16(float16_t(m)));
+    return (r & 0x7FFFu) == 0u ? F16_POS_ZERO : r;
+}
+#else
+uint mma_finish_group(int s, float c, uint h, int P) {
+    int E = mma_term_constant_exponent(c, P);
+    return mma_round_group(s + mma_acc_fixed(h, E, P), E, P);
+}
+#endif
+
 #endif

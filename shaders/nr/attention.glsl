@@ -202,9 +202,8 @@ void tile_group(inout uint acc[4][4], uint NB, uint abase, uint bbase, uint bstr
             if (f16_is_nonfinite(h)) {
                 continue;
             }
-            int E = mma_term_constant_exponent(es[i][j], P);
             int s = sum[i][j] + mma_sign_correction(bitCount(am[i] ^ bm[j]), es[i][j]);
-            acc[i][j] = mma_round_group(s + mma_acc_fixed(h, E, P), E, P);
+            acc[i][j] = mma_finish_group(s, es[i][j], h, P);
         }
     }
 }

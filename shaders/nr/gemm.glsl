@@ -57,14 +57,20 @@ layout(push_constant) uniform Push {
     uint astride;  // input channel offset per group (K for split input, 0 for shared)
     uint part;     // split-K partition (multiple of 16; >= K for one chain)
     uint scale_off; // index of the first scale half in the scale binding (alignment skew)
-    // Push constants rather than specialization constants: one pipeline per tile serves every
-    // GEMM of the network (each pipeline costs lavapipe seconds to build; the branches on
-    // these are uniform and outside the K loop).
     uint epi;      // 0 = E4(SiLU(x)), 1 = E4(x), 2 = f16, 3 = f16 raw + E4
     uint seed;     // 0 = no seed, 1 = E4 skip, 2 = f16 skip
 } pc;
+// The RTZ build (GPUs) specializes on the epilogue and the seed kind: dead code goes and the
+// H200 runs the 1080p frame 20 ms (3.5 %) faster than with the uniform branches. The portable
+// build (lavapipe) reads them as push constants: one pipeline per tile instead of ten, and
+// lavapipe takes seconds to build each.
+#if MMA_RTZ
+layout(constant_id = 4) const uint EPI = 1u;
+layout(constant_id = 5) const uint SEED = 0u;
+#else
 #define EPI pc.epi
 #define SEED pc.seed
+#endif
 
 // [kk][row / 4] and [kk][column / 4]: one vec4 read gives 4 rows or columns of one k.
 shared vec4 s_aval[16u * (BM / 4u)];
@@ -266,12 +272,10 @@ void main() {
         [[unroll]] for (uint i = 0u; i < TM; i++) {
             uint am = s_amask[tr * TM + i];
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                int E = mma_term_constant_exponent(es[i][j], P);
                 int s = sum[i][j] + mma_sign_correction(bitCount(am ^ bm[j]), es[i][j]);
                 uint h = acc[i][j] & 0xFFFFu;
                 if (!f16_is_nonfinite(h)) {
-                    s += mma_acc_fixed(h, E, P);
-                    acc[i][j] = (acc[i][j] & 0xFFFF0000u) | mma_round_group(s, E, P);
+                    acc[i][j] = (acc[i][j] & 0xFFFF0000u) | mma_finish_group(s, es[i][j], h, P);
                 }
             }
         }

@@ -6,11 +6,16 @@
 // the RTZ-safe forms of f16.glsl. The algorithm is in gemm.glsl.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : require
-#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_spirv_intrinsics : require
-// SPIR-V RoundingModeRTZ (4463) for 32-bit floats; capability RoundingModeRTZ (4468).
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+// SPIR-V RoundingModeRTZ (4463) for 32-bit floats (capability 4468); RoundingModeRTE (4462,
+// capability 4467) and DenormPreserve (4459, capability 4464) for 16-bit results, so that the
+// group results' f32 -> f16 conversions round to nearest even (mma_terms.glsl).
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4468], 4463, 32);
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4467], 4462, 16);
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 16);
 #define MMA_RTZ 1
 #define GEMM_TM 4
 #define OPENNGX_F32_RTZ 1

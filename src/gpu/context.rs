@@ -50,6 +50,26 @@ pub struct Capabilities {
     /// `*_rtz` builds of the GEMM and attention kernels need it; without it the portable builds
     /// run, same bytes, slower).
     pub rounding_mode_rtz_f32: bool,
+    /// `shaderRoundingModeRTEFloat16`: shaders may declare round-to-nearest-even for 16-bit
+    /// results (the `*_rtz` builds round their group results by converting f32 to f16).
+    pub rounding_mode_rte_f16: bool,
+    /// `shaderDenormPreserveFloat16`: 16-bit subnormal results are kept (same builds).
+    pub denorm_preserve_f16: bool,
+    /// `roundingModeIndependence` is ALL: 16- and 32-bit floats may use different rounding
+    /// modes in one shader (RTZ for f32 and RTE for f16 in the same builds).
+    pub rounding_mode_independent: bool,
+}
+
+impl Capabilities {
+    /// Whether the `*_rtz` kernel builds can run: the RTZ f32 mode together with RTE and
+    /// preserved subnormals for f16 results in the same shader, and f16 arithmetic types.
+    pub fn rtz_kernels(&self) -> bool {
+        self.rounding_mode_rtz_f32
+            && self.rounding_mode_rte_f16
+            && self.denorm_preserve_f16
+            && self.rounding_mode_independent
+            && self.shader_float16
+    }
 }
 
 /// Storage buffers per descriptor set the exact route's kernels may use (upstream used 12).
@@ -96,6 +116,9 @@ impl Capabilities {
             min_storage_buffer_offset_alignment: limits.min_storage_buffer_offset_alignment,
             non_coherent_atom_size: limits.non_coherent_atom_size,
             rounding_mode_rtz_f32: false,
+            rounding_mode_rte_f16: false,
+            denorm_preserve_f16: false,
+            rounding_mode_independent: false,
         };
         // The 1.1/1.2 feature structs may only be chained when the device reports 1.2+; an older
         // device fails the check on its version alone.
@@ -122,6 +145,10 @@ impl Capabilities {
             instance.get_physical_device_properties2(physical, &mut p2);
             caps.subgroup_size = p11.subgroup_size;
             caps.rounding_mode_rtz_f32 = p12.shader_rounding_mode_rtz_float32 == vk::TRUE;
+            caps.rounding_mode_rte_f16 = p12.shader_rounding_mode_rte_float16 == vk::TRUE;
+            caps.denorm_preserve_f16 = p12.shader_denorm_preserve_float16 == vk::TRUE;
+            caps.rounding_mode_independent =
+                p12.rounding_mode_independence == vk::ShaderFloatControlsIndependence::ALL;
         }
         caps
     }

@@ -167,6 +167,16 @@ fn device_report(i: usize, caps: &Capabilities, has_coop: bool) -> bool {
         println!("  timestamps: no (GPU timing unavailable; not required)");
     }
     println!("  subgroup size: {}", caps.subgroup_size);
+    // Not required: they select the faster builds of the GEMM and attention kernels.
+    println!(
+        "  fast exact kernels (RTZ f32 + RTE f16, denormPreserve f16, independent modes): {} \
+         ({}, {}, {}, {})",
+        yes_no(caps.rtz_kernels()),
+        yes_no(caps.rounding_mode_rtz_f32),
+        yes_no(caps.rounding_mode_rte_f16),
+        yes_no(caps.denorm_preserve_f16),
+        yes_no(caps.rounding_mode_independent)
+    );
     println!(
         "  {}: {}",
         COOPERATIVE_MATRIX.to_string_lossy(),

@@ -170,13 +170,14 @@ fn tile(n: usize) -> u32 {
 }
 
 /// The GEMM kernel for a profile with `frac_bits` on this device (see
-/// [`super::use_rtz_kernels`]) and its rows per workgroup: `16 * GEMM_TM` of the build (4 x 4
-/// outputs per invocation in the RTZ build, 8 x 4 in the portable one).
-fn gemm_shader(ctx: &GpuContext, frac_bits: i32) -> (&'static str, u32) {
+/// [`super::use_rtz_kernels`]), its rows per workgroup (`16 * GEMM_TM` of the build: 4 x 4
+/// outputs per invocation in the RTZ build, 8 x 4 in the portable one) and whether it is the
+/// RTZ build.
+fn gemm_shader(ctx: &GpuContext, frac_bits: i32) -> (&'static str, u32, bool) {
     if super::use_rtz_kernels(ctx, frac_bits) {
-        ("nr/gemm_rtz", 64)
+        ("nr/gemm_rtz", 64, true)
     } else {
-        ("nr/gemm", 128)
+        ("nr/gemm", 128, false)
     }
 }
 
@@ -273,12 +274,19 @@ pub fn prepare_gemm(
         Epilogue::Dual => 3,
     };
     let bn = tile(s.n);
-    let (shader, bm) = gemm_shader(ctx, p);
-    let desc = PipelineDesc::new(shader, 6, PUSH_BYTES)
+    let (shader, bm, rtz) = gemm_shader(ctx, p);
+    let mut desc = PipelineDesc::new(shader, 6, PUSH_BYTES)
         .with_spec(SpecConstant::u32(0, bn))
         .with_spec(SpecConstant::u32(1, 4 * bn))
         .with_spec(SpecConstant::i32(2, p))
         .with_spec(SpecConstant::u32(3, conv));
+    if rtz {
+        // The RTZ build specializes on these (see gemm.glsl); the portable one reads them from
+        // the push constants only, so that one pipeline serves every GEMM of a tile.
+        desc = desc
+            .with_spec(SpecConstant::u32(4, epi))
+            .with_spec(SpecConstant::u32(5, seed_kind));
+    }
     let pipeline = ctx.pipeline(&desc)?;
     let set = arena.allocate(&pipeline, &[b.input, b.matrix, skip, scale, b.out, raw])?;
     let astride = match s.mode {

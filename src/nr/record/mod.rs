@@ -29,14 +29,15 @@ pub use workspace::Workspace;
 use crate::gpu::{GpuContext, GpuError};
 
 /// Whether a kernel that runs in the round-toward-zero f32 mode may compute the terms of a
-/// profile with `frac_bits` fraction bits on this device: the device must offer that mode
-/// (`shaderRoundingModeRTZFloat32`) and the profile must be F13-like (P = 13, which the one-FMA
-/// term trick needs). Otherwise the portable kernels (exact float products) run; both give the
-/// same bytes. `OPENNGX_PORTABLE_KERNELS=1` forces the portable kernels (to measure them, or to
+/// profile with `frac_bits` fraction bits on this device: the device must offer that mode with
+/// round-to-nearest-even and preserved subnormals for f16 results in the same shader
+/// ([`Capabilities::rtz_kernels`](crate::gpu::Capabilities::rtz_kernels)) and the profile must
+/// be F13-like (P = 13, which the one-FMA term trick needs). Otherwise the portable kernels
+/// (exact float products, integer rounding) run; both give the same bytes. `OPENNGX_PORTABLE_KERNELS=1` forces the portable kernels (to measure them, or to
 /// check them on a device that has the mode).
 pub(crate) fn use_rtz_kernels(ctx: &GpuContext, frac_bits: i32) -> bool {
     let forced = std::env::var("OPENNGX_PORTABLE_KERNELS").is_ok_and(|v| v == "1");
-    frac_bits == 13 && ctx.capabilities().rounding_mode_rtz_f32 && !forced
+    frac_bits == 13 && ctx.capabilities().rtz_kernels() && !forced
 }
 
 /// Why recording the network failed.
