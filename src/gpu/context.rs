@@ -61,14 +61,20 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
-    /// Whether the `*_rtz` kernel builds can run: the RTZ f32 mode together with RTE and
-    /// preserved subnormals for f16 results in the same shader, and f16 arithmetic types.
-    pub fn rtz_kernels(&self) -> bool {
-        self.rounding_mode_rtz_f32
-            && self.rounding_mode_rte_f16
+    /// Whether shaders may compute with the device's own f16 arithmetic and get the model's
+    /// bytes: 16-bit results rounded to nearest even with subnormals kept (both declared by the
+    /// shader), and 16-bit float and integer types.
+    pub fn native_f16(&self) -> bool {
+        self.rounding_mode_rte_f16
             && self.denorm_preserve_f16
-            && self.rounding_mode_independent
             && self.shader_float16
+            && self.shader_int16
+    }
+
+    /// Whether the `*_rtz` kernel builds can run: the RTZ f32 mode in a shader that also uses
+    /// [`Self::native_f16`] (so the two widths must allow different rounding modes).
+    pub fn rtz_kernels(&self) -> bool {
+        self.rounding_mode_rtz_f32 && self.rounding_mode_independent && self.native_f16()
     }
 }
 

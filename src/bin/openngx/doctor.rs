@@ -167,14 +167,18 @@ fn device_report(i: usize, caps: &Capabilities, has_coop: bool) -> bool {
         println!("  timestamps: no (GPU timing unavailable; not required)");
     }
     println!("  subgroup size: {}", caps.subgroup_size);
-    // Not required: they select the faster builds of the GEMM and attention kernels.
+    // Not required: they select the faster builds of the exact kernels.
     println!(
-        "  fast exact kernels (RTZ f32 + RTE f16, denormPreserve f16, independent modes): {} \
-         ({}, {}, {}, {})",
-        yes_no(caps.rtz_kernels()),
-        yes_no(caps.rounding_mode_rtz_f32),
+        "  native f16 (RTE f16, denormPreserve f16, shaderInt16): {} ({}, {}, {})",
+        yes_no(caps.native_f16()),
         yes_no(caps.rounding_mode_rte_f16),
         yes_no(caps.denorm_preserve_f16),
+        yes_no(caps.shader_int16)
+    );
+    println!(
+        "  fast exact kernels (native f16 + RTZ f32, independent modes): {} ({}, {})",
+        yes_no(caps.rtz_kernels()),
+        yes_no(caps.rounding_mode_rtz_f32),
         yes_no(caps.rounding_mode_independent)
     );
     println!(

@@ -83,9 +83,13 @@ pub fn record_normalize(
     let (q, q_off) = bind_aligned(ctx, "normalize q", q, n, 1)?;
     let (k, k_off) = bind_aligned(ctx, "normalize k", k, n, 1)?;
     let (v, v_off) = bind_aligned(ctx, "normalize v", v, n, 1)?;
-    let pipeline = ctx.pipeline(
-        &PipelineDesc::new("nr/normalize", 5, 28).with_spec(SpecConstant::bool(0, vit)),
-    )?;
+    let shader = if super::use_native_f16(ctx) {
+        "nr/normalize_native"
+    } else {
+        "nr/normalize"
+    };
+    let pipeline =
+        ctx.pipeline(&PipelineDesc::new(shader, 5, 28).with_spec(SpecConstant::bool(0, vit)))?;
     let set = arena.allocate(&pipeline, &[qkv, temps, q, k, v])?;
     let push = push_bytes(&[rows, heads, qkv_off, t_off, q_off, k_off, v_off]);
     let groups = grid(ctx, "normalize", rows as u64 * heads as u64 * 3)?;

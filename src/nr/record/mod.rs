@@ -36,8 +36,18 @@ use crate::gpu::{GpuContext, GpuError};
 /// (exact float products, integer rounding) run; both give the same bytes. `OPENNGX_PORTABLE_KERNELS=1` forces the portable kernels (to measure them, or to
 /// check them on a device that has the mode).
 pub(crate) fn use_rtz_kernels(ctx: &GpuContext, frac_bits: i32) -> bool {
-    let forced = std::env::var("OPENNGX_PORTABLE_KERNELS").is_ok_and(|v| v == "1");
-    frac_bits == 13 && ctx.capabilities().rtz_kernels() && !forced
+    frac_bits == 13 && ctx.capabilities().rtz_kernels() && !portable_forced()
+}
+
+/// Whether kernels with an f16-native build (the normalisation) may use it on this device
+/// ([`Capabilities::native_f16`](crate::gpu::Capabilities::native_f16)); same bytes either way.
+pub(crate) fn use_native_f16(ctx: &GpuContext) -> bool {
+    ctx.capabilities().native_f16() && !portable_forced()
+}
+
+/// `OPENNGX_PORTABLE_KERNELS=1`: run the portable builds everywhere.
+fn portable_forced() -> bool {
+    std::env::var("OPENNGX_PORTABLE_KERNELS").is_ok_and(|v| v == "1")
 }
 
 /// Why recording the network failed.

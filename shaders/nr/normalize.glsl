@@ -1,0 +1,77 @@
+// Body of the cosine normalisation of a QKV tensor (`normalize.comp`, and `normalize_native.comp`
+// with the device's f16 adds and multiplies, see norm.glsl) into E4M3 q', k', v' (spec
+// nr-network.md 1.5, 2.5, 8.9). qkv: f16 [rows][3C] head-major (head h: q at 96h+0..31, k at
+// +32, v at +64); q/k/v: E4M3 [rows][C], channel 32h + c. One invocation per (row, head, part):
+//   window q' = E4(f16(f16(q*norm) * f16(temperature)))
+//   ViT    q' = E4(f16(f16(f16(q*norm) * 5.65625) * f16(temperature)))
+//   k'        = E4(f16(k*norm_k)),  v' = E4(v)
+// Temperatures are f32 little-endian, read as bytes (the weight slice may be only 2-aligned).
+// Loops are [[dont_unroll]]: unrolled copies of the f16/E4M3 helpers multiply driver compile
+// time (seconds on lavapipe) for no gain in a kernel bound by integer arithmetic.
+// The including shader enables GL_GOOGLE_include_directive, GL_EXT_control_flow_attributes,
+// GL_EXT_shader_8bit_storage, GL_EXT_shader_explicit_arithmetic_types_int8 and
+// GL_EXT_shader_16bit_storage.
+#include "e4m3.glsl"
+#include "norm.glsl"
+
+layout(local_size_x = 64) in;
+layout(constant_id = 0) const bool VIT = false;
+
+layout(std430, binding = 0) readonly buffer Qkv { uint16_t qkv[]; };
+layout(std430, binding = 1) readonly buffer Temps { uint8_t temps[]; };
+layout(std430, binding = 2) writeonly buffer QOut { uint8_t qout[]; };
+layout(std430, binding = 3) writeonly buffer KOut { uint8_t kout[]; };
+layout(std430, binding = 4) writeonly buffer VOut { uint8_t vout[]; };
+
+layout(push_constant) uniform Push {
+    uint rows;
+    uint heads;
+    uint qkv_off;  // elements
+    uint temp_off; // bytes
+    uint q_off;    // bytes
+    uint k_off;
+    uint v_off;
+} pc;
+
+void main() {
+    uint idx = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 64u
+        + gl_LocalInvocationID.x;
+    uint part = idx % 3u;
+    uint rh = idx / 3u;
+    uint head = rh % pc.heads;
+    uint row = rh / pc.heads;
+    if (row >= pc.rows) {
+        return;
+    }
+    uint c = pc.heads * 32u;
+    uint src = pc.qkv_off + row * 3u * c + 96u * head + 32u * part;
+    uint dst = row * c + 32u * head;
+    uint v[32];
+    [[dont_unroll]] for (uint i = 0u; i < 32u; i++) {
+        v[i] = uint(qkv[src + i]);
+    }
+    if (part == 2u) {
+        [[dont_unroll]] for (uint i = 0u; i < 32u; i++) {
+            vout[pc.v_off + dst + i] = uint8_t(e4m3_from_f16(v[i]));
+        }
+        return;
+    }
+    uint norm = norm_cosine(v);
+    if (part == 1u) {
+        [[dont_unroll]] for (uint i = 0u; i < 32u; i++) {
+            kout[pc.k_off + dst + i] = uint8_t(e4m3_from_f16(norm_mul(v[i], norm)));
+        }
+        return;
+    }
+    uint tb = pc.temp_off + 4u * head;
+    uint tbits = uint(temps[tb]) | (uint(temps[tb + 1u]) << 8) | (uint(temps[tb + 2u]) << 16)
+        | (uint(temps[tb + 3u]) << 24);
+    uint t = f16_from_f32_bits(tbits, false, 0);
+    [[dont_unroll]] for (uint i = 0u; i < 32u; i++) {
+        uint x = norm_mul(v[i], norm);
+        if (VIT) {
+            x = norm_mul(x, NORM_VIT_Q_SCALE);
+        }
+        qout[pc.q_off + dst + i] = uint8_t(e4m3_from_f16(norm_mul(x, t)));
+    }
+}
