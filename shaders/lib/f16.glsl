@@ -119,6 +119,22 @@ uint f16_from_f32_sum_rtz(float x, float y) {
 }
 #endif
 
+#ifdef OPENNGX_F16_NATIVE
+// Kernels that declare RoundingModeRTE and DenormPreserve for 16-bit floats (the `*_rtz` builds
+// and normalize_native.comp, on devices with Capabilities::native_f16) add and multiply halves
+// with the device's own f16 arithmetic: Vulkan rounds those correctly, so the bytes are the
+// model's; a NaN is canonicalised as in the emulated forms. (Fused multiply-adds stay emulated:
+// Vulkan does not promise a single rounding for an f16 fma.)
+uint f16_add(uint a, uint b) {
+    precise float16_t s = uint16BitsToFloat16(uint16_t(a)) + uint16BitsToFloat16(uint16_t(b));
+    return f16_canon(uint(float16BitsToUint16(s)));
+}
+
+uint f16_mul(uint a, uint b) {
+    precise float16_t p = uint16BitsToFloat16(uint16_t(a)) * uint16BitsToFloat16(uint16_t(b));
+    return f16_canon(uint(float16BitsToUint16(p)));
+}
+#else
 // f16(a + b), one rounding.
 uint f16_add(uint a, uint b) {
 #ifdef OPENNGX_F32_RTZ
@@ -135,6 +151,7 @@ uint f16_mul(uint a, uint b) {
     precise float p = f16_to_f32(a) * f16_to_f32(b);
     return f16_canon(f16_from_f32_rne(p));
 }
+#endif
 
 // The fused half FMA f16(a*b + c) with a single rounding. The product is exact in f32; the sum
 // s = fl32(p + c) and its exact error (TwoSum) decide ties: the true value can only round

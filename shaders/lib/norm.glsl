@@ -9,32 +9,14 @@
 
 const uint NORM_VIT_Q_SCALE = 0x45A8u; // 5.65625 = f16(sqrt 32)
 
-// The f16 multiply and add of the normalisation: emulated, or (OPENNGX_F16_NATIVE, kernels that
-// declare RoundingModeRTE and DenormPreserve for 16 bits) the device's own, which Vulkan then
-// rounds correctly to nearest even. A NaN result may differ in sign and payload; every use ends
-// in an E4M3 publication, where all NaNs become +0, or in rsqrt, which maps any NaN the same.
-#ifdef OPENNGX_F16_NATIVE
-uint norm_mul(uint a, uint b) {
-    precise float16_t r = uint16BitsToFloat16(uint16_t(a)) * uint16BitsToFloat16(uint16_t(b));
-    return uint(float16BitsToUint16(r));
-}
-uint norm_add(uint a, uint b) {
-    precise float16_t r = uint16BitsToFloat16(uint16_t(a)) + uint16BitsToFloat16(uint16_t(b));
-    return uint(float16BitsToUint16(r));
-}
-#else
-uint norm_mul(uint a, uint b) { return f16_mul(a, b); }
-uint norm_add(uint a, uint b) { return f16_add(a, b); }
-#endif
-
 uint norm_sum_squares(uint v[32]) {
     uint r[16];
     for (int c = 0; c < 16; c++) {
-        r[c] = f16_fma(v[c], v[c], norm_mul(v[c + 16], v[c + 16]));
+        r[c] = f16_fma(v[c], v[c], f16_mul(v[c + 16], v[c + 16]));
     }
     for (int s = 8; s >= 1; s >>= 1) {
         for (int c = 0; c < s; c++) {
-            r[c] = norm_add(r[c], r[c + s]);
+            r[c] = f16_add(r[c], r[c + s]);
         }
     }
     return r[0];

@@ -1,5 +1,5 @@
 // Body of the cosine normalisation of a QKV tensor (`normalize.comp`, and `normalize_native.comp`
-// with the device's f16 adds and multiplies, see norm.glsl) into E4M3 q', k', v' (spec
+// with the device's f16 adds and multiplies, see f16.glsl) into E4M3 q', k', v' (spec
 // nr-network.md 1.5, 2.5, 8.9). qkv: f16 [rows][3C] head-major (head h: q at 96h+0..31, k at
 // +32, v at +64); q/k/v: E4M3 [rows][C], channel 32h + c. One invocation per (row, head, part):
 //   window q' = E4(f16(f16(q*norm) * f16(temperature)))
@@ -59,7 +59,7 @@ void main() {
     uint norm = norm_cosine(v);
     if (part == 1u) {
         [[dont_unroll]] for (uint i = 0u; i < 32u; i++) {
-            kout[pc.k_off + dst + i] = uint8_t(e4m3_from_f16(norm_mul(v[i], norm)));
+            kout[pc.k_off + dst + i] = uint8_t(e4m3_from_f16(f16_mul(v[i], norm)));
         }
         return;
     }
@@ -68,10 +68,10 @@ void main() {
         | (uint(temps[tb + 3u]) << 24);
     uint t = f16_from_f32_bits(tbits, false, 0);
     [[dont_unroll]] for (uint i = 0u; i < 32u; i++) {
-        uint x = norm_mul(v[i], norm);
+        uint x = f16_mul(v[i], norm);
         if (VIT) {
-            x = norm_mul(x, NORM_VIT_Q_SCALE);
+            x = f16_mul(x, NORM_VIT_Q_SCALE);
         }
-        qout[pc.q_off + dst + i] = uint8_t(e4m3_from_f16(norm_mul(x, t)));
+        qout[pc.q_off + dst + i] = uint8_t(e4m3_from_f16(f16_mul(x, t)));
     }
 }
