@@ -1,7 +1,8 @@
 #version 450
 // Global ViT attention for devices with the round-toward-zero f32 mode, F13 only (P = 13): one
-// RTZ FMA per term; the f16 adds and FMAs use the RTZ-safe forms of f16.glsl. The algorithm is
-// in attention.glsl (ATTN_VIT).
+// RTZ FMA per term; the f16 FMAs use the RTZ-safe form of f16.glsl, the f16 adds and
+// multiplies are the device's own (OPENNGX_F16_NATIVE). The algorithm is in attention.glsl
+// (ATTN_VIT).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require
