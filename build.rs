@@ -87,7 +87,9 @@ fn compile_shaders(shader_dir: &Path, out: &Path) {
         ) {
             Ok(art) => {
                 let spv_name = format!("{}.spv", key.replace('/', "__"));
-                fs::write(out.join(&spv_name), art.as_binary_u8()).expect("write spv");
+                let words = drop_unused_small_int_constants(art.as_binary());
+                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                fs::write(out.join(&spv_name), bytes).expect("write spv");
                 table.push_str(&format!(
                     "    ({key:?}, include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{spv_name}\"))),\n"
                 ));
@@ -130,4 +132,47 @@ fn generate_header(root: &Path, out: &Path) {
     if std::env::var("OPENNGX_UPDATE_HEADER").as_deref() == Ok("1") {
         fs::copy(&path, root.join("include/openngx.h")).expect("update include/openngx.h");
     }
+}
+
+/// glslang leaves an unused 8-bit integer constant in the kernels that use f16 arithmetic
+/// (`*_rtz`, `normalize_native`); declaring an 8-bit constant needs the Int8 capability, which
+/// those modules neither declare nor need, so spirv-val and the validation layer would reject
+/// them. Drop every OpConstant of an 8- or 16-bit integer type whose result id appears nowhere
+/// else in the module (conservative: any word equal to the id keeps it).
+fn drop_unused_small_int_constants(words: &[u32]) -> Vec<u32> {
+    const OP_TYPE_INT: u32 = 21;
+    const OP_CONSTANT: u32 = 43;
+    if words.len() < 5 {
+        return words.to_vec();
+    }
+    let mut small_types = std::collections::HashSet::new();
+    let mut uses = std::collections::HashMap::<u32, usize>::new();
+    let mut i = 5;
+    while i < words.len() {
+        let count = (words[i] >> 16) as usize;
+        if count == 0 || i + count > words.len() {
+            return words.to_vec(); // not a module we understand: leave it alone
+        }
+        if words[i] & 0xFFFF == OP_TYPE_INT && count >= 4 && matches!(words[i + 2], 8 | 16) {
+            small_types.insert(words[i + 1]);
+        }
+        for w in &words[i + 1..i + count] {
+            *uses.entry(*w).or_default() += 1;
+        }
+        i += count;
+    }
+    let mut out = words[..5].to_vec();
+    let mut i = 5;
+    while i < words.len() {
+        let count = (words[i] >> 16) as usize;
+        let unused_small = words[i] & 0xFFFF == OP_CONSTANT
+            && count >= 4
+            && small_types.contains(&words[i + 1])
+            && uses.get(&words[i + 2]) == Some(&1);
+        if !unused_small {
+            out.extend_from_slice(&words[i..i + count]);
+        }
+        i += count;
+    }
+    out
 }

@@ -125,14 +125,23 @@ uint f16_from_f32_sum_rtz(float x, float y) {
 // with the device's own f16 arithmetic: Vulkan rounds those correctly, so the bytes are the
 // model's; a NaN is canonicalised as in the emulated forms. (Fused multiply-adds stay emulated:
 // Vulkan does not promise a single rounding for an f16 fma.)
+// Bits <-> float16_t through OpBitcast between uint and f16vec2: no 16-bit integer type appears
+// (glslang lowers unpackFloat2x16 through one), so the only device feature these builds use
+// beyond the portable ones is shaderFloat16, which the exact route requires anyway. The
+// including shader enables GL_EXT_spirv_intrinsics.
+spirv_instruction(id = 124) f16vec2 f16_bitcast_from_u32(uint x);  // OpBitcast
+spirv_instruction(id = 124) uint f16_bitcast_to_u32(f16vec2 x);    // OpBitcast
+float16_t f16_native(uint h) { return f16_bitcast_from_u32(h).x; }
+uint f16_bits(float16_t x) { return f16_bitcast_to_u32(f16vec2(x, float16_t(0.0))) & 0xFFFFu; }
+
 uint f16_add(uint a, uint b) {
-    precise float16_t s = uint16BitsToFloat16(uint16_t(a)) + uint16BitsToFloat16(uint16_t(b));
-    return f16_canon(uint(float16BitsToUint16(s)));
+    precise float16_t s = f16_native(a) + f16_native(b);
+    return f16_canon(f16_bits(s));
 }
 
 uint f16_mul(uint a, uint b) {
-    precise float16_t p = uint16BitsToFloat16(uint16_t(a)) * uint16BitsToFloat16(uint16_t(b));
-    return f16_canon(uint(float16BitsToUint16(p)));
+    precise float16_t p = f16_native(a) * f16_native(b);
+    return f16_canon(f16_bits(p));
 }
 #else
 // f16(a + b), one rounding.

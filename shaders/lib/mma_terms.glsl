@@ -149,12 +149,15 @@ uint mma_round_group(int sum, int E, int P) {
 // scaling by 2^(E-13) is exact; the conversion to f16 rounds to nearest even because these
 // builds declare RoundingModeRTE and DenormPreserve for 16-bit results (the device must
 // support both beside RTZ for 32 bits, see `use_rtz_kernels`).
+#ifndef OPENNGX_F16_NATIVE
+#error "MMA_RTZ builds declare the 16-bit float controls and define OPENNGX_F16_NATIVE"
+#endif
 uint mma_finish_group(int s, float c, uint h, int P) {
-    float av = float(uint16BitsToFloat16(uint16_t(h)));
+    float av = float(f16_native(h));
     int t = floatBitsToInt(abs(av) + c) - floatBitsToInt(c);
     s += av < 0.0 ? -t : t;
     float m = float(s) * uintBitsToFloat(floatBitsToUint(c) - (23u << 23)); // c * 2^-23
-    uint r = uint(float16BitsToUint16(float16_t(m)));
+    uint r = f16_bits(float16_t(m));
     return (r & 0x7FFFu) == 0u ? F16_POS_ZERO : r;
 }
 #else

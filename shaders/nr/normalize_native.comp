@@ -9,7 +9,6 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
 #extension GL_EXT_spirv_intrinsics : require
 // SPIR-V RoundingModeRTE (4462, capability 4467) and DenormPreserve (4459, capability 4464)
 // for 16-bit floats.

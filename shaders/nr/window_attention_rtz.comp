@@ -9,7 +9,6 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #extension GL_EXT_spirv_intrinsics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
 // SPIR-V RoundingModeRTZ (4463) for 32-bit floats (capability 4468); RoundingModeRTE (4462,
 // capability 4467) and DenormPreserve (4459, capability 4464) for 16-bit results, so that the
 // group results' f32 -> f16 conversions (mma_terms.glsl) and the f16 adds and multiplies

@@ -63,12 +63,10 @@ pub struct Capabilities {
 impl Capabilities {
     /// Whether shaders may compute with the device's own f16 arithmetic and get the model's
     /// bytes: 16-bit results rounded to nearest even with subnormals kept (both declared by the
-    /// shader), and 16-bit float and integer types.
+    /// shader; properties, nothing to enable) and f16 arithmetic types (`shaderFloat16`, which
+    /// the exact route requires the caller to enable anyway).
     pub fn native_f16(&self) -> bool {
-        self.rounding_mode_rte_f16
-            && self.denorm_preserve_f16
-            && self.shader_float16
-            && self.shader_int16
+        self.rounding_mode_rte_f16 && self.denorm_preserve_f16 && self.shader_float16
     }
 
     /// Whether the `*_rtz` kernel builds can run: the RTZ f32 mode in a shader that also uses

@@ -169,11 +169,10 @@ fn device_report(i: usize, caps: &Capabilities, has_coop: bool) -> bool {
     println!("  subgroup size: {}", caps.subgroup_size);
     // Not required: they select the faster builds of the exact kernels.
     println!(
-        "  native f16 (RTE f16, denormPreserve f16, shaderInt16): {} ({}, {}, {})",
+        "  native f16 (RTE f16, denormPreserve f16): {} ({}, {})",
         yes_no(caps.native_f16()),
         yes_no(caps.rounding_mode_rte_f16),
-        yes_no(caps.denorm_preserve_f16),
-        yes_no(caps.shader_int16)
+        yes_no(caps.denorm_preserve_f16)
     );
     println!(
         "  fast exact kernels (native f16 + RTZ f32, independent modes): {} ({}, {})",
