@@ -125,6 +125,7 @@ uint f16_from_f32_sum_rtz(float x, float y) {
 // with the device's own f16 arithmetic: Vulkan rounds those correctly, so the bytes are the
 // model's; a NaN is canonicalised as in the emulated forms. (Fused multiply-adds stay emulated:
 // Vulkan does not promise a single rounding for an f16 fma.)
+//
 // Bits <-> float16_t through OpBitcast between uint and f16vec2: no 16-bit integer type appears
 // (glslang lowers unpackFloat2x16 through one), so the only device feature these builds use
 // beyond the portable ones is shaderFloat16, which the exact route requires anyway. The

@@ -90,10 +90,6 @@ int mma_term_mul(float a, float b, float scale) { return int(abs(a) * abs(b) * s
 // count of negative products.
 int mma_rtz_correction(int neg, float base) { return neg - (16 - 2 * neg) * floatBitsToInt(base); }
 
-// The term form of the including kernel: MMA_RTZ 1 (the `*_rtz.comp` builds, which also set the
-// RTZ execution mode and OPENNGX_F32_RTZ) uses the RTZ FMA, MMA_RTZ 0 the exact float products.
-// The per-term constant of a group (2^(10+E) or 2^(P-E)) is what the kernels keep in registers;
-// E is read back from it.
 // MMA_KEEP_OPERANDS 1 (the default of the portable builds): the tiled kernels load each operand
 // value of a 16-group from shared memory once, keep it in registers for the second pass and
 // recompute 2^(5e) from it (mma_value_pow) instead of loading it. lavapipe, the main user of the
@@ -108,6 +104,10 @@ int mma_rtz_correction(int neg, float base) { return neg - (16 - 2 * neg) * floa
 #endif
 #endif
 
+// The term form of the including kernel: MMA_RTZ 1 (the `*_rtz.comp` builds, which also set the
+// RTZ execution mode and OPENNGX_F32_RTZ) uses the RTZ FMA, MMA_RTZ 0 the exact float products.
+// The per-term constant of a group (2^(10+E) or 2^(P-E)) is what the kernels keep in registers;
+// E is read back from it.
 #if MMA_RTZ
 float mma_term_constant(int E, int P) { return mma_rtz_base(E); }
 int mma_term_constant_exponent(float c, int P) { return mma_rtz_base_exponent(c); }
@@ -143,8 +143,8 @@ uint mma_round_group(int sum, int E, int P) {
 // term constant `c` and the finite accumulator h: f16 RNE of (sum + trunc(acc * 2^(P-E))) *
 // 2^(E-P), +0 for zero.
 #if MMA_RTZ
-// RTZ builds (P = 13) let the float hardware do it (the integer form below costs the H200 a
-// fifth of its GEMM time): the accumulator's term is one RTZ add (|acc| < 2^(E+1) stays in the
+// RTZ builds (P = 13) let the float hardware do it (the integer form below cost the H200 a
+// third of its GEMM time): the accumulator's term is one RTZ add (|acc| < 2^(E+1) stays in the
 // binade of c = 2^(10+E), ulp 2^(E-13)); the sum (|s| < 2^21) converts to f32 exactly and the
 // scaling by 2^(E-13) is exact; the conversion to f16 rounds to nearest even because these
 // builds declare RoundingModeRTE and DenormPreserve for 16-bit results (the device must
