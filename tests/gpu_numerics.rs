@@ -129,17 +129,23 @@ const DECODER_MERGE: u32 = 13;
 const POST_BLEND: u32 = 14;
 const F16_TO_F32: u32 = 15;
 
-/// Apply FUNC to argument tuples and compare with `want` element by element.
+/// The numerics kernels: portable forms (every device) and the forms of the RTZ builds (devices
+/// with `Capabilities::rtz_kernels`).
+const NUMERICS: &str = "test/numerics";
+const NUMERICS_FAST: &str = "test/numerics_fast";
+
+/// Apply FUNC of `shader` to argument tuples and compare with `want` element by element.
 fn check(
     h: &Harness,
     ctx: &Arc<GpuContext>,
+    shader: &str,
     func: u32,
     name: &str,
     args: &[[u32; 4]],
     want: impl Fn([u32; 4]) -> u32,
 ) {
     let flat: Vec<u32> = args.iter().flatten().copied().collect();
-    let got = run(h, ctx, "test/numerics", func, &flat, args.len());
+    let got = run(h, ctx, shader, func, &flat, args.len());
     let mut bad = Vec::new();
     for (a, g) in args.iter().zip(&got) {
         let w = want(*a);
@@ -163,35 +169,56 @@ fn every_half() -> Vec<[u32; 4]> {
     (0..=0xFFFFu32).map(|h| [h, 0, 0, 0]).collect()
 }
 
-fn unary(h: &Harness, ctx: &Arc<GpuContext>, func: u32, name: &str, f: impl Fn(u16) -> u16) {
-    check(h, ctx, func, name, &every_half(), |a| f(a[0] as u16) as u32);
+fn unary(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    shader: &str,
+    func: u32,
+    name: &str,
+    f: impl Fn(u16) -> u16,
+) {
+    check(h, ctx, shader, func, name, &every_half(), |a| {
+        f(a[0] as u16) as u32
+    });
 }
 
-#[test]
-fn e4m3_publish_and_decode_match_rust() {
-    let Some(h) = Harness::new() else { return };
-    let ctx = h.context();
-    unary(&h, &ctx, E4M3_FROM_F16, "e4m3_from_f16", |x| {
+/// Every half through the unary functions of `shader`, all 256 E4M3 codes back to halves.
+fn unary_checks(h: &Harness, ctx: &Arc<GpuContext>, shader: &str) {
+    unary(h, ctx, shader, E4M3_FROM_F16, "e4m3_from_f16", |x| {
         e4m3::from_f16(x) as u16
     });
     let codes: Vec<[u32; 4]> = (0..256u32).map(|c| [c, 0, 0, 0]).collect();
-    check(&h, &ctx, E4M3_TO_F16, "e4m3_to_f16", &codes, |a| {
+    check(h, ctx, shader, E4M3_TO_F16, "e4m3_to_f16", &codes, |a| {
         e4m3::to_f16(a[0] as u8) as u32
     });
-    check(&h, &ctx, F16_TO_F32, "f16_to_f32", &every_half(), |a| {
-        f16::to_f32(a[0] as u16).to_bits()
-    });
-    drop(ctx);
-    h.assert_validation_clean();
+    check(
+        h,
+        ctx,
+        shader,
+        F16_TO_F32,
+        "f16_to_f32",
+        &every_half(),
+        |a| f16::to_f32(a[0] as u16).to_bits(),
+    );
+    unary(h, ctx, shader, SILU, "silu", rust_ref::silu);
+    unary(
+        h,
+        ctx,
+        shader,
+        EXP_WINDOW,
+        "exp_window",
+        rust_ref::exp_window,
+    );
+    unary(h, ctx, shader, EXP_VIT, "exp_vit", rust_ref::exp_vit);
+    unary(h, ctx, shader, RECIP, "recip", rust_ref::recip);
+    unary(h, ctx, shader, RSQRT, "rsqrt", rust_ref::rsqrt);
 }
 
 #[test]
-fn silu_and_exps_match_every_half() {
+fn unary_functions_match_rust_for_every_half() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
-    unary(&h, &ctx, SILU, "silu", rust_ref::silu);
-    unary(&h, &ctx, EXP_WINDOW, "exp_window", rust_ref::exp_window);
-    unary(&h, &ctx, EXP_VIT, "exp_vit", rust_ref::exp_vit);
+    unary_checks(&h, &ctx, NUMERICS);
     // Spot values from the spec: exp(0) = 0x2680 (window), 0x2D60 (ViT); SiLU(-4) = -0.
     assert_eq!(rust_ref::exp_window(0), 0x2680);
     assert_eq!(rust_ref::exp_vit(0), 0x2D60);
@@ -200,12 +227,18 @@ fn silu_and_exps_match_every_half() {
     h.assert_validation_clean();
 }
 
+/// The same functions as the RTZ builds compile them (native f16 adds and multiplies, the fast
+/// fused form): run where the device has those modes (the H200; lavapipe has no RTZ f32 mode).
 #[test]
-fn recip_and_rsqrt_are_correctly_rounded_for_every_half() {
+fn fast_build_forms_match_rust() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
-    unary(&h, &ctx, RECIP, "recip", rust_ref::recip);
-    unary(&h, &ctx, RSQRT, "rsqrt", rust_ref::rsqrt);
+    if !ctx.capabilities().rtz_kernels() {
+        eprintln!("fast_build_forms_match_rust: skipped, the device lacks the RTZ builds' modes");
+        return;
+    }
+    unary_checks(&h, &ctx, NUMERICS_FAST);
+    binary_checks(&h, &ctx, NUMERICS_FAST);
     drop(ctx);
     h.assert_validation_clean();
 }
@@ -272,6 +305,14 @@ fn f32_to_f16_rne_and_rtz_match_rust() {
 fn f16_arithmetic_and_elementwise_ops_match_rust() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
+    binary_checks(&h, &ctx, NUMERICS);
+    drop(ctx);
+    h.assert_validation_clean();
+}
+
+/// Random f16 adds, multiplies, fused multiply-adds (with constructed f32 ties) and the
+/// elementwise ops of `shader`.
+fn binary_checks(h: &Harness, ctx: &Arc<GpuContext>, shader: &str) {
     let mut rng = Rng(0xF16A_7715_0000_0042);
     // Mostly finite values in overlapping ranges (so sums cancel and round), some of every kind.
     let half = |rng: &mut Rng| -> u32 {
@@ -292,22 +333,22 @@ fn f16_arithmetic_and_elementwise_ops_match_rust() {
         })
         .collect();
     let c = rust_ref::canon;
-    check(&h, &ctx, F16_ADD, "f16_add", &args, |a| {
+    check(h, ctx, shader, F16_ADD, "f16_add", &args, |a| {
         c(f16::add(a[0] as u16, a[1] as u16)) as u32
     });
-    check(&h, &ctx, F16_MUL, "f16_mul", &args, |a| {
+    check(h, ctx, shader, F16_MUL, "f16_mul", &args, |a| {
         c(f16::mul(a[0] as u16, a[1] as u16)) as u32
     });
-    check(&h, &ctx, F16_FMA, "f16_fma", &args, |a| {
+    check(h, ctx, shader, F16_FMA, "f16_fma", &args, |a| {
         c(f16::fma(a[0] as u16, a[1] as u16, a[2] as u16)) as u32
     });
-    check(&h, &ctx, POOL2X2, "pool2x2", &args, |a| {
+    check(h, ctx, shader, POOL2X2, "pool2x2", &args, |a| {
         rust_ref::pool2x2(a[0] as u16, a[1] as u16, a[2] as u16, a[3] as u16) as u32
     });
-    check(&h, &ctx, DECODER_MERGE, "decoder_merge", &args, |a| {
+    check(h, ctx, shader, DECODER_MERGE, "decoder_merge", &args, |a| {
         rust_ref::decoder_merge(a[0] as u16, a[1] as u16, a[2] as u16) as u32
     });
-    check(&h, &ctx, POST_BLEND, "post_blend", &args, |a| {
+    check(h, ctx, shader, POST_BLEND, "post_blend", &args, |a| {
         rust_ref::post_blend(a[0] as u16, a[1] as u16, a[2] as u16, a[3] as u16) as u32
     });
     // Fused-FMA ties: a*b + c lands exactly halfway in f32 but not in exact arithmetic.
@@ -321,11 +362,9 @@ fn f16_arithmetic_and_elementwise_ops_match_rust() {
             ]
         })
         .collect();
-    check(&h, &ctx, F16_FMA, "f16_fma", &ties, |a| {
+    check(h, ctx, shader, F16_FMA, "f16_fma", &ties, |a| {
         c(f16::fma(a[0] as u16, a[1] as u16, a[2] as u16)) as u32
     });
-    drop(ctx);
-    h.assert_validation_clean();
 }
 
 /// A random E4M3 code with exponent field in [lo, hi], a few zeros and NaN codes.

@@ -163,6 +163,27 @@ uint f16_mul(uint a, uint b) {
 }
 #endif
 
+#if defined(OPENNGX_F32_RTZ) && defined(OPENNGX_F16_NATIVE)
+// f16(a*b + c), one rounding, for finite halves, in builds with both the RTZ f32 mode and the
+// native RNE f16 conversions: the product is exact in f32 and s = RZ(p + c) (inexactness shows
+// as in f16_from_f32_sum_rtz). Setting the last bit of an inexact s rounds the exact sum to odd
+// at f32 precision, and rounding that to f16 (11 or fewer significant bits, 13 or more below
+// f32's 24) to nearest even gives the exact sum's f16 RNE: round-to-odd keeps every f16 tie and
+// midpoint decision. About a quarter of the integer form's instructions (SiLU runs two per
+// GEMM output). An exact zero keeps the sign of the f32 add (RZ and RNE agree on it).
+uint f16_fma_finite(uint a, uint b, uint c) {
+    precise float x = float(f16_native(a)) * float(f16_native(b));
+    float y = float(f16_native(c));
+    bool xbig = abs(x) >= abs(y);
+    float big = xbig ? x : y;
+    float small = xbig ? y : x;
+    precise float s = x + y;
+    precise float back = s - big;
+    uint odd = floatBitsToUint(s) | (back != small ? 1u : 0u);
+    return f16_bits(float16_t(uintBitsToFloat(odd)));
+}
+#endif
+
 // The fused half FMA f16(a*b + c) with a single rounding. The product is exact in f32; the sum
 // s = fl32(p + c) and its exact error (TwoSum) decide ties: the true value can only round
 // differently from s when s is exactly halfway between two halves.
@@ -172,6 +193,9 @@ uint f16_fma(uint a, uint b, uint c) {
         precise float rs = r + f16_to_f32(c);
         return f16_canon(f16_from_f32_rne(rs));
     }
+#if defined(OPENNGX_F32_RTZ) && defined(OPENNGX_F16_NATIVE)
+    return f16_fma_finite(a, b, c);
+#endif
     precise float p = f16_to_f32(a) * f16_to_f32(b);
     float cf = f16_to_f32(c);
 #ifdef OPENNGX_F32_RTZ

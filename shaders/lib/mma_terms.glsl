@@ -3,12 +3,15 @@
 // attention kernels (`nr/attention.glsl`). Mirror of src/numerics/mma.rs; the generic form on
 // integer significands is mma.glsl (`tests/gpu_numerics.rs` checks it against the Rust model).
 //
-// An operand code is decoded once into its exact signed f32 value and the power 2^(5e) of the
+// An operand code is decoded once into its exact signed f32 value and the power 2^(Be) of the
 // exponent e it contributes to E (0 for zero and NaN codes). For one group of 16 products and an
 // f16 accumulator:
-//   E: the f32 sum of 2^(5e(acc)) and of 2^(5(ea+eb)) over the products (one FMA per term; zero
-//      operands add 0) has at most 17 terms, all powers of 2^5, so its exponent field divided
-//      by 5 (rounded down) is E exactly. A sum of 0 means no exponent: the group gives +0.
+//   E: the f32 sum of 2^(Be(acc)) and of 2^(B(ea+eb)) over the products (one FMA per term; zero
+//      operands add 0) has at most 17 terms, all powers of 2^B with B >= 5 (17 < 32), so its
+//      exponent divided by B (rounded down) is E exactly. B = 8 in the RTZ builds (F13 only: E
+//      in -14..16, so 8E stays inside f32's exponent range with a bias, and the division is a
+//      shift), B = 5 in the portable ones (H25's widened exponents need the wider range). A sum
+//      of 0 means no exponent: the group gives +0.
 //   terms: trunc(|a*b| * 2^(P-E)), XOR-ed with the product's sign (0 or -1, so a negative product
 //      adds -t - 1) and summed in int32; the count of negative products (popcount of the sign
 //      masks' XOR) undoes the -1s once per group. A term is either
@@ -25,16 +28,27 @@
 #define OPENNGX_MMA_TERMS_GLSL
 #include "f16.glsl"
 
-// 2^(5e) of a decoded E4M3 value v (0 for zero): the f32 exponent of v is e except for F13's
+// The power base B (above) and biases: an operand gives 2^(Be + MMA_POW_BIAS), so a product
+// gives 2^(B(ea+eb) + 2 MMA_POW_BIAS) and the accumulator 2^(Be + 2 MMA_POW_BIAS). RTZ builds:
+// products and accumulators then lie in 2^-120..2^120 and 17 of them stay below 2^125.
+#if MMA_RTZ
+#define MMA_POW_BASE 8
+#define MMA_POW_BIAS (-4)
+#else
+#define MMA_POW_BASE 5
+#define MMA_POW_BIAS 0
+#endif
+
+// 2^(Be) of a decoded E4M3 value v (0 for zero): the f32 exponent of v is e except for F13's
 // subnormals (value exponent -9..-7, e = -6). `widened` gives an E4M3 subnormal its true
-// exponent (H25) instead of the format's -6 (F13).
+// exponent (H25) instead of the format's -6 (F13); the RTZ builds never widen (F13 only).
 float mma_value_pow(float v, bool widened) {
     uint mag = floatBitsToUint(v) & 0x7FFFFFFFu;
     int e = int(mag >> 23) - 127;
-    if (!widened) {
+    if (!widened || MMA_RTZ != 0) {
         e = max(e, -6);
     }
-    return mag == 0u ? 0.0 : uintBitsToFloat(uint(127 + 5 * e) << 23);
+    return mag == 0u ? 0.0 : uintBitsToFloat(uint(127 + MMA_POW_BASE * e + MMA_POW_BIAS) << 23);
 }
 vec4 mma_value_pow4(vec4 v, bool widened) {
     return vec4(mma_value_pow(v.x, widened), mma_value_pow(v.y, widened),
@@ -62,17 +76,23 @@ void mma_decode_e4(uint c, bool widened, out float v, out float pw) {
     pw = mma_value_pow(v, widened);
 }
 
-// 2^(5e) of a finite f16 accumulator, 0 for a zero.
+// 2^(Be) of a finite f16 accumulator, 0 for a zero.
 float mma_acc_pow(uint h) {
-    return f16_is_zero(h) ? 0.0 : uintBitsToFloat(uint(127 + 5 * f16_exponent(h)) << 23);
+    return f16_is_zero(h)
+        ? 0.0
+        : uintBitsToFloat(uint(127 + MMA_POW_BASE * f16_exponent(h) + 2 * MMA_POW_BIAS) << 23);
 }
 
-// E from the max-plus sum (floor division of the unbiased exponent by 5). A zero sum (zero
-// accumulator, no nonzero product) gives E = -26: every term and the sum are then 0, and the
-// group's result +0, as the model says.
+// E from the max-plus sum (floor division of the unbiased, unbiased-by-MMA_POW_BIAS exponent by
+// B). A zero sum (zero accumulator, no nonzero product) gives E = -15 (B = 8) or -26 (B = 5):
+// every term and the sum are then 0, and the group's result +0, as the model says.
 int mma_pow_exponent(float es) {
-    int x = int(floatBitsToUint(es) >> 23) - 127;
+    int x = int(floatBitsToUint(es) >> 23) - 127 - 2 * MMA_POW_BIAS;
+#if MMA_POW_BASE == 8
+    return x >> 3;
+#else
     return (x + 500) / 5 - 100;
+#endif
 }
 
 // Per-term constants of a group with exponent E.
@@ -144,19 +164,24 @@ uint mma_round_group(int sum, int E, int P) {
 // 2^(E-P), +0 for zero.
 #if MMA_RTZ
 // RTZ builds (P = 13) let the float hardware do it (the integer form below cost the H200 a
-// third of its GEMM time): the accumulator's term is one RTZ add (|acc| < 2^(E+1) stays in the
-// binade of c = 2^(10+E), ulp 2^(E-13)); the sum (|s| < 2^21) converts to f32 exactly and the
-// scaling by 2^(E-13) is exact; the conversion to f16 rounds to nearest even because these
-// builds declare RoundingModeRTE and DenormPreserve for 16-bit results (the device must
-// support both beside RTZ for 32 bits, see `use_rtz_kernels`).
+// third of its GEMM time), in f32 adds, since the integer pipe is the GEMM's busiest:
+// - the accumulator's truncated magnitude is (|acc| + c) - c: |acc| < 2^(E+1) keeps the RTZ sum
+//   in the binade of c = 2^(10+E), whose ulp is 2^(E-13); it takes the accumulator's sign;
+// - with k = 1.5c (same binade), the bits of k plus s are exactly k + s ulps (|s| < 2^21, and
+//   there are 2^22 ulps of room each way), so subtracting k leaves s * 2^(E-13) exactly;
+// - the sum of those two multiples of the ulp (below 2^(E+9)) is exact;
+// - the conversion to f16 rounds to nearest even because these builds declare RoundingModeRTE
+//   and DenormPreserve for 16-bit results (the device must support both beside RTZ for 32
+//   bits, see `use_rtz_kernels`).
 #ifndef OPENNGX_F16_NATIVE
 #error "MMA_RTZ builds declare the 16-bit float controls and define OPENNGX_F16_NATIVE"
 #endif
 uint mma_finish_group(int s, float c, uint h, int P) {
     float av = float(f16_native(h));
-    int t = floatBitsToInt(abs(av) + c) - floatBitsToInt(c);
-    s += av < 0.0 ? -t : t;
-    float m = float(s) * uintBitsToFloat(floatBitsToUint(c) - (23u << 23)); // c * 2^-23
+    precise float ta = (abs(av) + c) - c;
+    float tsigned = uintBitsToFloat(floatBitsToUint(ta) | (floatBitsToUint(av) & 0x80000000u));
+    uint kb = floatBitsToUint(c) | 0x400000u;
+    precise float m = (uintBitsToFloat(kb + uint(s)) - uintBitsToFloat(kb)) + tsigned;
     uint r = f16_bits(float16_t(m));
     return (r & 0x7FFFu) == 0u ? F16_POS_ZERO : r;
 }

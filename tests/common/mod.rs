@@ -71,7 +71,12 @@ unsafe extern "system" fn on_message(
     vk::FALSE
 }
 
+/// No device: skip the test, unless `OPENNGX_TEST_REQUIRE_DEVICE=1` (runs on a GPU machine, where
+/// a missing driver must fail rather than pass vacuously).
 fn skip(why: &str) -> Option<Harness> {
+    if std::env::var("OPENNGX_TEST_REQUIRE_DEVICE").is_ok_and(|v| v == "1") {
+        panic!("no usable Vulkan device ({why}) and OPENNGX_TEST_REQUIRE_DEVICE=1");
+    }
     println!("SKIP: no usable Vulkan device ({why})");
     None
 }
