@@ -1,6 +1,9 @@
 //! The attention kernels (`nr/normalize`, `nr/window_attention`, `nr/vit_attention`) against the
 //! CPU reference op (`Executor::exec` of the same graph node), byte for byte, on the harness's
-//! device (lavapipe in CI) with the validation layer.
+//! device (lavapipe in CI) with the validation layer. The cooperative normalisation
+//! (`nr/normalize_coop` here, `nr/normalize_native` on devices with native f16) runs the same
+//! nodes and shapes whose (row, head) count is not a multiple of its workgroup's, checked against
+//! `numerics::norm`, with the bytes around each output still poisoned.
 //!
 //! Inputs mix realistic codes with adversarial ones: zero rows, E4M3 subnormals, ±0, NaN codes,
 //! saturated codes, f16 inf/NaN/subnormals, extreme priors and temperatures. Window attention
@@ -26,7 +29,8 @@ use openngx::model::{LoadOptions, Model};
 use openngx::nr::geometry::{Geometry, Level, Size};
 use openngx::nr::graph::{self, Graph, Node, Op, WeightRef};
 use openngx::nr::record::attention::{
-    record_normalize, record_vit_attention, record_window_attention,
+    record_normalize, record_normalize_with, record_vit_attention, record_window_attention,
+    NormalizeKernel,
 };
 use openngx::nr::reference::{Executor, Profiles, TensorData, Weights};
 
@@ -475,7 +479,78 @@ fn qkv_rows(rng: &mut Rng, rows: usize, c3: usize) -> Vec<u16> {
     v
 }
 
-fn check_normalize(h: &Harness, ctx: &Arc<GpuContext>, g: &Graph, label: &str, seed: u64) {
+/// Temperatures of `heads` heads: values that round to f16 inf, 0, subnormals and NaN first,
+/// then typical ones.
+fn temperature_values(rng: &mut Rng, heads: usize) -> Vec<f32> {
+    let special = [65520.0f32, 1e-9, 3e-6, -2.5, f32::NAN, 0.333_333_34];
+    (0..heads)
+        .map(|i| {
+            special
+                .get(i)
+                .copied()
+                .unwrap_or(1.5 + rng.below(4500) as f32 / 1000.0)
+        })
+        .collect()
+}
+
+/// Run the normalisation (`kernel`, or the device's choice with `None`) on `x` and return the
+/// q, k, v bytes. Every output is poisoned first and bound with 32 more bytes than it needs
+/// (a device with robust buffer access, lavapipe, would drop writes past the binding), which
+/// must stay poisoned: the last workgroup's empty units store nothing.
+#[allow(clippy::too_many_arguments)]
+fn run_normalize(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    kernel: Option<NormalizeKernel>,
+    x: &[u16],
+    tbytes: &[u8],
+    rows: usize,
+    heads: usize,
+    vit: bool,
+) -> ([Vec<u8>; 3], Duration) {
+    let c = heads * 32;
+    let xb: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let mut ins = Staging::default();
+    let sx = ins.put(&xb, 2);
+    let st = ins.put(tbytes, 6); // f32 temperatures on a 2-aligned offset
+    let mut outs = Staging::default();
+    let (sq, sk, sv) = (
+        outs.reserve(rows * c, 1),
+        outs.reserve(rows * c, 2),
+        outs.reserve(rows * c, 3),
+    );
+    outs.reserve(32, 0); // poisoned guard after v
+    let (got, took) = run_gpu(h, ctx, &ins, &outs, |rec, arena, i, o| {
+        let (qkv, t) = (range(i, sx), range(i, st));
+        let guarded = |slot: (u64, u64)| range(o, (slot.0, slot.1 + 32));
+        let (q, k, v) = (guarded(sq), guarded(sk), guarded(sv));
+        let (rows, heads) = (rows as u32, heads as u32);
+        match kernel {
+            None => record_normalize(ctx, rec, arena, qkv, t, q, k, v, rows, heads, vit),
+            Some(kernel) => {
+                record_normalize_with(ctx, rec, arena, kernel, qkv, t, q, k, v, rows, heads, vit)
+            }
+        }
+    });
+    let outputs = [sq, sk, sv].map(|slot| {
+        let end = (slot.0 + slot.1) as usize;
+        assert!(
+            got[end..end + 32].iter().all(|&b| b == 0xA5),
+            "normalize ({rows} rows, {heads} heads): bytes written past an output"
+        );
+        slice(&got, slot).to_vec()
+    });
+    (outputs, took)
+}
+
+fn check_normalize(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    g: &Graph,
+    label: &str,
+    seed: u64,
+    kernel: Option<NormalizeKernel>,
+) {
     let n = node(g, label);
     let Op::Normalize {
         qkv,
@@ -493,16 +568,7 @@ fn check_normalize(h: &Harness, ctx: &Arc<GpuContext>, g: &Graph, label: &str, s
     let c = heads * 32;
     let mut rng = Rng(seed);
     let x = qkv_rows(&mut rng, rows, 3 * c);
-    // Temperatures: typical values plus ones that round to f16 inf, 0 and subnormals, and NaN.
-    let special = [65520.0f32, 1e-9, 3e-6, -2.5, f32::NAN, 0.333_333_34];
-    let temps: Vec<f32> = (0..heads)
-        .map(|i| {
-            special
-                .get(i)
-                .copied()
-                .unwrap_or(1.5 + rng.below(4500) as f32 / 1000.0)
-        })
-        .collect();
+    let temps = temperature_values(&mut rng, heads);
     let tbytes: Vec<u8> = temps.iter().flat_map(|t| t.to_le_bytes()).collect();
     let sm = sparse_model(&[(temperatures, tbytes.clone())]);
     let weights = Weights::new(&sm.model);
@@ -512,36 +578,14 @@ fn check_normalize(h: &Harness, ctx: &Arc<GpuContext>, g: &Graph, label: &str, s
     let res = ex.exec(n).unwrap();
     let cpu = t0.elapsed();
 
-    let xb: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
-    let mut ins = Staging::default();
-    let sx = ins.put(&xb, 2);
-    let st = ins.put(&tbytes, 6); // f32 temperatures on a 2-aligned offset
-    let mut outs = Staging::default();
-    let (sq, sk, sv) = (
-        outs.reserve(rows * c, 1),
-        outs.reserve(rows * c, 2),
-        outs.reserve(rows * c, 3),
+    let (got, took) = run_normalize(h, ctx, kernel, &x, &tbytes, rows, heads, vit);
+    println!(
+        "{label} ({rows} rows, {heads} heads, vit {vit}, {kernel:?}): gpu {took:?}, cpu {cpu:?}"
     );
-    let (got, took) = run_gpu(h, ctx, &ins, &outs, |rec, arena, i, o| {
-        record_normalize(
-            ctx,
-            rec,
-            arena,
-            range(i, sx),
-            range(i, st),
-            range(o, sq),
-            range(o, sk),
-            range(o, sv),
-            rows as u32,
-            heads as u32,
-            vit,
-        )
-    });
-    println!("{label} ({rows} rows, {heads} heads, vit {vit}): gpu {took:?}, cpu {cpu:?}");
-    for (name, t, slot) in [("q", q, sq), ("k", k, sk), ("v", v, sv)] {
+    for ((name, t), got) in [("q", q), ("k", k), ("v", v)].into_iter().zip(&got) {
         let want = e4_of(&res, t);
         assert!(distinct(&want) > 100, "{label} {name}: not informative");
-        assert_bytes_eq(&format!("{label} {name}"), slice(&got, slot), &want, c);
+        assert_bytes_eq(&format!("{label} {name}"), got, &want, c);
     }
 }
 
@@ -550,8 +594,69 @@ fn normalize_window_and_vit() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
     let g = graph_64();
-    check_normalize(&h, &ctx, &g, "block-9.normalize", 0x5001);
-    check_normalize(&h, &ctx, &g, "block-31.normalize", 0x5002);
+    check_normalize(&h, &ctx, &g, "block-9.normalize", 0x5001, None);
+    check_normalize(&h, &ctx, &g, "block-31.normalize", 0x5002, None);
+}
+
+#[test]
+fn normalize_cooperative_window_and_vit() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let g = graph_64();
+    let coop = Some(NormalizeKernel::Cooperative);
+    check_normalize(&h, &ctx, &g, "block-9.normalize", 0x5003, coop);
+    check_normalize(&h, &ctx, &g, "block-31.normalize", 0x5004, coop);
+}
+
+/// The cooperative kernel on (rows, heads) counts that leave its last workgroup part-empty (4
+/// units per workgroup), against `numerics::norm` per (row, head).
+#[test]
+fn normalize_cooperative_partial_workgroups() {
+    use openngx::numerics::norm;
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    for (rows, heads, vit, seed) in [
+        (1, 1, false, 0x5101),
+        (13, 1, true, 0x5102),
+        (37, 3, false, 0x5103),
+        (50, 5, true, 0x5104),
+        (7, 6, false, 0x5105),
+    ] {
+        let c = heads * 32;
+        let mut rng = Rng(seed);
+        let x = qkv_rows(&mut rng, rows, 3 * c);
+        let temps = temperature_values(&mut rng, heads);
+        let tbytes: Vec<u8> = temps.iter().flat_map(|t| t.to_le_bytes()).collect();
+        let mut want = [
+            vec![0u8; rows * c],
+            vec![0u8; rows * c],
+            vec![0u8; rows * c],
+        ];
+        for r in 0..rows {
+            for hd in 0..heads {
+                let part = |p: usize| -> [u16; 32] {
+                    let at = r * 3 * c + 96 * hd + 32 * p;
+                    x[at..at + 32].try_into().unwrap()
+                };
+                let q = if vit {
+                    norm::vit_q(&part(0), temps[hd])
+                } else {
+                    norm::window_q(&part(0), temps[hd])
+                };
+                let out = [q, norm::normalize_k(&part(1)), norm::publish_v(&part(2))];
+                for (w, o) in want.iter_mut().zip(out) {
+                    w[r * c + 32 * hd..r * c + 32 * hd + 32].copy_from_slice(&o);
+                }
+            }
+        }
+        let kernel = Some(NormalizeKernel::Cooperative);
+        let (got, took) = run_normalize(&h, &ctx, kernel, &x, &tbytes, rows, heads, vit);
+        println!("{rows} rows, {heads} heads, vit {vit}: gpu {took:?}");
+        for ((name, got), want) in ["q", "k", "v"].iter().zip(&got).zip(&want) {
+            let what = format!("{rows} rows x {heads} heads {name}");
+            assert_bytes_eq(&what, got, want, c);
+        }
+    }
 }
 
 #[test]

@@ -1,7 +1,8 @@
-// Body of the cosine normalisation of a QKV tensor (`normalize.comp`, and `normalize_native.comp`
-// with the device's f16 adds and multiplies, see f16.glsl) into E4M3 q', k', v' (spec
-// nr-network.md 1.5, 2.5, 8.9). qkv: f16 [rows][3C] head-major (head h: q at 96h+0..31, k at
-// +32, v at +64); q/k/v: E4M3 [rows][C], channel 32h + c. One invocation per (row, head, part):
+// Body of the cosine normalisation of a QKV tensor for the portable route (`normalize.comp`) into
+// E4M3 q', k', v' (spec nr-network.md 1.5, 2.5, 8.9). qkv: f16 [rows][3C] head-major (head h: q
+// at 96h+0..31, k at +32, v at +64); q/k/v: E4M3 [rows][C], channel 32h + c. One invocation per
+// (row, head, part), which suits lavapipe (CI's device); devices with native f16 run the
+// cooperative layout of normalize_coop.glsl (same operations, same bytes) instead:
 //   window q' = E4(f16(f16(q*norm) * f16(temperature)))
 //   ViT    q' = E4(f16(f16(f16(q*norm) * 5.65625) * f16(temperature)))
 //   k'        = E4(f16(k*norm_k)),  v' = E4(v)

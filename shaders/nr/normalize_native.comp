@@ -1,8 +1,10 @@
 #version 450
-// Cosine normalisation of a QKV tensor with the device's f16 adds and multiplies (correctly
-// rounded to nearest even with subnormals kept, as declared below; the fused multiply-adds stay
-// emulated since Vulkan does not promise a fused f16 fma). For devices with
-// shaderRoundingModeRTEFloat16 and shaderDenormPreserveFloat16; same bytes as normalize.comp.
+// Cosine normalisation of a QKV tensor, cooperative layout (normalize_coop.glsl: 32 invocations
+// per (row, head)), with the device's f16 adds and multiplies (correctly rounded to nearest even
+// with subnormals kept, as declared below; the fused multiply-adds stay emulated since Vulkan
+// does not promise a fused f16 fma). For devices with shaderRoundingModeRTEFloat16 and
+// shaderDenormPreserveFloat16; same bytes as normalize.comp and normalize_coop.comp (the same
+// body with emulated halves).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require
@@ -15,4 +17,4 @@
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4467], 4462, 16);
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 16);
 #define OPENNGX_F16_NATIVE 1
-#include "normalize.glsl"
+#include "normalize_coop.glsl"

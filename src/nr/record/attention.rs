@@ -1,5 +1,7 @@
 //! GPU record functions of the attention ops: [`Op::Normalize`], [`Op::WindowAttention`] and
-//! [`Op::VitAttention`] (kernels `shaders/nr/{normalize,window_attention,vit_attention}.comp`).
+//! [`Op::VitAttention`] (kernels `shaders/nr/{normalize,window_attention,vit_attention}.comp`
+//! and their builds: `normalize_native`/`normalize_coop` for the cooperative normalisation, the
+//! `*_rtz` attention builds).
 //!
 //! The attention MMAs (`S = prior + q.k`, `O = P.V`) follow the FP8 MMA profile of the run
 //! ([`Profile::F13`] native or [`Profile::H25`]), passed to the kernels as specialization
@@ -20,7 +22,7 @@ use crate::gpu::{
 use crate::nr::geometry::{Phase, Size};
 use crate::numerics::{AccRounding, ExponentConvention, Profile};
 
-use super::elementwise::{bind_aligned, grid, push_bytes};
+use super::elementwise::{bind_aligned, grid, grid_of, push_bytes};
 
 /// Bytes of one head's stored 64x64 f16 prior.
 pub const PRIOR_BYTES: u64 = 8192;
@@ -51,15 +53,82 @@ fn check_heads(what: &str, heads: u32) -> Result<(), GpuError> {
     Ok(())
 }
 
+/// The two layouts of the normalisation kernel; both give the same bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NormalizeKernel {
+    /// `nr/normalize`: one invocation per (row, head, q/k/v) with emulated halves. The portable
+    /// route's kernel: cheap to compile and run on lavapipe, slow on GPUs (divergent lanes, a
+    /// spilled 32-half array, strided accesses).
+    PerPart,
+    /// 32 invocations per (row, head), one per channel of its q, k and v, 4 (row, head) units
+    /// per workgroup, sums of squares through shared memory: `nr/normalize_native` (native f16
+    /// adds and multiplies) where the device allows it
+    /// ([`Capabilities::native_f16`](crate::gpu::Capabilities::native_f16), not under
+    /// `OPENNGX_PORTABLE_KERNELS=1`), else `nr/normalize_coop` (the same body with emulated
+    /// halves, which the tests run on devices without native f16).
+    Cooperative,
+}
+
+impl NormalizeKernel {
+    /// (row, head) units per workgroup of the cooperative kernel (`NORM_UNITS` in
+    /// `shaders/nr/normalize_coop.glsl`).
+    const UNITS: u64 = 4;
+
+    /// What [`record_normalize`] runs on this device: [`Cooperative`](Self::Cooperative) where
+    /// native f16 is allowed, [`PerPart`](Self::PerPart) otherwise (including under
+    /// `OPENNGX_PORTABLE_KERNELS=1`).
+    pub fn for_device(ctx: &GpuContext) -> Self {
+        if super::use_native_f16(ctx) {
+            Self::Cooperative
+        } else {
+            Self::PerPart
+        }
+    }
+}
+
 /// [`Op::Normalize`](crate::nr::graph::Op::Normalize): cosine normalisation of the f16 `qkv`
 /// (`[rows][3 * 32 * heads]`, head-major 96-column groups) into E4 `q`, `k`, `v`
 /// (`[rows][32 * heads]`). `temperatures` holds `heads` little-endian f32; `vit` selects the ViT
-/// q formula (extra `* 5.65625`).
+/// q formula (extra `* 5.65625`). Runs the device's kernel ([`NormalizeKernel::for_device`]).
 #[allow(clippy::too_many_arguments)]
 pub fn record_normalize(
     ctx: &Arc<GpuContext>,
     rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
+    qkv: BufferBinding,
+    temperatures: BufferBinding,
+    q: BufferBinding,
+    k: BufferBinding,
+    v: BufferBinding,
+    rows: u32,
+    heads: u32,
+    vit: bool,
+) -> Result<(), GpuError> {
+    let kernel = NormalizeKernel::for_device(ctx);
+    record_normalize_with(
+        ctx,
+        rec,
+        arena,
+        kernel,
+        qkv,
+        temperatures,
+        q,
+        k,
+        v,
+        rows,
+        heads,
+        vit,
+    )
+}
+
+/// [`record_normalize`] with the kernel layout chosen by the caller (the tests prove both on
+/// any device).
+#[allow(clippy::too_many_arguments)]
+pub fn record_normalize_with(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    kernel: NormalizeKernel,
     qkv: BufferBinding,
     temperatures: BufferBinding,
     q: BufferBinding,
@@ -83,16 +152,22 @@ pub fn record_normalize(
     let (q, q_off) = bind_aligned(ctx, "normalize q", q, n, 1)?;
     let (k, k_off) = bind_aligned(ctx, "normalize k", k, n, 1)?;
     let (v, v_off) = bind_aligned(ctx, "normalize v", v, n, 1)?;
-    let shader = if super::use_native_f16(ctx) {
-        "nr/normalize_native"
-    } else {
-        "nr/normalize"
+    let units = rows as u64 * heads as u64;
+    let (shader, groups) = match kernel {
+        NormalizeKernel::PerPart => ("nr/normalize", grid(ctx, "normalize", units * 3)?),
+        NormalizeKernel::Cooperative => (
+            if super::use_native_f16(ctx) {
+                "nr/normalize_native"
+            } else {
+                "nr/normalize_coop"
+            },
+            grid_of(ctx, "normalize", units.div_ceil(NormalizeKernel::UNITS))?,
+        ),
     };
     let pipeline =
         ctx.pipeline(&PipelineDesc::new(shader, 5, 28).with_spec(SpecConstant::bool(0, vit)))?;
     let set = arena.allocate(&pipeline, &[qkv, temps, q, k, v])?;
     let push = push_bytes(&[rows, heads, qkv_off, t_off, q_off, k_off, v_off]);
-    let groups = grid(ctx, "normalize", rows as u64 * heads as u64 * 3)?;
     rec.run(&pipeline, set, &push, groups)
 }
 

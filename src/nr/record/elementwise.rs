@@ -75,14 +75,19 @@ pub(crate) fn bind_aligned(
 /// A 2D grid of `LOCAL`-wide workgroups covering `invocations` (kernels linearise
 /// `(wg.y * numWG.x + wg.x) * LOCAL + local.x` and guard the tail).
 pub(crate) fn grid(ctx: &GpuContext, what: &str, invocations: u64) -> Result<[u32; 3], GpuError> {
-    let groups = invocations.div_ceil(LOCAL);
+    grid_of(ctx, what, invocations.div_ceil(LOCAL))
+}
+
+/// A 2D grid of `groups` workgroups of any size (kernels linearise `wg.y * numWG.x + wg.x` and
+/// guard the tail).
+pub(crate) fn grid_of(ctx: &GpuContext, what: &str, groups: u64) -> Result<[u32; 3], GpuError> {
     let max = ctx.capabilities().max_compute_work_group_count;
     let x = groups.clamp(1, max[0] as u64);
     let y = groups.div_ceil(x);
     if y > max[1] as u64 {
         return Err(GpuError::invalid(
             what,
-            format!("{invocations} invocations exceed the device's workgroup grid"),
+            format!("{groups} workgroups exceed the device's workgroup grid"),
         ));
     }
     Ok([x as u32, y as u32, 1])

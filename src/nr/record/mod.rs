@@ -39,7 +39,8 @@ pub(crate) fn use_rtz_kernels(ctx: &GpuContext, frac_bits: i32) -> bool {
     frac_bits == 13 && ctx.capabilities().rtz_kernels() && !portable_forced()
 }
 
-/// Whether kernels with an f16-native build (the normalisation) may use it on this device
+/// Whether kernels with an f16-native build (the normalisation, whose native build is also its
+/// cooperative layout: `attention::NormalizeKernel`) may use it on this device
 /// ([`Capabilities::native_f16`](crate::gpu::Capabilities::native_f16)); same bytes either way.
 pub(crate) fn use_native_f16(ctx: &GpuContext) -> bool {
     ctx.capabilities().native_f16() && !portable_forced()
