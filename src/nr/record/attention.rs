@@ -61,7 +61,8 @@ pub enum NormalizeKernel {
     /// spilled 32-half array, strided accesses).
     PerPart,
     /// 32 invocations per (row, head), one per channel of its q, k and v, 4 (row, head) units
-    /// per workgroup, sums of squares through shared memory: `nr/normalize_native` (native f16
+    /// per workgroup, sums of squares through shared memory: `nr/normalize_rtz` (also the fast
+    /// fused f16 form) on devices for the RTZ builds, `nr/normalize_native` (native f16
     /// adds and multiplies) where the device allows it
     /// ([`Capabilities::native_f16`](crate::gpu::Capabilities::native_f16), not under
     /// `OPENNGX_PORTABLE_KERNELS=1`), else `nr/normalize_coop` (the same body with emulated
@@ -156,7 +157,9 @@ pub fn record_normalize_with(
     let (shader, groups) = match kernel {
         NormalizeKernel::PerPart => ("nr/normalize", grid(ctx, "normalize", units * 3)?),
         NormalizeKernel::Cooperative => (
-            if super::use_native_f16(ctx) {
+            if super::use_rtz_mode(ctx) {
+                "nr/normalize_rtz"
+            } else if super::use_native_f16(ctx) {
                 "nr/normalize_native"
             } else {
                 "nr/normalize_coop"

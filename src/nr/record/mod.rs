@@ -36,7 +36,13 @@ use crate::gpu::{GpuContext, GpuError};
 /// (exact float products, integer rounding) run; both give the same bytes. `OPENNGX_PORTABLE_KERNELS=1` forces the portable kernels (to measure them, or to
 /// check them on a device that has the mode).
 pub(crate) fn use_rtz_kernels(ctx: &GpuContext, frac_bits: i32) -> bool {
-    frac_bits == 13 && ctx.capabilities().rtz_kernels() && !portable_forced()
+    frac_bits == 13 && use_rtz_mode(ctx)
+}
+
+/// Whether kernels may run in the round-toward-zero f32 mode beside native f16 arithmetic
+/// whatever the profile (the normalisation's fused squares use the fast form of f16.glsl).
+pub(crate) fn use_rtz_mode(ctx: &GpuContext) -> bool {
+    ctx.capabilities().rtz_kernels() && !portable_forced()
 }
 
 /// Whether kernels with an f16-native build (the normalisation, whose native build is also its
