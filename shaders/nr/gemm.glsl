@@ -72,12 +72,24 @@ layout(constant_id = 5) const uint SEED = 0u;
 #define SEED pc.seed
 #endif
 
-// [kk][row / 4] and [kk][column / 4]: one vec4 read gives 4 rows or columns of one k.
-shared vec4 s_aval[16u * (BM / 4u)];
+// [kk][row / 4] and [kk][column / 4]: one vec4 read gives 4 rows or columns of one k. The B
+// arrays are sized for the tile (BN is a specialization constant). Shared memory per workgroup
+// decides how many workgroups a GPU core holds: on the H200, 8 KiB more made the GEMMs 1.35x
+// slower. GEMM_F16_VALUES (gemm_rtz_narrow.comp) keeps the operand values as halves (E4M3
+// values are exact halves), half the shared memory of the value arrays for one conversion per
+// loaded value.
+#ifdef GEMM_F16_VALUES
+#define VAL4 f16vec4
+#define VAL1 float16_t
+#else
+#define VAL4 vec4
+#define VAL1 float
+#endif
+shared VAL4 s_aval[16u * (BM / 4u)];
 shared vec4 s_apow[16u * (BM / 4u)];
 shared uint s_amask[BM];
-shared vec4 s_bval[16u * 16u];
-shared vec4 s_bpow[16u * 16u];
+shared VAL4 s_bval[16u * QUADS];
+shared vec4 s_bpow[16u * QUADS];
 shared uint s_bmask[64u];
 
 uint skip_half(uint idx) {
@@ -120,15 +132,15 @@ void store_slot(uint idx, uvec4 w) {
         mma_decode_e4((w[kk >> 2] >> (8u * (kk & 3u))) & 0xFFu, CONV != 0u, v, pw);
         mask |= (floatBitsToUint(v) >> 31) << kk;
         if (is_a) {
-            s_aval[kk * (BM / 4u) + (lane >> 2)][lane & 3u] = v;
+            s_aval[kk * (BM / 4u) + (lane >> 2)][lane & 3u] = VAL1(v);
         } else {
-            s_bval[kk * 16u + (lane >> 2)][lane & 3u] = v;
+            s_bval[kk * QUADS + (lane >> 2)][lane & 3u] = VAL1(v);
         }
         if (MMA_KEEP_OPERANDS == 0) {
             if (is_a) {
                 s_apow[kk * (BM / 4u) + (lane >> 2)][lane & 3u] = pw;
             } else {
-                s_bpow[kk * 16u + (lane >> 2)][lane & 3u] = pw;
+                s_bpow[kk * QUADS + (lane >> 2)][lane & 3u] = pw;
             }
         }
     }
@@ -212,16 +224,16 @@ void main() {
 #endif
         [[unroll]] for (uint kk = 0u; kk < 16u; kk++) {
 #if MMA_KEEP_OPERANDS
-            keep_a0[kk] = s_aval[kk * (BM / 4u) + (TM / 4u) * tr];
-            keep_a1[kk] = TM == 8u ? s_aval[kk * (BM / 4u) + 2u * tr + 1u] : keep_a0[kk];
-            keep_b[kk] = s_bval[kk * 16u + tq];
+            keep_a0[kk] = vec4(s_aval[kk * (BM / 4u) + (TM / 4u) * tr]);
+            keep_a1[kk] = TM == 8u ? vec4(s_aval[kk * (BM / 4u) + 2u * tr + 1u]) : keep_a0[kk];
+            keep_b[kk] = vec4(s_bval[kk * QUADS + tq]);
             vec4 pa0 = mma_value_pow4(keep_a0[kk], CONV != 0u);
             vec4 pa1 = TM == 8u ? mma_value_pow4(keep_a1[kk], CONV != 0u) : pa0;
             vec4 pb = mma_value_pow4(keep_b[kk], CONV != 0u);
 #else
             vec4 pa0 = s_apow[kk * (BM / 4u) + (TM / 4u) * tr];
             vec4 pa1 = TM == 8u ? s_apow[kk * (BM / 4u) + 2u * tr + 1u] : pa0;
-            vec4 pb = s_bpow[kk * 16u + tq];
+            vec4 pb = s_bpow[kk * QUADS + tq];
 #endif
             [[unroll]] for (uint i = 0u; i < TM; i++) {
                 float pa = i < 4u ? pa0[i] : pa1[i - 4u];
@@ -250,9 +262,9 @@ void main() {
             vec4 a1 = keep_a1[kk];
             vec4 b = keep_b[kk];
 #else
-            vec4 a0 = s_aval[kk * (BM / 4u) + (TM / 4u) * tr];
-            vec4 a1 = TM == 8u ? s_aval[kk * (BM / 4u) + 2u * tr + 1u] : a0;
-            vec4 b = s_bval[kk * 16u + tq];
+            vec4 a0 = vec4(s_aval[kk * (BM / 4u) + (TM / 4u) * tr]);
+            vec4 a1 = TM == 8u ? vec4(s_aval[kk * (BM / 4u) + 2u * tr + 1u]) : a0;
+            vec4 b = vec4(s_bval[kk * QUADS + tq]);
 #endif
             ivec4 sb = floatBitsToInt(b) >> 31;
             [[unroll]] for (uint i = 0u; i < TM; i++) {

@@ -170,12 +170,18 @@ fn tile(n: usize) -> u32 {
 }
 
 /// The GEMM kernel for a profile with `frac_bits` on this device (see
-/// [`super::use_rtz_kernels`]), its rows per workgroup (`16 * GEMM_TM` of the build: 4 x 4
-/// outputs per invocation in the RTZ build, 8 x 4 in the portable one) and whether it is the
-/// RTZ build.
-fn gemm_shader(ctx: &GpuContext, frac_bits: i32) -> (&'static str, u32, bool) {
+/// [`super::use_rtz_kernels`]) and tiles of `bn` columns, its rows per workgroup (`16 *
+/// GEMM_TM` of the build: 4 x 4 outputs per invocation in the RTZ builds, 8 x 4 in the
+/// portable one) and whether it is an RTZ build. 32-column tiles take the RTZ build that keeps
+/// operand values as halves (less shared memory; see `gemm_rtz_narrow.comp`).
+fn gemm_shader(ctx: &GpuContext, frac_bits: i32, bn: u32) -> (&'static str, u32, bool) {
     if super::use_rtz_kernels(ctx, frac_bits) {
-        ("nr/gemm_rtz", 64, true)
+        let name = if bn == 32 {
+            "nr/gemm_rtz_narrow"
+        } else {
+            "nr/gemm_rtz"
+        };
+        (name, 64, true)
     } else {
         ("nr/gemm", 128, false)
     }
@@ -274,7 +280,7 @@ pub fn prepare_gemm(
         Epilogue::Dual => 3,
     };
     let bn = tile(s.n);
-    let (shader, bm, rtz) = gemm_shader(ctx, p);
+    let (shader, bm, rtz) = gemm_shader(ctx, p, bn);
     let mut desc = PipelineDesc::new(shader, 6, PUSH_BYTES)
         .with_spec(SpecConstant::u32(0, bn))
         .with_spec(SpecConstant::u32(1, 4 * bn))
