@@ -513,6 +513,7 @@ fn run_normalize(
     let mut ins = Staging::default();
     let sx = ins.put(&xb, 2);
     let st = ins.put(tbytes, 6); // f32 temperatures on a 2-aligned offset
+    let srt = ins.put(&openngx::numerics::recip::rsqrt_table(), 0);
     let mut outs = Staging::default();
     let (sq, sk, sv) = (
         outs.reserve(rows * c, 1),
@@ -521,15 +522,15 @@ fn run_normalize(
     );
     outs.reserve(32, 0); // poisoned guard after v
     let (got, took) = run_gpu(h, ctx, &ins, &outs, |rec, arena, i, o| {
-        let (qkv, t) = (range(i, sx), range(i, st));
+        let (qkv, t, rt) = (range(i, sx), range(i, st), range(i, srt));
         let guarded = |slot: (u64, u64)| range(o, (slot.0, slot.1 + 32));
         let (q, k, v) = (guarded(sq), guarded(sk), guarded(sv));
         let (rows, heads) = (rows as u32, heads as u32);
         match kernel {
-            None => record_normalize(ctx, rec, arena, qkv, t, q, k, v, rows, heads, vit),
-            Some(kernel) => {
-                record_normalize_with(ctx, rec, arena, kernel, qkv, t, q, k, v, rows, heads, vit)
-            }
+            None => record_normalize(ctx, rec, arena, qkv, t, rt, q, k, v, rows, heads, vit),
+            Some(kernel) => record_normalize_with(
+                ctx, rec, arena, kernel, qkv, t, rt, q, k, v, rows, heads, vit,
+            ),
         }
     });
     let outputs = [sq, sk, sv].map(|slot| {
@@ -708,7 +709,23 @@ fn rejects_bad_shapes() {
             &ctx, &mut rec, &mut arena, b, b, b, b, 0, 1, &p,
         ));
         errors.push(record_normalize(
-            &ctx, &mut rec, &mut arena, b, b, b, b, b, 64, 1, false,
+            &ctx, &mut rec, &mut arena, b, b, b, b, b, b, 64, 1, false,
+        ));
+        // One row fits the 1024 bytes; the 131072-byte rsqrt table does not.
+        errors.push(record_normalize_with(
+            &ctx,
+            &mut rec,
+            &mut arena,
+            NormalizeKernel::Cooperative,
+            b,
+            b,
+            b,
+            b,
+            b,
+            b,
+            1,
+            1,
+            false,
         ));
         assert_eq!(rec.dispatch_count(), 0);
     });

@@ -421,6 +421,7 @@ fn check_synthetic(
     let w_buf = up("w", &w);
     let skip_buf = up("skip", &skip);
     let scale_buf = up("scale", &scale_bytes);
+    let table_buf = up("silu table", &silu::silu_e4_table());
     let out_len = if epilogue == Epilogue::F16 {
         2 * rows * nout
     } else {
@@ -454,6 +455,7 @@ fn check_synthetic(
         }),
         out: out_buf.binding(),
         out_raw: (epilogue == Epilogue::Dual).then(|| raw_buf.binding()),
+        silu_table: (epilogue == Epilogue::SiluE4).then(|| table_buf.binding()),
     };
     let profiles = Profiles {
         name: profile.name,
@@ -610,6 +612,7 @@ fn unsupported_profiles_and_bad_shapes_are_refused() {
         seed: None,
         out: b,
         out_raw: None,
+        silu_table: None,
     };
     let f32acc = Profiles {
         name: "h25-f32",
@@ -637,6 +640,20 @@ fn unsupported_profiles_and_bad_shapes_are_refused() {
     let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &big, &bindings)
         .expect_err("bindings too small");
     assert!(e.to_string().contains("needs"), "{e}");
+    let silu = GemmShape {
+        epilogue: Epilogue::SiluE4,
+        ..shape
+    };
+    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &silu, &bindings)
+        .expect_err("SiLU needs its table");
+    assert!(e.to_string().contains("SiLU"), "{e}");
+    let short = GemmBindings {
+        silu_table: Some(BufferBinding { range: 100, ..b }),
+        ..bindings
+    };
+    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &silu, &short)
+        .expect_err("a table of 100 bytes");
+    assert!(e.to_string().contains("SiLU table"), "{e}");
     assert!(gemm::check_profiles(Profiles::NATIVE).is_ok());
     assert!(gemm::check_profiles(Profiles::H25).is_ok());
 }

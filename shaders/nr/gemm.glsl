@@ -20,7 +20,6 @@
 #include "f16.glsl"
 #include "mma_terms.glsl"
 #include "e4m3.glsl"
-#include "silu.glsl"
 
 // Columns per workgroup (32 or 64); the workgroup has 4 * BN invocations (set by the host to
 // the same value through local_size_x_id).
@@ -47,6 +46,10 @@ layout(std430, binding = 2) readonly buffer Skip { uint skip_words[]; };
 layout(std430, binding = 3) readonly buffer Scale { uint16_t scale_halves[]; };
 layout(std430, binding = 4) writeonly buffer Out { uint out_words[]; };
 layout(std430, binding = 5) writeonly buffer OutRaw { uint raw_words[]; };
+// E4(SiLU(x)) for every half x, one byte each (built from the Rust numerics,
+// `numerics::silu::silu_e4_table`): the SiLU epilogue's two fused steps, product and E4M3
+// encoding are one load (bound to the output when EPI != 0, then never read).
+layout(std430, binding = 6) readonly buffer SiluTable { uint silu_words[]; };
 
 layout(push_constant) uniform Push {
     uint rows;     // M
@@ -319,8 +322,9 @@ void main() {
         if (EPI != 2u) {
             uint word = 0u;
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                uint v = EPI == 0u ? silu(h[j]) : h[j];
-                word |= e4m3_from_f16(v) << (8u * j);
+                uint code = EPI == 0u ? (silu_words[h[j] >> 2] >> (8u * (h[j] & 3u))) & 0xFFu
+                                      : e4m3_from_f16(h[j]);
+                word |= code << (8u * j);
             }
             out_words[at / 4u] = word;
         }

@@ -13,8 +13,8 @@
 // a GPU its adjacent lanes branch apart, its 32-half array lives in local memory and its accesses
 // are strided.) The sum of squares of norm.glsl runs across the unit through shared memory:
 // invocation c < 16 forms r[c] of q, invocation 16 + c r[c] of k (one fused half FMA each),
-// then the stride levels 8/4/2/1 of f16 adds; the two level-1 invocations take the rsqrt, so a
-// unit computes one rsqrt per vector. Only workgroup barriers synchronise (no subgroup
+// then the stride levels 8/4/2/1 of f16 adds; the two level-1 invocations look the rsqrt up, so
+// a unit takes one rsqrt per vector. Only workgroup barriers synchronise (no subgroup
 // operations: subgroup sizes differ between devices); invocations of units past the last row
 // load nothing and store nothing but reach every barrier.
 //   window q' = E4(f16(f16(q*norm) * f16(temperature)))
@@ -38,6 +38,10 @@ layout(std430, binding = 1) readonly buffer Temps { uint8_t temps[]; };
 layout(std430, binding = 2) writeonly buffer QOut { uint8_t qout[]; };
 layout(std430, binding = 3) writeonly buffer KOut { uint8_t kout[]; };
 layout(std430, binding = 4) writeonly buffer VOut { uint8_t vout[]; };
+// rsqrt of every half (recip.glsl's correctly rounded one, built from the Rust numerics,
+// `numerics::recip::rsqrt_table`), two per word: one load instead of the estimate-and-correct
+// sequence, which two lanes of each unit ran while the others waited.
+layout(std430, binding = 5) readonly buffer RsqrtTable { uint rsqrt_words[]; };
 
 layout(push_constant) uniform Push {
     uint rows;
@@ -90,7 +94,8 @@ void main() {
         barrier();
     }
     if (i == 0u) {
-        s_norm[2u * w + part] = rsqrt(f16_add(r, s_sum[base + 1u]));
+        uint sum = f16_add(r, s_sum[base + 1u]);
+        s_norm[2u * w + part] = (rsqrt_words[sum >> 1] >> (16u * (sum & 1u))) & 0xFFFFu;
     }
     barrier();
 

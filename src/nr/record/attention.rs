@@ -53,6 +53,9 @@ fn check_heads(what: &str, heads: u32) -> Result<(), GpuError> {
     Ok(())
 }
 
+/// Bytes of the rsqrt table of the cooperative normalisation (one half per half).
+pub const RSQRT_TABLE_BYTES: u64 = 131072;
+
 /// The two layouts of the normalisation kernel; both give the same bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NormalizeKernel {
@@ -89,8 +92,10 @@ impl NormalizeKernel {
 
 /// [`Op::Normalize`](crate::nr::graph::Op::Normalize): cosine normalisation of the f16 `qkv`
 /// (`[rows][3 * 32 * heads]`, head-major 96-column groups) into E4 `q`, `k`, `v`
-/// (`[rows][32 * heads]`). `temperatures` holds `heads` little-endian f32; `vit` selects the ViT
-/// q formula (extra `* 5.65625`). Runs the device's kernel ([`NormalizeKernel::for_device`]).
+/// (`[rows][32 * heads]`). `temperatures` holds `heads` little-endian f32; `rsqrt_table` is
+/// [`crate::numerics::recip::rsqrt_table`] (the weights of a device hold one:
+/// `GpuWeights::rsqrt_table`; the cooperative kernels read it); `vit` selects the ViT q formula
+/// (extra `* 5.65625`). Runs the device's kernel ([`NormalizeKernel::for_device`]).
 #[allow(clippy::too_many_arguments)]
 pub fn record_normalize(
     ctx: &Arc<GpuContext>,
@@ -98,6 +103,7 @@ pub fn record_normalize(
     arena: &mut DescriptorArena,
     qkv: BufferBinding,
     temperatures: BufferBinding,
+    rsqrt_table: BufferBinding,
     q: BufferBinding,
     k: BufferBinding,
     v: BufferBinding,
@@ -113,6 +119,7 @@ pub fn record_normalize(
         kernel,
         qkv,
         temperatures,
+        rsqrt_table,
         q,
         k,
         v,
@@ -132,6 +139,7 @@ pub fn record_normalize_with(
     kernel: NormalizeKernel,
     qkv: BufferBinding,
     temperatures: BufferBinding,
+    rsqrt_table: BufferBinding,
     q: BufferBinding,
     k: BufferBinding,
     v: BufferBinding,
@@ -167,9 +175,23 @@ pub fn record_normalize_with(
             grid_of(ctx, "normalize", units.div_ceil(NormalizeKernel::UNITS))?,
         ),
     };
-    let pipeline =
-        ctx.pipeline(&PipelineDesc::new(shader, 5, 28).with_spec(SpecConstant::bool(0, vit)))?;
-    let set = arena.allocate(&pipeline, &[qkv, temps, q, k, v])?;
+    let mut buffers = vec![qkv, temps, q, k, v];
+    if kernel == NormalizeKernel::Cooperative {
+        if rsqrt_table.range < RSQRT_TABLE_BYTES {
+            return Err(GpuError::invalid(
+                "normalize rsqrt table",
+                format!(
+                    "binding of {} bytes, needs {RSQRT_TABLE_BYTES}",
+                    rsqrt_table.range
+                ),
+            ));
+        }
+        buffers.push(rsqrt_table);
+    }
+    let pipeline = ctx.pipeline(
+        &PipelineDesc::new(shader, buffers.len() as u32, 28).with_spec(SpecConstant::bool(0, vit)),
+    )?;
+    let set = arena.allocate(&pipeline, &buffers)?;
     let push = push_bytes(&[rows, heads, qkv_off, t_off, q_off, k_off, v_off]);
     rec.run(&pipeline, set, &push, groups)
 }

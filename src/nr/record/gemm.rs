@@ -122,7 +122,9 @@ impl GemmShape {
 
 /// The buffers of one GEMM: input E4 `[rows][cin]`, the matrix as `[groups][n][k]` E4 bytes, the
 /// seed's skip `[rows][nout]` and f16 scale `[nout]`, the output (E4, or f16 for
-/// [`Epilogue::F16`]) and the raw f16 output of [`Epilogue::Dual`].
+/// [`Epilogue::F16`]), the raw f16 output of [`Epilogue::Dual`] and, for [`Epilogue::SiluE4`],
+/// the E4(SiLU(x)) table ([`crate::numerics::silu::silu_e4_table`], 65536 bytes; the weights
+/// of a device hold one: `GpuWeights::silu_e4_table`).
 #[derive(Clone, Copy, Debug)]
 pub struct GemmBindings {
     pub input: BufferBinding,
@@ -130,7 +132,11 @@ pub struct GemmBindings {
     pub seed: Option<(BufferBinding, BufferBinding)>,
     pub out: BufferBinding,
     pub out_raw: Option<BufferBinding>,
+    pub silu_table: Option<BufferBinding>,
 }
+
+/// Bytes of the SiLU epilogue table (one E4M3 code per half).
+pub const SILU_E4_TABLE_BYTES: u64 = 65536;
 
 /// `b` moved down to the device's storage-buffer offset alignment, and the skew in bytes.
 fn align_down(ctx: &GpuContext, b: BufferBinding) -> (BufferBinding, u64) {
@@ -237,6 +243,19 @@ pub fn prepare_gemm(
         }
         _ => b.out,
     };
+    let table = match (s.epilogue, b.silu_table) {
+        (Epilogue::SiluE4, Some(t)) => {
+            need("gemm SiLU table", &t, SILU_E4_TABLE_BYTES as usize)?;
+            t
+        }
+        (Epilogue::SiluE4, None) => {
+            return Err(invalid(
+                "gemm bindings",
+                "the SiLU epilogue needs the E4(SiLU) table".into(),
+            ))
+        }
+        _ => b.out,
+    };
     let (seed_kind, skip, scale, scale_skew) = match (s.seed, b.seed) {
         (None, _) => (0u32, b.out, b.out, 0),
         (Some(dt), Some((skip, scale))) => {
@@ -288,7 +307,7 @@ pub fn prepare_gemm(
     };
     let bn = tile(s.n, s.rows * s.groups, super::use_rtz_kernels(ctx, p));
     let (shader, bm, rtz) = gemm_shader(ctx, p, bn);
-    let mut desc = PipelineDesc::new(shader, 6, PUSH_BYTES)
+    let mut desc = PipelineDesc::new(shader, 7, PUSH_BYTES)
         .with_spec(SpecConstant::u32(0, bn))
         .with_spec(SpecConstant::u32(1, 4 * bn))
         .with_spec(SpecConstant::i32(2, p))
@@ -301,7 +320,10 @@ pub fn prepare_gemm(
             .with_spec(SpecConstant::u32(5, seed_kind));
     }
     let pipeline = ctx.pipeline(&desc)?;
-    let set = arena.allocate(&pipeline, &[b.input, b.matrix, skip, scale, b.out, raw])?;
+    let set = arena.allocate(
+        &pipeline,
+        &[b.input, b.matrix, skip, scale, b.out, raw, table],
+    )?;
     let astride = match s.mode {
         InputMode::Shared => 0,
         InputMode::Split => s.k,
@@ -479,6 +501,10 @@ pub fn prepare_node(
                 seed,
                 out: tensor(*out),
                 out_raw: out_raw.map(tensor),
+                silu_table: match epilogue {
+                    Epilogue::SiluE4 => Some(weights.silu_e4_table()?),
+                    _ => None,
+                },
             };
             prepare_gemm(ctx, arena, profiles, &shape, &bindings)?
         }

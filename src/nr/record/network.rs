@@ -110,8 +110,9 @@ impl NetworkRecorder {
             .filter(|n| matches!(n.op, Op::Gemm { .. } | Op::Adapter { .. } | Op::Head { .. }))
             .count() as u32;
         let other_nodes = graph.nodes.len() as u32 - gemm_nodes;
+        // A GEMM binds 7 buffers (the adapter and head fewer).
         let mut prepared_arena =
-            DescriptorArena::new(ctx, gemm_nodes.max(1), 6 * gemm_nodes.max(1))?;
+            DescriptorArena::new(ctx, gemm_nodes.max(1), 7 * gemm_nodes.max(1))?;
         let mut prepared = Vec::with_capacity(graph.nodes.len());
         for node in &graph.nodes {
             let binding = |t: TensorId| workspace.binding(t);
@@ -296,6 +297,7 @@ impl NetworkRecorder {
                 arena,
                 b(*qkv),
                 w.binding(*temperatures, 4 * *heads as u64)?,
+                w.rsqrt_table()?,
                 b(*q),
                 b(*k),
                 b(*v),

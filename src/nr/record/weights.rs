@@ -26,7 +26,10 @@ use crate::model::{layout, Model};
 use crate::nr::geometry::Geometry;
 use crate::nr::graph::{self, MatRef, Op, WeightRef};
 use crate::nr::reference::Weights;
+use crate::numerics;
 
+use super::attention::RSQRT_TABLE_BYTES;
+use super::gemm::SILU_E4_TABLE_BYTES;
 use super::RecordError;
 
 /// Alignment of every record and re-laid matrix inside its buffer.
@@ -50,6 +53,10 @@ pub struct GpuWeights {
     matrices: HashMap<MatRef, u64>,
     /// f16 matrices `[n][k]` in `relaid`, keyed by (where, k, n).
     f16_matrices: HashMap<(WeightRef, usize, usize), u64>,
+    /// The SiLU epilogue table ([`numerics::silu::silu_e4_table`]) in `relaid`.
+    silu_e4: u64,
+    /// The normalisation's rsqrt table ([`numerics::recip::rsqrt_table`]) in `relaid`.
+    rsqrt: u64,
 }
 
 impl std::fmt::Debug for GpuWeights {
@@ -153,6 +160,15 @@ impl GpuWeights {
             relaid_host.extend(t.iter().flat_map(|h| h.to_le_bytes()));
             relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
         }
+        // The GEMM's SiLU epilogue table and the normalisation's rsqrt table: derived from the
+        // numerics, not the model, but kept with the weights so that they are uploaded once per
+        // device and shared the same way.
+        let silu_e4 = relaid_host.len() as u64;
+        relaid_host.extend(numerics::silu::silu_e4_table());
+        relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
+        let rsqrt = relaid_host.len() as u64;
+        relaid_host.extend(numerics::recip::rsqrt_table());
+        relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
         let relaid = GpuBuffer::new(
             ctx,
             "nr weights (re-laid matrices)",
@@ -167,6 +183,8 @@ impl GpuWeights {
             record_at,
             matrices,
             f16_matrices,
+            silu_e4,
+            rsqrt,
         })
     }
 
@@ -246,6 +264,16 @@ impl GpuWeights {
             )
         })?;
         self.relaid.range(*off, (k * n * 2) as u64)
+    }
+
+    /// The 65536-byte E4(SiLU(x)) table of the GEMM's SiLU epilogue.
+    pub fn silu_e4_table(&self) -> Result<BufferBinding, GpuError> {
+        self.relaid.range(self.silu_e4, SILU_E4_TABLE_BYTES)
+    }
+
+    /// The 131072-byte rsqrt table of the cooperative normalisation.
+    pub fn rsqrt_table(&self) -> Result<BufferBinding, GpuError> {
+        self.relaid.range(self.rsqrt, RSQRT_TABLE_BYTES)
     }
 
     /// Device bytes held (both buffers).
