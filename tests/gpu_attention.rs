@@ -513,7 +513,7 @@ fn run_normalize(
     let mut ins = Staging::default();
     let sx = ins.put(&xb, 2);
     let st = ins.put(tbytes, 6); // f32 temperatures on a 2-aligned offset
-    let srt = ins.put(&openngx::numerics::recip::rsqrt_table(), 0);
+    let srt = ins.put(&openngx::numerics::tables::normalize(), 0);
     let mut outs = Staging::default();
     let (sq, sk, sv) = (
         outs.reserve(rows * c, 1),
@@ -711,7 +711,7 @@ fn rejects_bad_shapes() {
         errors.push(record_normalize(
             &ctx, &mut rec, &mut arena, b, b, b, b, b, b, 64, 1, false,
         ));
-        // One row fits the 1024 bytes; the 131072-byte rsqrt table does not.
+        // One row fits the 1024 bytes; the 196608-byte table does not.
         errors.push(record_normalize_with(
             &ctx,
             &mut rec,

@@ -421,7 +421,10 @@ fn check_synthetic(
     let w_buf = up("w", &w);
     let skip_buf = up("skip", &skip);
     let scale_buf = up("scale", &scale_bytes);
-    let table_buf = up("silu table", &silu::silu_e4_table());
+    let table_buf = up(
+        "epilogue table",
+        &openngx::numerics::tables::gemm_epilogue(),
+    );
     let out_len = if epilogue == Epilogue::F16 {
         2 * rows * nout
     } else {
@@ -455,7 +458,7 @@ fn check_synthetic(
         }),
         out: out_buf.binding(),
         out_raw: (epilogue == Epilogue::Dual).then(|| raw_buf.binding()),
-        silu_table: (epilogue == Epilogue::SiluE4).then(|| table_buf.binding()),
+        table: (epilogue != Epilogue::F16).then(|| table_buf.binding()),
     };
     let profiles = Profiles {
         name: profile.name,
@@ -612,7 +615,7 @@ fn unsupported_profiles_and_bad_shapes_are_refused() {
         seed: None,
         out: b,
         out_raw: None,
-        silu_table: None,
+        table: Some(b),
     };
     let f32acc = Profiles {
         name: "h25-f32",
@@ -644,16 +647,20 @@ fn unsupported_profiles_and_bad_shapes_are_refused() {
         epilogue: Epilogue::SiluE4,
         ..shape
     };
-    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &silu, &bindings)
-        .expect_err("SiLU needs its table");
-    assert!(e.to_string().contains("SiLU"), "{e}");
+    let none = GemmBindings {
+        table: None,
+        ..bindings
+    };
+    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &silu, &none)
+        .expect_err("SiLU needs the table");
+    assert!(e.to_string().contains("epilogue table"), "{e}");
     let short = GemmBindings {
-        silu_table: Some(BufferBinding { range: 100, ..b }),
+        table: Some(BufferBinding { range: 100, ..b }),
         ..bindings
     };
     let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &silu, &short)
         .expect_err("a table of 100 bytes");
-    assert!(e.to_string().contains("SiLU table"), "{e}");
+    assert!(e.to_string().contains("epilogue table"), "{e}");
     assert!(gemm::check_profiles(Profiles::NATIVE).is_ok());
     assert!(gemm::check_profiles(Profiles::H25).is_ok());
 }

@@ -38,10 +38,13 @@ layout(std430, binding = 1) readonly buffer Temps { uint8_t temps[]; };
 layout(std430, binding = 2) writeonly buffer QOut { uint8_t qout[]; };
 layout(std430, binding = 3) writeonly buffer KOut { uint8_t kout[]; };
 layout(std430, binding = 4) writeonly buffer VOut { uint8_t vout[]; };
-// rsqrt of every half (recip.glsl's correctly rounded one, built from the Rust numerics,
-// `numerics::recip::rsqrt_table`), two per word: one load instead of the estimate-and-correct
-// sequence, which two lanes of each unit ran while the others waited.
-layout(std430, binding = 5) readonly buffer RsqrtTable { uint rsqrt_words[]; };
+// Built from the Rust numerics (`numerics::tables::normalize`): E4(x) for every half x at byte
+// x, then rsqrt(x) (recip.glsl's correctly rounded one) as halves from byte 65536. One load
+// instead of the estimate-and-correct sequence, which two lanes of each unit ran while the
+// others waited, and one per E4M3 encoding.
+layout(std430, binding = 5) readonly buffer Table { uint table_words[]; };
+uint table_e4(uint x) { return (table_words[x >> 2] >> (8u * (x & 3u))) & 0xFFu; }
+uint table_rsqrt(uint x) { return (table_words[16384u + (x >> 1)] >> (16u * (x & 1u))) & 0xFFFFu; }
 
 layout(push_constant) uniform Push {
     uint rows;
@@ -95,7 +98,7 @@ void main() {
     }
     if (i == 0u) {
         uint sum = f16_add(r, s_sum[base + 1u]);
-        s_norm[2u * w + part] = (rsqrt_words[sum >> 1] >> (16u * (sum & 1u))) & 0xFFFFu;
+        s_norm[2u * w + part] = table_rsqrt(sum);
     }
     barrier();
 
@@ -103,8 +106,8 @@ void main() {
         return;
     }
     uint dst = 32u * unit + c;
-    vout[pc.v_off + dst] = uint8_t(e4m3_from_f16(v));
-    kout[pc.k_off + dst] = uint8_t(e4m3_from_f16(f16_mul(k, s_norm[2u * w + 1u])));
+    vout[pc.v_off + dst] = uint8_t(table_e4(v));
+    kout[pc.k_off + dst] = uint8_t(table_e4(f16_mul(k, s_norm[2u * w + 1u])));
     uint tb = pc.temp_off + 4u * (unit % pc.heads);
     uint tbits = uint(temps[tb]) | (uint(temps[tb + 1u]) << 8) | (uint(temps[tb + 2u]) << 16)
         | (uint(temps[tb + 3u]) << 24);
@@ -113,5 +116,5 @@ void main() {
     if (VIT) {
         x = f16_mul(x, NORM_VIT_Q_SCALE);
     }
-    qout[pc.q_off + dst] = uint8_t(e4m3_from_f16(f16_mul(x, t)));
+    qout[pc.q_off + dst] = uint8_t(table_e4(f16_mul(x, t)));
 }

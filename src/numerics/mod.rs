@@ -15,6 +15,7 @@ pub mod ops;
 pub mod recip;
 pub mod silu;
 pub mod softmax;
+pub mod tables;
 
 #[cfg(test)]
 mod oracle;

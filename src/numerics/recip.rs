@@ -90,11 +90,3 @@ pub fn rsqrt(h: F16) -> F16 {
     let v = ((q << 1) | u128::from(!exact)) as i128;
     f16::round_fixed_rne(v, -K - lsb / 2 - 1)
 }
-
-/// The GPU normalisation's table: [`rsqrt`] of every half (index = input bits) as little-endian
-/// halves, 131072 bytes (one load instead of the estimate-and-correct sequence per vector).
-pub fn rsqrt_table() -> Vec<u8> {
-    (0..=u16::MAX)
-        .flat_map(|h| rsqrt(h).to_le_bytes())
-        .collect()
-}

@@ -59,12 +59,3 @@ pub fn silu_table() -> &'static [F16; 65536] {
 pub fn silu_lookup(x: F16) -> F16 {
     silu_table()[x as usize]
 }
-
-/// The GPU epilogue table: byte `x` is the E4M3 code of SiLU(x) for every half `x` (65536 bytes;
-/// the fast GEMM's SiLU epilogue reads it instead of computing both steps per output).
-pub fn silu_e4_table() -> Vec<u8> {
-    silu_table()
-        .iter()
-        .map(|&y| super::e4m3::from_f16(y))
-        .collect()
-}

@@ -20,7 +20,7 @@ use crate::gpu::{
     BufferBinding, DescriptorArena, GpuContext, GpuError, PipelineDesc, Recorder, SpecConstant,
 };
 use crate::nr::geometry::{Phase, Size};
-use crate::numerics::{AccRounding, ExponentConvention, Profile};
+use crate::numerics::{tables, AccRounding, ExponentConvention, Profile};
 
 use super::elementwise::{bind_aligned, grid, grid_of, push_bytes};
 
@@ -52,9 +52,6 @@ fn check_heads(what: &str, heads: u32) -> Result<(), GpuError> {
     }
     Ok(())
 }
-
-/// Bytes of the rsqrt table of the cooperative normalisation (one half per half).
-pub const RSQRT_TABLE_BYTES: u64 = 131072;
 
 /// The two layouts of the normalisation kernel; both give the same bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,9 +89,9 @@ impl NormalizeKernel {
 
 /// [`Op::Normalize`](crate::nr::graph::Op::Normalize): cosine normalisation of the f16 `qkv`
 /// (`[rows][3 * 32 * heads]`, head-major 96-column groups) into E4 `q`, `k`, `v`
-/// (`[rows][32 * heads]`). `temperatures` holds `heads` little-endian f32; `rsqrt_table` is
-/// [`crate::numerics::recip::rsqrt_table`] (the weights of a device hold one:
-/// `GpuWeights::rsqrt_table`; the cooperative kernels read it); `vit` selects the ViT q formula
+/// (`[rows][32 * heads]`). `temperatures` holds `heads` little-endian f32; `table` is
+/// [`crate::numerics::tables::normalize`] (the weights of a device hold one:
+/// `GpuWeights::normalize_table`; the cooperative kernels read it); `vit` selects the ViT q formula
 /// (extra `* 5.65625`). Runs the device's kernel ([`NormalizeKernel::for_device`]).
 #[allow(clippy::too_many_arguments)]
 pub fn record_normalize(
@@ -103,7 +100,7 @@ pub fn record_normalize(
     arena: &mut DescriptorArena,
     qkv: BufferBinding,
     temperatures: BufferBinding,
-    rsqrt_table: BufferBinding,
+    table: BufferBinding,
     q: BufferBinding,
     k: BufferBinding,
     v: BufferBinding,
@@ -119,7 +116,7 @@ pub fn record_normalize(
         kernel,
         qkv,
         temperatures,
-        rsqrt_table,
+        table,
         q,
         k,
         v,
@@ -139,7 +136,7 @@ pub fn record_normalize_with(
     kernel: NormalizeKernel,
     qkv: BufferBinding,
     temperatures: BufferBinding,
-    rsqrt_table: BufferBinding,
+    table: BufferBinding,
     q: BufferBinding,
     k: BufferBinding,
     v: BufferBinding,
@@ -177,16 +174,17 @@ pub fn record_normalize_with(
     };
     let mut buffers = vec![qkv, temps, q, k, v];
     if kernel == NormalizeKernel::Cooperative {
-        if rsqrt_table.range < RSQRT_TABLE_BYTES {
+        if table.range < tables::NORMALIZE_BYTES {
             return Err(GpuError::invalid(
-                "normalize rsqrt table",
+                "normalize table",
                 format!(
-                    "binding of {} bytes, needs {RSQRT_TABLE_BYTES}",
-                    rsqrt_table.range
+                    "binding of {} bytes, needs {}",
+                    table.range,
+                    tables::NORMALIZE_BYTES
                 ),
             ));
         }
-        buffers.push(rsqrt_table);
+        buffers.push(table);
     }
     let pipeline = ctx.pipeline(
         &PipelineDesc::new(shader, buffers.len() as u32, 28).with_spec(SpecConstant::bool(0, vit)),

@@ -21,7 +21,7 @@ use crate::gpu::{
 };
 use crate::nr::graph::{DType, Epilogue, Graph, InputMode, Node, Op, TensorId};
 use crate::nr::reference::Profiles;
-use crate::numerics::{AccRounding, ExponentConvention, Profile};
+use crate::numerics::{tables, AccRounding, ExponentConvention, Profile};
 
 use super::GpuWeights;
 
@@ -122,9 +122,9 @@ impl GemmShape {
 
 /// The buffers of one GEMM: input E4 `[rows][cin]`, the matrix as `[groups][n][k]` E4 bytes, the
 /// seed's skip `[rows][nout]` and f16 scale `[nout]`, the output (E4, or f16 for
-/// [`Epilogue::F16`]), the raw f16 output of [`Epilogue::Dual`] and, for [`Epilogue::SiluE4`],
-/// the E4(SiLU(x)) table ([`crate::numerics::silu::silu_e4_table`], 65536 bytes; the weights
-/// of a device hold one: `GpuWeights::silu_e4_table`).
+/// [`Epilogue::F16`]), the raw f16 output of [`Epilogue::Dual`] and, for the E4 epilogues,
+/// the table of [`crate::numerics::tables::gemm_epilogue`] (the weights of a device hold one:
+/// `GpuWeights::gemm_table`).
 #[derive(Clone, Copy, Debug)]
 pub struct GemmBindings {
     pub input: BufferBinding,
@@ -132,11 +132,8 @@ pub struct GemmBindings {
     pub seed: Option<(BufferBinding, BufferBinding)>,
     pub out: BufferBinding,
     pub out_raw: Option<BufferBinding>,
-    pub silu_table: Option<BufferBinding>,
+    pub table: Option<BufferBinding>,
 }
-
-/// Bytes of the SiLU epilogue table (one E4M3 code per half).
-pub const SILU_E4_TABLE_BYTES: u64 = 65536;
 
 /// `b` moved down to the device's storage-buffer offset alignment, and the skew in bytes.
 fn align_down(ctx: &GpuContext, b: BufferBinding) -> (BufferBinding, u64) {
@@ -243,18 +240,22 @@ pub fn prepare_gemm(
         }
         _ => b.out,
     };
-    let table = match (s.epilogue, b.silu_table) {
-        (Epilogue::SiluE4, Some(t)) => {
-            need("gemm SiLU table", &t, SILU_E4_TABLE_BYTES as usize)?;
+    let table = match (s.epilogue, b.table) {
+        (Epilogue::F16, _) => b.out,
+        (_, Some(t)) => {
+            need(
+                "gemm epilogue table",
+                &t,
+                tables::GEMM_EPILOGUE_BYTES as usize,
+            )?;
             t
         }
-        (Epilogue::SiluE4, None) => {
+        (_, None) => {
             return Err(invalid(
                 "gemm bindings",
-                "the SiLU epilogue needs the E4(SiLU) table".into(),
+                "the E4 epilogues need the epilogue table".into(),
             ))
         }
-        _ => b.out,
     };
     let (seed_kind, skip, scale, scale_skew) = match (s.seed, b.seed) {
         (None, _) => (0u32, b.out, b.out, 0),
@@ -501,9 +502,9 @@ pub fn prepare_node(
                 seed,
                 out: tensor(*out),
                 out_raw: out_raw.map(tensor),
-                silu_table: match epilogue {
-                    Epilogue::SiluE4 => Some(weights.silu_e4_table()?),
-                    _ => None,
+                table: match epilogue {
+                    Epilogue::F16 => None,
+                    _ => Some(weights.gemm_table()?),
                 },
             };
             prepare_gemm(ctx, arena, profiles, &shape, &bindings)?

@@ -297,7 +297,7 @@ impl NetworkRecorder {
                 arena,
                 b(*qkv),
                 w.binding(*temperatures, 4 * *heads as u64)?,
-                w.rsqrt_table()?,
+                w.normalize_table()?,
                 b(*q),
                 b(*k),
                 b(*v),

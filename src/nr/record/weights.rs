@@ -26,10 +26,8 @@ use crate::model::{layout, Model};
 use crate::nr::geometry::Geometry;
 use crate::nr::graph::{self, MatRef, Op, WeightRef};
 use crate::nr::reference::Weights;
-use crate::numerics;
+use crate::numerics::tables;
 
-use super::attention::RSQRT_TABLE_BYTES;
-use super::gemm::SILU_E4_TABLE_BYTES;
 use super::RecordError;
 
 /// Alignment of every record and re-laid matrix inside its buffer.
@@ -53,10 +51,10 @@ pub struct GpuWeights {
     matrices: HashMap<MatRef, u64>,
     /// f16 matrices `[n][k]` in `relaid`, keyed by (where, k, n).
     f16_matrices: HashMap<(WeightRef, usize, usize), u64>,
-    /// The SiLU epilogue table ([`numerics::silu::silu_e4_table`]) in `relaid`.
-    silu_e4: u64,
-    /// The normalisation's rsqrt table ([`numerics::recip::rsqrt_table`]) in `relaid`.
-    rsqrt: u64,
+    /// The GEMM's epilogue table ([`tables::gemm_epilogue`]) in `relaid`.
+    gemm_table: u64,
+    /// The normalisation's table ([`tables::normalize`]) in `relaid`.
+    norm_table: u64,
 }
 
 impl std::fmt::Debug for GpuWeights {
@@ -160,14 +158,14 @@ impl GpuWeights {
             relaid_host.extend(t.iter().flat_map(|h| h.to_le_bytes()));
             relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
         }
-        // The GEMM's SiLU epilogue table and the normalisation's rsqrt table: derived from the
-        // numerics, not the model, but kept with the weights so that they are uploaded once per
-        // device and shared the same way.
-        let silu_e4 = relaid_host.len() as u64;
-        relaid_host.extend(numerics::silu::silu_e4_table());
+        // The GEMM's and the normalisation's lookup tables: derived from the numerics, not the
+        // model, but kept with the weights so that they are uploaded once per device and shared
+        // the same way.
+        let gemm_table = relaid_host.len() as u64;
+        relaid_host.extend(tables::gemm_epilogue());
         relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
-        let rsqrt = relaid_host.len() as u64;
-        relaid_host.extend(numerics::recip::rsqrt_table());
+        let norm_table = relaid_host.len() as u64;
+        relaid_host.extend(tables::normalize());
         relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
         let relaid = GpuBuffer::new(
             ctx,
@@ -183,8 +181,8 @@ impl GpuWeights {
             record_at,
             matrices,
             f16_matrices,
-            silu_e4,
-            rsqrt,
+            gemm_table,
+            norm_table,
         })
     }
 
@@ -266,14 +264,15 @@ impl GpuWeights {
         self.relaid.range(*off, (k * n * 2) as u64)
     }
 
-    /// The 65536-byte E4(SiLU(x)) table of the GEMM's SiLU epilogue.
-    pub fn silu_e4_table(&self) -> Result<BufferBinding, GpuError> {
-        self.relaid.range(self.silu_e4, SILU_E4_TABLE_BYTES)
+    /// The GEMM's E4 epilogue table ([`tables::gemm_epilogue`]).
+    pub fn gemm_table(&self) -> Result<BufferBinding, GpuError> {
+        self.relaid
+            .range(self.gemm_table, tables::GEMM_EPILOGUE_BYTES)
     }
 
-    /// The 131072-byte rsqrt table of the cooperative normalisation.
-    pub fn rsqrt_table(&self) -> Result<BufferBinding, GpuError> {
-        self.relaid.range(self.rsqrt, RSQRT_TABLE_BYTES)
+    /// The cooperative normalisation's table ([`tables::normalize`]).
+    pub fn normalize_table(&self) -> Result<BufferBinding, GpuError> {
+        self.relaid.range(self.norm_table, tables::NORMALIZE_BYTES)
     }
 
     /// Device bytes held (both buffers).
