@@ -55,8 +55,8 @@ vec4 mma_value_pow4(vec4 v, bool widened) {
                 mma_value_pow(v.z, widened), mma_value_pow(v.w, widened));
 }
 
-// One E4M3 code: its exact signed value (the NaN code decodes to 0) and 2^(5e) (0 for the zero
-// and NaN codes). Kernels that would rather recompute 2^(5e) than reload it use mma_value_pow.
+// One E4M3 code: its exact signed value (the NaN code decodes to 0) and 2^(Be) (0 for the zero
+// and NaN codes). Kernels that would rather recompute 2^(Be) than reload it use mma_value_pow.
 void mma_decode_e4(uint c, bool widened, out float v, out float pw) {
     uint mag = c & 0x7Fu;
     uint sign = (c & 0x80u) << 24;
@@ -112,7 +112,7 @@ int mma_rtz_correction(int neg, float base) { return neg - (16 - 2 * neg) * floa
 
 // MMA_KEEP_OPERANDS 1 (the default of the portable builds): the tiled kernels load each operand
 // value of a 16-group from shared memory once, keep it in registers for the second pass and
-// recompute 2^(5e) from it (mma_value_pow) instead of loading it. lavapipe, the main user of the
+// recompute 2^(Be) from it (mma_value_pow) instead of loading it. lavapipe, the main user of the
 // portable builds, runs every shared-memory load as a loop over its SIMD lanes: this halves
 // them (GEMMs 1.6x faster there). GPUs reload cheaply and would spill the 16 k of operands,
 // so the RTZ builds reload.

@@ -12,7 +12,7 @@
 // tree is the total), O continues one chain of 16-key groups over all blocks. At the end
 // total = f16(total - f16(exp_vit(0) * padded rows)), out = E4(f16(O * f16(1/total))).
 // Both products are small GEMMs done like the tiled GEMM (nr/gemm.glsl, mma_terms.glsl): the
-// operands of a 16-group are decoded once into shared memory (exact f32 value, 2^(5e), 16-bit
+// operands of a 16-group are decoded once into shared memory (exact f32 value, 2^(Be), 16-bit
 // sign masks), each invocation owns a register tile (S: 4 queries x 4 keys, O: 4 queries x 2
 // channels), E of a group comes from the max-plus FMA sum and each term from one RTZ FMA
 // (MMA_RTZ, P = 13) or an exact float product converted to an integer (any P). The softmax

@@ -214,7 +214,7 @@ void main() {
             }
         }
 
-        // Pass 1: the group exponent of every output (as 2^(5E) and more below 2^(5E+5); an
+        // Pass 1: the group exponent of every output (as 2^(BE) and more below 2^(BE+B); an
         // inf/NaN accumulator passes through below, whatever its E).
         float es[TM][4];
         [[unroll]] for (uint i = 0u; i < TM; i++) {
