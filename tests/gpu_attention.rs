@@ -29,8 +29,7 @@ use openngx::model::{LoadOptions, Model};
 use openngx::nr::geometry::{Geometry, Level, Size};
 use openngx::nr::graph::{self, Graph, Node, Op, WeightRef};
 use openngx::nr::record::attention::{
-    record_normalize, record_normalize_with, record_vit_attention, record_window_attention,
-    NormalizeKernel,
+    record_normalize, record_vit_attention, record_window_attention, NormalizeKernel,
 };
 use openngx::nr::reference::{Executor, Profiles, TensorData, Weights};
 
@@ -513,7 +512,10 @@ fn run_normalize(
     let mut ins = Staging::default();
     let sx = ins.put(&xb, 2);
     let st = ins.put(tbytes, 6); // f32 temperatures on a 2-aligned offset
-    let srt = ins.put(&openngx::numerics::tables::normalize(), 0);
+    let srt = ins.put(
+        &openngx::numerics::tables::gpu()[openngx::numerics::tables::NORMALIZE],
+        0,
+    );
     let mut outs = Staging::default();
     let (sq, sk, sv) = (
         outs.reserve(rows * c, 1),
@@ -526,12 +528,10 @@ fn run_normalize(
         let guarded = |slot: (u64, u64)| range(o, (slot.0, slot.1 + 32));
         let (q, k, v) = (guarded(sq), guarded(sk), guarded(sv));
         let (rows, heads) = (rows as u32, heads as u32);
-        match kernel {
-            None => record_normalize(ctx, rec, arena, qkv, t, rt, q, k, v, rows, heads, vit),
-            Some(kernel) => record_normalize_with(
-                ctx, rec, arena, kernel, qkv, t, rt, q, k, v, rows, heads, vit,
-            ),
-        }
+        let kernel = kernel.unwrap_or_else(|| NormalizeKernel::for_device(ctx));
+        record_normalize(
+            ctx, rec, arena, kernel, qkv, t, rt, q, k, v, rows, heads, vit,
+        )
     });
     let outputs = [sq, sk, sv].map(|slot| {
         let end = (slot.0 + slot.1) as usize;
@@ -709,10 +709,22 @@ fn rejects_bad_shapes() {
             &ctx, &mut rec, &mut arena, b, b, b, b, 0, 1, &p,
         ));
         errors.push(record_normalize(
-            &ctx, &mut rec, &mut arena, b, b, b, b, b, b, 64, 1, false,
+            &ctx,
+            &mut rec,
+            &mut arena,
+            NormalizeKernel::for_device(&ctx),
+            b,
+            b,
+            b,
+            b,
+            b,
+            b,
+            64,
+            1,
+            false,
         ));
         // One row fits the 1024 bytes; the 196608-byte table does not.
-        errors.push(record_normalize_with(
+        errors.push(record_normalize(
             &ctx,
             &mut rec,
             &mut arena,

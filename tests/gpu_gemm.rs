@@ -421,9 +421,10 @@ fn check_synthetic(
     let w_buf = up("w", &w);
     let skip_buf = up("skip", &skip);
     let scale_buf = up("scale", &scale_bytes);
+    let tables = openngx::numerics::tables::gpu();
     let table_buf = up(
         "epilogue table",
-        &openngx::numerics::tables::gemm_epilogue(),
+        &tables[openngx::numerics::tables::GEMM_EPILOGUE],
     );
     let out_len = if epilogue == Epilogue::F16 {
         2 * rows * nout

@@ -169,9 +169,8 @@ uint f16_mul(uint a, uint b) {
 // as in f16_from_f32_sum_rtz). Setting the last bit of an inexact s rounds the exact sum to odd
 // at f32 precision, and rounding that to f16 (11 or fewer significant bits, 13 or more below
 // f32's 24) to nearest even gives the exact sum's f16 RNE: round-to-odd keeps every f16 tie and
-// midpoint decision. About a quarter of the integer form's instructions (the normalisation's
-// fused squares; SiLU, the GEMM's other user, now reads a table built from the Rust numerics).
-// An exact zero keeps the sign of the f32 add (RZ and RNE agree on it).
+// midpoint decision. About a quarter of the integer form's instructions. An exact zero keeps the
+// sign of the f32 add (RZ and RNE agree on it).
 uint f16_fma_finite(uint a, uint b, uint c) {
     precise float x = float(f16_native(a)) * float(f16_native(b));
     float y = float(f16_native(c));

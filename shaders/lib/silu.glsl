@@ -12,14 +12,6 @@ const uint SILU_C2 = 0x3728u; //  0.447265625
 const uint SILU_C1 = 0x3B28u; //  0.89453125
 const uint SILU_CLAMP = 0x4400u; // 4.0
 
-// Both fused steps see finite halves (b is clamped, p is in [0.22, 0.45]): builds with the fast
-// finite form (f16.glsl) skip the special-value tests.
-#if defined(OPENNGX_F32_RTZ) && defined(OPENNGX_F16_NATIVE)
-#define SILU_FMA f16_fma_finite
-#else
-#define SILU_FMA f16_fma
-#endif
-
 uint silu(uint x) {
     uint b = x;
     if (f16_is_nan(x)) {
@@ -27,8 +19,8 @@ uint silu(uint x) {
     } else if ((x & 0x7FFFu) > SILU_CLAMP) {
         b = (x & 0x8000u) | SILU_CLAMP;
     }
-    uint p = SILU_FMA(SILU_C3, b & 0x7FFFu, SILU_C2);
-    p = SILU_FMA(b, p, SILU_C1);
+    uint p = f16_fma(SILU_C3, b & 0x7FFFu, SILU_C2);
+    p = f16_fma(b, p, SILU_C1);
     return f16_mul(x, p);
 }
 

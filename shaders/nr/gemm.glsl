@@ -47,7 +47,7 @@ layout(std430, binding = 3) readonly buffer Scale { uint16_t scale_halves[]; };
 layout(std430, binding = 4) writeonly buffer Out { uint out_words[]; };
 layout(std430, binding = 5) writeonly buffer OutRaw { uint raw_words[]; };
 // The E4 epilogues for every half x, one byte each (built from the Rust numerics,
-// `numerics::tables::gemm_epilogue`): E4(SiLU(x)) at x, E4(x) at 65536 + x. SiLU's two fused
+// `numerics::tables::GEMM_EPILOGUE`): E4(SiLU(x)) at x, E4(x) at 65536 + x. SiLU's two fused
 // steps, its product and the E4M3 encoding are one load (H200 1080p: 11 ms per frame). Bound to
 // the output for the f16 epilogue, then never read.
 layout(std430, binding = 6) readonly buffer EpilogueTable { uint table_words[]; };

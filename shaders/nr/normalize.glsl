@@ -6,7 +6,7 @@
 //   window q' = E4(f16(f16(q*norm) * f16(temperature)))
 //   ViT    q' = E4(f16(f16(f16(q*norm) * 5.65625) * f16(temperature)))
 //   k'        = E4(f16(k*norm_k)),  v' = E4(v)
-// Temperatures are f32 little-endian, read as bytes (the weight slice may be only 2-aligned).
+// Bindings, push constants and temperatures: normalize_io.glsl.
 // Loops are [[dont_unroll]]: unrolled copies of the f16/E4M3 helpers multiply driver compile
 // time (seconds on lavapipe) for no gain in a kernel bound by integer arithmetic.
 // The including shader enables GL_GOOGLE_include_directive, GL_EXT_control_flow_attributes,
@@ -14,25 +14,10 @@
 // GL_EXT_shader_16bit_storage.
 #include "e4m3.glsl"
 #include "norm.glsl"
+#include "normalize_io.glsl"
 
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const bool VIT = false;
-
-layout(std430, binding = 0) readonly buffer Qkv { uint16_t qkv[]; };
-layout(std430, binding = 1) readonly buffer Temps { uint8_t temps[]; };
-layout(std430, binding = 2) writeonly buffer QOut { uint8_t qout[]; };
-layout(std430, binding = 3) writeonly buffer KOut { uint8_t kout[]; };
-layout(std430, binding = 4) writeonly buffer VOut { uint8_t vout[]; };
-
-layout(push_constant) uniform Push {
-    uint rows;
-    uint heads;
-    uint qkv_off;  // elements
-    uint temp_off; // bytes
-    uint q_off;    // bytes
-    uint k_off;
-    uint v_off;
-} pc;
 
 void main() {
     uint idx = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 64u
@@ -64,10 +49,7 @@ void main() {
         }
         return;
     }
-    uint tb = pc.temp_off + 4u * head;
-    uint tbits = uint(temps[tb]) | (uint(temps[tb + 1u]) << 8) | (uint(temps[tb + 2u]) << 16)
-        | (uint(temps[tb + 3u]) << 24);
-    uint t = f16_from_f32_bits(tbits, false, 0);
+    uint t = norm_temperature(head);
     [[dont_unroll]] for (uint i = 0u; i < 32u; i++) {
         uint x = f16_mul(v[i], norm);
         if (VIT) {

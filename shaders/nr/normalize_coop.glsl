@@ -20,12 +20,13 @@
 //   window q' = E4(f16(f16(q*norm) * f16(temperature)))
 //   ViT    q' = E4(f16(f16(f16(q*norm) * 5.65625) * f16(temperature)))
 //   k'        = E4(f16(k*norm_k)),  v' = E4(v)
-// Temperatures are f32 little-endian, read as bytes (the weight slice may be only 2-aligned).
+// Bindings, push constants and temperatures: normalize_io.glsl.
 // The including shader enables GL_GOOGLE_include_directive, GL_EXT_control_flow_attributes,
 // GL_EXT_shader_8bit_storage, GL_EXT_shader_explicit_arithmetic_types_int8 and
 // GL_EXT_shader_16bit_storage.
 #include "e4m3.glsl"
 #include "norm.glsl"
+#include "normalize_io.glsl"
 
 // (row, head) units per workgroup of 32 * NORM_UNITS invocations (nr::record::attention
 // dispatches rows * heads / NORM_UNITS workgroups, rounded up).
@@ -33,28 +34,13 @@ const uint NORM_UNITS = 4u;
 layout(local_size_x = 128) in;
 layout(constant_id = 0) const bool VIT = false;
 
-layout(std430, binding = 0) readonly buffer Qkv { uint16_t qkv[]; };
-layout(std430, binding = 1) readonly buffer Temps { uint8_t temps[]; };
-layout(std430, binding = 2) writeonly buffer QOut { uint8_t qout[]; };
-layout(std430, binding = 3) writeonly buffer KOut { uint8_t kout[]; };
-layout(std430, binding = 4) writeonly buffer VOut { uint8_t vout[]; };
-// Built from the Rust numerics (`numerics::tables::normalize`): E4(x) for every half x at byte
+// Built from the Rust numerics (`numerics::tables::NORMALIZE`): E4(x) for every half x at byte
 // x, then rsqrt(x) (recip.glsl's correctly rounded one) as halves from byte 65536. One load
 // instead of the estimate-and-correct sequence, which two lanes of each unit ran while the
 // others waited, and one per E4M3 encoding.
 layout(std430, binding = 5) readonly buffer Table { uint table_words[]; };
 uint table_e4(uint x) { return (table_words[x >> 2] >> (8u * (x & 3u))) & 0xFFu; }
 uint table_rsqrt(uint x) { return (table_words[16384u + (x >> 1)] >> (16u * (x & 1u))) & 0xFFFFu; }
-
-layout(push_constant) uniform Push {
-    uint rows;
-    uint heads;
-    uint qkv_off;  // elements
-    uint temp_off; // bytes
-    uint q_off;    // bytes
-    uint k_off;
-    uint v_off;
-} pc;
 
 shared uint s_qk[NORM_UNITS * 64u];  // per unit: q halves at [0, 32), k halves at [32, 64)
 shared uint s_sum[NORM_UNITS * 32u]; // per unit: q's r[0..16) at [0, 16), k's at [16, 32)
@@ -108,10 +94,7 @@ void main() {
     uint dst = 32u * unit + c;
     vout[pc.v_off + dst] = uint8_t(table_e4(v));
     kout[pc.k_off + dst] = uint8_t(table_e4(f16_mul(k, s_norm[2u * w + 1u])));
-    uint tb = pc.temp_off + 4u * (unit % pc.heads);
-    uint tbits = uint(temps[tb]) | (uint(temps[tb + 1u]) << 8) | (uint(temps[tb + 2u]) << 16)
-        | (uint(temps[tb + 3u]) << 24);
-    uint t = f16_from_f32_bits(tbits, false, 0);
+    uint t = norm_temperature(unit % pc.heads);
     uint x = f16_mul(q, s_norm[2u * w]);
     if (VIT) {
         x = f16_mul(x, NORM_VIT_Q_SCALE);

@@ -2,29 +2,28 @@
 //! built here from the Rust numerics (the single source of truth, so a table gives the same
 //! bytes as the function by construction) and uploaded once per device with the weights
 //! (`nr::record::GpuWeights`).
+//!
+//! One table, [`gpu`], indexed by a half's bits: E4(SiLU(x)) at byte `x`, E4(x) at `65536 + x`,
+//! rsqrt(x) as little-endian halves from byte 131072. The GEMM's E4 epilogues bind
+//! [`GEMM_EPILOGUE`] of it, the cooperative normalisation [`NORMALIZE`] (E4 first, then rsqrt),
+//! so the E4 part serves both.
+
+use std::ops::Range;
 
 use super::{e4m3, recip, silu};
 
-/// Bytes of [`gemm_epilogue`].
-pub const GEMM_EPILOGUE_BYTES: u64 = 131072;
-/// Bytes of [`normalize`].
-pub const NORMALIZE_BYTES: u64 = 196608;
+/// The GEMM's part of [`gpu`]: E4(SiLU(x)) at `x`, E4(x) at `65536 + x`.
+pub const GEMM_EPILOGUE: Range<usize> = 0..131072;
+/// The cooperative normalisation's part of [`gpu`]: E4(x) at `x`, rsqrt(x) from byte 65536.
+pub const NORMALIZE: Range<usize> = 65536..262144;
 
-/// The GEMM's E4 epilogues, one byte per half `x` (index = its bits): E4(SiLU(x)) at `x`, then
-/// E4(x) at `65536 + x`.
-pub fn gemm_epilogue() -> Vec<u8> {
+/// The whole table (262144 bytes).
+pub fn gpu() -> Vec<u8> {
     let mut t: Vec<u8> = silu::silu_table()
         .iter()
         .map(|&y| e4m3::from_f16(y))
         .collect();
     t.extend((0..=u16::MAX).map(e4m3::from_f16));
-    t
-}
-
-/// The cooperative normalisation's table: E4(x) at byte `x`, then rsqrt(x) as little-endian
-/// halves from byte 65536 (the correctly rounded [`recip::rsqrt`]).
-pub fn normalize() -> Vec<u8> {
-    let mut t: Vec<u8> = (0..=u16::MAX).map(e4m3::from_f16).collect();
     t.extend((0..=u16::MAX).flat_map(|h| recip::rsqrt(h).to_le_bytes()));
     t
 }
@@ -35,10 +34,10 @@ mod tests {
 
     #[test]
     fn tables_hold_the_functions() {
-        let g = gemm_epilogue();
-        let n = normalize();
-        assert_eq!(g.len() as u64, GEMM_EPILOGUE_BYTES);
-        assert_eq!(n.len() as u64, NORMALIZE_BYTES);
+        let t = gpu();
+        let g = &t[GEMM_EPILOGUE];
+        let n = &t[NORMALIZE];
+        assert_eq!(t.len(), NORMALIZE.end);
         for x in [
             0u16, 0x8000, 0x3C00, 0xC400, 0x7C00, 0x7E00, 0x0001, 0x5BFF, 0xABCD,
         ] {

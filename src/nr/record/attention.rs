@@ -75,7 +75,7 @@ impl NormalizeKernel {
     /// `shaders/nr/normalize_coop.glsl`).
     const UNITS: u64 = 4;
 
-    /// What [`record_normalize`] runs on this device: [`Cooperative`](Self::Cooperative) where
+    /// What the network runs on this device: [`Cooperative`](Self::Cooperative) where
     /// native f16 is allowed, [`PerPart`](Self::PerPart) otherwise (including under
     /// `OPENNGX_PORTABLE_KERNELS=1`).
     pub fn for_device(ctx: &GpuContext) -> Self {
@@ -89,47 +89,13 @@ impl NormalizeKernel {
 
 /// [`Op::Normalize`](crate::nr::graph::Op::Normalize): cosine normalisation of the f16 `qkv`
 /// (`[rows][3 * 32 * heads]`, head-major 96-column groups) into E4 `q`, `k`, `v`
-/// (`[rows][32 * heads]`). `temperatures` holds `heads` little-endian f32; `table` is
-/// [`crate::numerics::tables::normalize`] (the weights of a device hold one:
-/// `GpuWeights::normalize_table`; the cooperative kernels read it); `vit` selects the ViT q formula
-/// (extra `* 5.65625`). Runs the device's kernel ([`NormalizeKernel::for_device`]).
+/// (`[rows][32 * heads]`) with the `kernel` layout (the network runs
+/// [`NormalizeKernel::for_device`]; the tests prove both on any device). `temperatures` holds
+/// `heads` little-endian f32; `table` is [`crate::numerics::tables::NORMALIZE`] of the kernels'
+/// table (the weights of a device hold one: `GpuWeights::normalize_table`; the cooperative
+/// kernels read it); `vit` selects the ViT q formula (extra `* 5.65625`).
 #[allow(clippy::too_many_arguments)]
 pub fn record_normalize(
-    ctx: &Arc<GpuContext>,
-    rec: &mut Recorder<'_>,
-    arena: &mut DescriptorArena,
-    qkv: BufferBinding,
-    temperatures: BufferBinding,
-    table: BufferBinding,
-    q: BufferBinding,
-    k: BufferBinding,
-    v: BufferBinding,
-    rows: u32,
-    heads: u32,
-    vit: bool,
-) -> Result<(), GpuError> {
-    let kernel = NormalizeKernel::for_device(ctx);
-    record_normalize_with(
-        ctx,
-        rec,
-        arena,
-        kernel,
-        qkv,
-        temperatures,
-        table,
-        q,
-        k,
-        v,
-        rows,
-        heads,
-        vit,
-    )
-}
-
-/// [`record_normalize`] with the kernel layout chosen by the caller (the tests prove both on
-/// any device).
-#[allow(clippy::too_many_arguments)]
-pub fn record_normalize_with(
     ctx: &Arc<GpuContext>,
     rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
@@ -174,14 +140,11 @@ pub fn record_normalize_with(
     };
     let mut buffers = vec![qkv, temps, q, k, v];
     if kernel == NormalizeKernel::Cooperative {
-        if table.range < tables::NORMALIZE_BYTES {
+        let needed = tables::NORMALIZE.len() as u64;
+        if table.range < needed {
             return Err(GpuError::invalid(
                 "normalize table",
-                format!(
-                    "binding of {} bytes, needs {}",
-                    table.range,
-                    tables::NORMALIZE_BYTES
-                ),
+                format!("binding of {} bytes, needs {needed}", table.range),
             ));
         }
         buffers.push(table);

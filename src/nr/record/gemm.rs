@@ -123,8 +123,8 @@ impl GemmShape {
 /// The buffers of one GEMM: input E4 `[rows][cin]`, the matrix as `[groups][n][k]` E4 bytes, the
 /// seed's skip `[rows][nout]` and f16 scale `[nout]`, the output (E4, or f16 for
 /// [`Epilogue::F16`]), the raw f16 output of [`Epilogue::Dual`] and, for the E4 epilogues,
-/// the table of [`crate::numerics::tables::gemm_epilogue`] (the weights of a device hold one:
-/// `GpuWeights::gemm_table`).
+/// [`crate::numerics::tables::GEMM_EPILOGUE`] of the kernels' table (the weights of a device
+/// hold one: `GpuWeights::gemm_table`).
 #[derive(Clone, Copy, Debug)]
 pub struct GemmBindings {
     pub input: BufferBinding,
@@ -179,21 +179,16 @@ fn tile(n: usize, rows: usize, rtz: bool) -> u32 {
 /// 1600 alike, while 32-column tiles everywhere were slower).
 const NARROW_BELOW: usize = 1000;
 
-/// The GEMM kernel for a profile with `frac_bits` on this device (see
-/// [`super::use_rtz_kernels`]) and tiles of `bn` columns, its rows per workgroup (`16 *
-/// GEMM_TM` of the build: 4 x 4 outputs per invocation in the RTZ builds, 8 x 4 in the
-/// portable one) and whether it is an RTZ build. 32-column tiles take the RTZ build that keeps
-/// operand values as halves (less shared memory; see `gemm_rtz_narrow.comp`).
-fn gemm_shader(ctx: &GpuContext, frac_bits: i32, bn: u32) -> (&'static str, u32, bool) {
-    if super::use_rtz_kernels(ctx, frac_bits) {
-        let name = if bn == 32 {
-            "nr/gemm_rtz_narrow"
-        } else {
-            "nr/gemm_rtz"
-        };
-        (name, 64, true)
-    } else {
-        ("nr/gemm", 128, false)
+/// The GEMM kernel for tiles of `bn` columns, RTZ build (`rtz`, see
+/// [`super::use_rtz_kernels`]) or portable, and its rows per workgroup (`16 * GEMM_TM` of the
+/// build: 4 x 4 outputs per invocation in the RTZ builds, 8 x 4 in the portable one). 32-column
+/// tiles take the RTZ build that keeps operand values as halves (less shared memory; see
+/// `gemm_rtz_narrow.comp`).
+fn gemm_shader(rtz: bool, bn: u32) -> (&'static str, u32) {
+    match (rtz, bn) {
+        (true, 32) => ("nr/gemm_rtz_narrow", 64),
+        (true, _) => ("nr/gemm_rtz", 64),
+        (false, _) => ("nr/gemm", 128),
     }
 }
 
@@ -243,11 +238,7 @@ pub fn prepare_gemm(
     let table = match (s.epilogue, b.table) {
         (Epilogue::F16, _) => b.out,
         (_, Some(t)) => {
-            need(
-                "gemm epilogue table",
-                &t,
-                tables::GEMM_EPILOGUE_BYTES as usize,
-            )?;
+            need("gemm epilogue table", &t, tables::GEMM_EPILOGUE.len())?;
             t
         }
         (_, None) => {
@@ -306,8 +297,9 @@ pub fn prepare_gemm(
         Epilogue::F16 => 2,
         Epilogue::Dual => 3,
     };
-    let bn = tile(s.n, s.rows * s.groups, super::use_rtz_kernels(ctx, p));
-    let (shader, bm, rtz) = gemm_shader(ctx, p, bn);
+    let rtz = super::use_rtz_kernels(ctx, p);
+    let bn = tile(s.n, s.rows * s.groups, rtz);
+    let (shader, bm) = gemm_shader(rtz, bn);
     let mut desc = PipelineDesc::new(shader, 7, PUSH_BYTES)
         .with_spec(SpecConstant::u32(0, bn))
         .with_spec(SpecConstant::u32(1, 4 * bn))

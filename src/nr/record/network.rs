@@ -18,7 +18,9 @@ use crate::gpu::{
 use crate::nr::graph::{Graph, Node, Op, TensorId};
 use crate::nr::reference::Profiles;
 
-use super::attention::{record_normalize, record_vit_attention, record_window_attention};
+use super::attention::{
+    record_normalize, record_vit_attention, record_window_attention, NormalizeKernel,
+};
 use super::elementwise::{record_pool, record_post_blend, record_upmerge};
 use super::gemm::{self, Dispatch};
 use super::{GpuWeights, RecordError, Workspace};
@@ -295,6 +297,7 @@ impl NetworkRecorder {
                 ctx,
                 rec,
                 arena,
+                NormalizeKernel::for_device(ctx),
                 b(*qkv),
                 w.binding(*temperatures, 4 * *heads as u64)?,
                 w.normalize_table()?,

@@ -51,10 +51,8 @@ pub struct GpuWeights {
     matrices: HashMap<MatRef, u64>,
     /// f16 matrices `[n][k]` in `relaid`, keyed by (where, k, n).
     f16_matrices: HashMap<(WeightRef, usize, usize), u64>,
-    /// The GEMM's epilogue table ([`tables::gemm_epilogue`]) in `relaid`.
-    gemm_table: u64,
-    /// The normalisation's table ([`tables::normalize`]) in `relaid`.
-    norm_table: u64,
+    /// The kernels' lookup table ([`tables::gpu`]) in `relaid`.
+    table: u64,
 }
 
 impl std::fmt::Debug for GpuWeights {
@@ -158,14 +156,10 @@ impl GpuWeights {
             relaid_host.extend(t.iter().flat_map(|h| h.to_le_bytes()));
             relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
         }
-        // The GEMM's and the normalisation's lookup tables: derived from the numerics, not the
-        // model, but kept with the weights so that they are uploaded once per device and shared
-        // the same way.
-        let gemm_table = relaid_host.len() as u64;
-        relaid_host.extend(tables::gemm_epilogue());
-        relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
-        let norm_table = relaid_host.len() as u64;
-        relaid_host.extend(tables::normalize());
+        // The kernels' lookup table: derived from the numerics, not the model, but kept with the
+        // weights so that it is uploaded once per device and shared the same way.
+        let table = relaid_host.len() as u64;
+        relaid_host.extend(tables::gpu());
         relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
         let relaid = GpuBuffer::new(
             ctx,
@@ -181,8 +175,7 @@ impl GpuWeights {
             record_at,
             matrices,
             f16_matrices,
-            gemm_table,
-            norm_table,
+            table,
         })
     }
 
@@ -264,15 +257,19 @@ impl GpuWeights {
         self.relaid.range(*off, (k * n * 2) as u64)
     }
 
-    /// The GEMM's E4 epilogue table ([`tables::gemm_epilogue`]).
+    /// The GEMM's E4 epilogue table ([`tables::GEMM_EPILOGUE`] of [`tables::gpu`]).
     pub fn gemm_table(&self) -> Result<BufferBinding, GpuError> {
-        self.relaid
-            .range(self.gemm_table, tables::GEMM_EPILOGUE_BYTES)
+        self.table_part(tables::GEMM_EPILOGUE)
     }
 
-    /// The cooperative normalisation's table ([`tables::normalize`]).
+    /// The cooperative normalisation's table ([`tables::NORMALIZE`] of [`tables::gpu`]).
     pub fn normalize_table(&self) -> Result<BufferBinding, GpuError> {
-        self.relaid.range(self.norm_table, tables::NORMALIZE_BYTES)
+        self.table_part(tables::NORMALIZE)
+    }
+
+    fn table_part(&self, part: std::ops::Range<usize>) -> Result<BufferBinding, GpuError> {
+        self.relaid
+            .range(self.table + part.start as u64, part.len() as u64)
     }
 
     /// Device bytes held (both buffers).
