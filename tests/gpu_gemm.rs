@@ -19,7 +19,7 @@ use openngx::nr::graph::{self, DType, Epilogue, Graph, InputMode, TensorId};
 use openngx::nr::record::gemm::{self, GemmBindings, GemmShape};
 use openngx::nr::record::GpuWeights;
 use openngx::nr::reference::{Executor, Profiles, TensorData, Weights};
-use openngx::numerics::{e4m3, f16, gemm_e4m3, ops, silu, Profile};
+use openngx::numerics::{e4m3, f16, gemm_e4m3, gemm_f16, ops, silu, Profile};
 
 /// One synthetic model per test binary (written to a temporary directory, loaded, deleted).
 fn model() -> &'static Model {
@@ -191,6 +191,11 @@ impl Gpu {
             );
             bufs.insert(t, b);
         }
+        // Split-K GEMMs: a scratch of garbage (its contents must not matter).
+        let partials = GemmShape::of_node(g, node)
+            .map(|s| s.partials_bytes())
+            .filter(|&n| n > 0)
+            .map(|n| host_buffer(&self.ctx, "partials", &vec![0x5A; n], MemoryKind::Readback));
         let mut arena = DescriptorArena::new(&self.ctx, 4, 16).expect("arena");
         let binding = |t: TensorId| -> BufferBinding {
             match bufs.get(&t) {
@@ -198,12 +203,20 @@ impl Gpu {
                 None => panic!("tensor `{}` has no buffer", g.tensors[t].name),
             }
         };
-        let dispatch =
-            match gemm::prepare_node(&self.ctx, &mut arena, profiles, g, node, weights, &binding) {
-                Ok(Some(d)) => d,
-                Ok(None) => panic!("{} is not a GEMM-family node", node.label),
-                Err(e) => panic!("{}: {e}", node.label),
-            };
+        let dispatch = match gemm::prepare_node(
+            &self.ctx,
+            &mut arena,
+            profiles,
+            g,
+            node,
+            weights,
+            &binding,
+            partials.as_ref().map(|b| b.binding()),
+        ) {
+            Ok(Some(d)) => d,
+            Ok(None) => panic!("{} is not a GEMM-family node", node.label),
+            Err(e) => panic!("{}: {e}", node.label),
+        };
         self.h.submit(|cmd| {
             // SAFETY: as in `weights`.
             let mut rec = unsafe { Recorder::new(&self.ctx, cmd) }.expect("recorder");
@@ -444,6 +457,14 @@ fn check_synthetic(
         epilogue,
         seed,
     };
+    let partials_buf = (shape.partials_bytes() > 0).then(|| {
+        host_buffer(
+            ctx,
+            "partials",
+            &vec![0x5A; shape.partials_bytes()],
+            MemoryKind::Readback,
+        )
+    });
     let bindings = GemmBindings {
         input: a_buf.binding(),
         matrix: w_buf.binding(),
@@ -460,6 +481,7 @@ fn check_synthetic(
         out: out_buf.binding(),
         out_raw: (epilogue == Epilogue::Dual).then(|| raw_buf.binding()),
         table: (epilogue != Epilogue::F16).then(|| table_buf.binding()),
+        partials: partials_buf.as_ref().map(|b| b.binding()),
     };
     let profiles = Profiles {
         name: profile.name,
@@ -583,12 +605,184 @@ fn adversarial_gemms_match_the_model() {
                 Epilogue::F16,
                 Some(DType::F16),
             ),
+            // Split-K with the dual and SiLU epilogues (partials summed by gemm_sum.comp), a
+            // short last partition, two groups.
+            (
+                40,
+                64,
+                32,
+                2,
+                InputMode::Split,
+                Some(32),
+                Epilogue::Dual,
+                Some(DType::E4),
+            ),
+            (
+                33,
+                128,
+                64,
+                1,
+                InputMode::Shared,
+                Some(48),
+                Epilogue::SiluE4,
+                None,
+            ),
         ];
         for (rows, k, n, groups, mode, part, epi, seed) in cases {
             check_synthetic(
                 &gpu, profile, rows, k, n, groups, mode, part, epi, seed, &mut rng,
             );
         }
+    }
+}
+
+/// The input adapter and the head with hand-made weights (zeros, subnormals, huge values, and
+/// columns with an infinity or a NaN, which take the kernels' general path) against
+/// `numerics::gemm_f16`.
+#[test]
+fn adapter_and_head_match_the_model_on_adversarial_weights() {
+    let Some(gpu) = Gpu::new() else { return };
+    let ctx = &gpu.ctx;
+    let mut rng = Rng(0xada9_7e55);
+    let rows = 203; // not a multiple of the workgroup's 8 rows
+    for (profiles, profile) in [
+        (Profiles::NATIVE, Profile::F24),
+        (Profiles::H25, Profile::H25),
+    ] {
+        let mut w: Vec<u16> = (0..32 * 16).map(|_| half(&mut rng, false)).collect();
+        for (i, v) in w.iter_mut().enumerate() {
+            match (i / 16, i % 16) {
+                (3, k) if k % 3 == 0 => *v = 0x8000 * (k as u16 & 1),
+                (5, k) => *v = (k as u16 * 37) & 0x83FF, // subnormals and zeros
+                (7, 4) => *v = 0x7C00,                   // +inf: column 7 is special
+                (9, 11) => *v = 0xFE01,                  // NaN: column 9
+                (12, k) => *v = 0x7800 | (k as u16 * 61), // huge: the sums overflow
+                _ => {}
+            }
+        }
+        let x: Vec<f32> = (0..rows * 16)
+            .map(|i| {
+                if i % 53 == 0 {
+                    [f32::INFINITY, -0.0, 1e-30, 70000.0, 3e-6, -65504.0][i % 6]
+                } else {
+                    f16::to_f32(half(&mut rng, false)) * 4.0
+                }
+            })
+            .collect();
+        let a: Vec<u16> = x.iter().map(|&v| f16::from_f32_rne(v)).collect();
+        let mut want = vec![0u16; rows * 32];
+        gemm_f16(&profile, &a, &w, rows, 32, 16, None, None, &mut want).expect("cpu gemm");
+        let up = |name: &str, d: &[u8]| host_buffer(ctx, name, d, MemoryKind::Upload);
+        let x_buf = up(
+            "features",
+            &x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>(),
+        );
+        let w_buf = up(
+            "weights",
+            &w.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>(),
+        );
+        let raw_buf = host_buffer(ctx, "raw", &vec![0xA5; rows * 64], MemoryKind::Readback);
+        let out_buf = host_buffer(ctx, "out", &vec![0xA5; rows * 32], MemoryKind::Readback);
+        let mut arena = DescriptorArena::new(ctx, 1, 4).expect("arena");
+        gpu.h.submit(|cmd| {
+            // SAFETY: the harness's command buffer is recording on the context's device.
+            let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
+            if let Err(e) = gemm::record_adapter(
+                ctx,
+                &mut rec,
+                &mut arena,
+                profiles,
+                rows,
+                x_buf.binding(),
+                w_buf.binding(),
+                raw_buf.binding(),
+                out_buf.binding(),
+            ) {
+                panic!("adapter: {e}");
+            }
+            rec.to_host();
+        });
+        let raw: Vec<u8> = want.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let got = raw_buf.read_all().expect("read");
+        if let Some(at) = first_f16_mismatch(&raw, &got[..raw.len()]) {
+            let e = at / 2;
+            panic!(
+                "{}: adapter output {e} (row {}, column {}): gpu {:#06x} cpu {:#06x}",
+                profile.name,
+                e / 32,
+                e % 32,
+                u16::from_le_bytes([got[at], got[at + 1]]),
+                want[e]
+            );
+        }
+        let e4: Vec<u8> = want.iter().map(|&h| e4m3::from_f16(h)).collect();
+        let got = out_buf.read_all().expect("read");
+        assert_eq!(
+            first_mismatch(&e4, &got[..e4.len()]),
+            None,
+            "{}: E4 output",
+            profile.name
+        );
+        // The special columns really produced non-finite results, the huge one overflowed.
+        assert!(want.iter().any(|&h| f16::is_nonfinite(h)));
+
+        // The head: 32 -> 4, inputs with specials, weights with zeros, subnormals and an
+        // infinity in output 2's column.
+        let mut hw: Vec<u16> = (0..4 * 32).map(|_| half(&mut rng, false)).collect();
+        for k in 0..32 {
+            match k % 4 {
+                0 => hw[k] = 0,
+                1 => hw[32 + k] = (k as u16 * 29) & 0x83FF,
+                _ => {}
+            }
+        }
+        hw[2 * 32 + 17] = 0xFC00;
+        let hx: Vec<u16> = (0..rows * 32).map(|_| half(&mut rng, true)).collect();
+        let mut hwant = vec![0u16; rows * 4];
+        gemm_f16(&profile, &hx, &hw, rows, 4, 32, None, None, &mut hwant).expect("cpu head");
+        let hx_buf = up(
+            "head in",
+            &hx.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>(),
+        );
+        let hw_buf = up(
+            "head w",
+            &hw.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>(),
+        );
+        let hout = host_buffer(
+            ctx,
+            "head out",
+            &vec![0xA5; rows * 16],
+            MemoryKind::Readback,
+        );
+        let mut arena = DescriptorArena::new(ctx, 1, 3).expect("arena");
+        gpu.h.submit(|cmd| {
+            // SAFETY: as above.
+            let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
+            if let Err(e) = gemm::record_head(
+                ctx,
+                &mut rec,
+                &mut arena,
+                profiles,
+                rows,
+                hx_buf.binding(),
+                hw_buf.binding(),
+                hout.binding(),
+            ) {
+                panic!("head: {e}");
+            }
+            rec.to_host();
+        });
+        let want: Vec<u8> = hwant
+            .iter()
+            .flat_map(|&h| f16::to_f32(h).to_bits().to_le_bytes())
+            .collect();
+        let got = hout.read_all().expect("read");
+        assert_eq!(
+            first_mismatch(&want, &got[..want.len()]),
+            None,
+            "{}: head output",
+            profile.name
+        );
     }
 }
 
@@ -617,6 +811,7 @@ fn unsupported_profiles_and_bad_shapes_are_refused() {
         out: b,
         out_raw: None,
         table: Some(b),
+        partials: None,
     };
     let f32acc = Profiles {
         name: "h25-f32",
@@ -662,6 +857,21 @@ fn unsupported_profiles_and_bad_shapes_are_refused() {
     let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &silu, &short)
         .expect_err("a table of 100 bytes");
     assert!(e.to_string().contains("epilogue table"), "{e}");
+    let split = GemmShape {
+        partition: Some(16),
+        epilogue: Epilogue::F16,
+        ..shape
+    };
+    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &split, &bindings)
+        .expect_err("split-K without partials");
+    assert!(e.to_string().contains("partials"), "{e}");
+    let small = GemmBindings {
+        partials: Some(BufferBinding { range: 100, ..b }),
+        ..bindings
+    };
+    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &split, &small)
+        .expect_err("partials of 100 bytes");
+    assert!(e.to_string().contains("gemm partials"), "{e}");
     assert!(gemm::check_profiles(Profiles::NATIVE).is_ok());
     assert!(gemm::check_profiles(Profiles::H25).is_ok());
 }

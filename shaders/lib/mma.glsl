@@ -166,6 +166,54 @@ uint mma_group_f16(uint acc, uint a[16], uint b[16], int n, int P) {
     return mma_finish(pos, neg, E, P);
 }
 
+// Operands of mma_group_f16_finite, decoded once: significand | sign << 31, and the exponent or
+// MMA_ZERO_EXP for a zero (a product with a zero then sums below MMA_NO_EXPONENT, so it never
+// sets the group exponent, and its significand 0 gives a zero term).
+const int MMA_ZERO_EXP = 2 * MMA_NO_EXPONENT;
+uint mma_f16_decoded_sig(uint h) { return f16_significand(h) | ((h & 0x8000u) << 16); }
+int mma_f16_decoded_exp(uint h) { return f16_is_zero(h) ? MMA_ZERO_EXP : f16_exponent(h); }
+
+// mma_group_f16 when all n operand pairs are finite (decoded as above; the accumulator may be
+// anything): the same result, for the kernels that decode their operands once and reuse them
+// (the adapter and the head).
+uint mma_group_f16_finite(uint acc, uint as_[16], int ae[16], uint bs[16], int be[16], int n,
+                          int P) {
+    if (f16_is_nonfinite(acc)) {
+        return acc; // finite operands: inf and NaN accumulators pass through
+    }
+    int E = mma_acc_exponent(acc);
+    for (int i = 0; i < n; i++) {
+        E = max(E, ae[i] + be[i]);
+    }
+    if (E == MMA_NO_EXPONENT) {
+        return F16_POS_ZERO;
+    }
+    uint pos = 0u;
+    uint neg = 0u;
+    if (!f16_is_zero(acc)) {
+        uint t = mma_acc_term(acc, E, P);
+        if ((acc & 0x8000u) != 0u) {
+            neg += t;
+        } else {
+            pos += t;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        uint sig = (as_[i] & 0x7FFFFFFFu) * (bs[i] & 0x7FFFFFFFu);
+        // trunc(sig * 2^(ae + be - 20 + P - E)) as mma_f16_term: E >= ae + be for a nonzero
+        // product and sig << (P - 20) < 2^27 (P <= 25); a zero product is 0 whatever the shift.
+        int d = E - ae[i] - be[i];
+        uint t = P >= 20 ? (sig << uint(max(P - 20, 0))) >> uint(min(d, 31))
+                         : sig >> uint(min(d + 20 - P, 31));
+        if (((as_[i] ^ bs[i]) & 0x80000000u) != 0u) {
+            neg += t;
+        } else {
+            pos += t;
+        }
+    }
+    return mma_finish(pos, neg, E, P);
+}
+
 uint mma_f13_group(uint acc, uint a[16], uint b[16]) { return mma_group_e4m3(acc, a, b, 16, 13); }
 uint mma_f24_group(uint acc, uint a[16], uint b[16]) { return mma_group_f16(acc, a, b, 8, 24); }
 uint mma_h25_group(uint acc, uint a[16], uint b[16], int g) { return mma_group_f16(acc, a, b, g, 25); }

@@ -12,8 +12,11 @@
 // already loading into registers); then per output the group exponent (pass 1), the signed
 // truncated terms (pass 2, RTZ FMA or float products per MMA_RTZ), the sign correction, the
 // accumulator's term and the rounding, all as in mma_terms.glsl.
-// Split-K: at every multiple of PART the chain restarts from +0 and partial results are summed
-// with f16 adds in partition order (partition 0 carries the seed).
+// Split-K (PART < K): every partition is a chain of its own (partition 0 from the seed, the
+// others from +0), run by workgroups of its own (gl_WorkGroupID.z = group * partitions +
+// partition: the model's partitions make the few-row ViT GEMMs 4x wider on the GPU), which
+// write the partition's f16 result to the partials binding [partition][row][channel]; then
+// `gemm_sum.comp` adds the partials in partition order with f16 adds and applies the epilogue.
 // The including shader enables the extensions (they must precede every other token):
 // GL_GOOGLE_include_directive, GL_EXT_shader_16bit_storage,
 // GL_EXT_shader_explicit_arithmetic_types_int16, GL_EXT_control_flow_attributes.
@@ -45,6 +48,7 @@ layout(std430, binding = 2) readonly buffer Skip { uint skip_words[]; };
 // 16-bit elements: the scale range may start 2 bytes into a word and end mid-word.
 layout(std430, binding = 3) readonly buffer Scale { uint16_t scale_halves[]; };
 layout(std430, binding = 4) writeonly buffer Out { uint out_words[]; };
+// The raw f16 output of the dual epilogue, or the partials of a split-K GEMM.
 layout(std430, binding = 5) writeonly buffer OutRaw { uint raw_words[]; };
 // The E4 epilogues for every half x, one byte each (built from the Rust numerics,
 // `numerics::tables::GEMM_EPILOGUE`): E4(SiLU(x)) at x, E4(x) at 65536 + x. SiLU's two fused
@@ -60,7 +64,7 @@ layout(push_constant) uniform Push {
     uint n;        // N per group
     uint nout;     // channels of an output row (N * groups)
     uint astride;  // input channel offset per group (K for split input, 0 for shared)
-    uint part;     // split-K partition (multiple of 16; >= K for one chain)
+    uint part;     // split-K partition (multiple of 16; >= K for one chain, else partials out)
     uint scale_off; // index of the first scale half in the scale binding (alignment skew)
     uint epi;      // 0 = E4(SiLU(x)), 1 = E4(x), 2 = f16, 3 = f16 raw + E4
     uint seed;     // 0 = no seed, 1 = E4 skip, 2 = f16 skip
@@ -72,9 +76,11 @@ layout(push_constant) uniform Push {
 #if MMA_RTZ
 layout(constant_id = 4) const uint EPI = 1u;
 layout(constant_id = 5) const uint SEED = 0u;
+layout(constant_id = 6) const uint SPLIT = 0u; // 1 when PART < K
 #else
 #define EPI pc.epi
 #define SEED pc.seed
+#define SPLIT (pc.part < pc.k ? 1u : 0u)
 #endif
 
 // [kk][row / 4] and [kk][column / 4]: one vec4 read gives 4 rows or columns of one k. The B
@@ -163,17 +169,28 @@ void main() {
     uint row0 = gl_WorkGroupID.x * BM;
     uint col0 = gl_WorkGroupID.y * BN;
     uint g = gl_WorkGroupID.z;
+    // This workgroup's partition (kpart): its chain runs over K [kbeg, kend).
+    uint kpart = 0u;
+    uint kbeg = 0u;
+    uint kend = pc.k;
+    if (SPLIT != 0u) {
+        uint parts = (pc.k + pc.part - 1u) / pc.part;
+        kpart = g % parts;
+        g /= parts;
+        kbeg = kpart * pc.part;
+        kend = min(pc.k, kbeg + pc.part);
+    }
     uint abase = g * pc.astride;              // input channel of this group's K = 0
     uint bbase = g * pc.n * pc.k;             // this group's matrix in [groups][n][k] bytes
 
-    // Accumulator (low 16 bits) and split-K total (high 16 bits) of every output.
+    // The f16 accumulator of every output.
     uint acc[TM][4];
     [[unroll]] for (uint i = 0u; i < TM; i++) {
         uint r = row0 + tr * TM + i;
         [[unroll]] for (uint j = 0u; j < 4u; j++) {
             uint col = g * pc.n + col0 + 4u * tq + j;
             uint seed = F16_POS_ZERO;
-            if (SEED != 0u && r < pc.rows) {
+            if (SEED != 0u && kpart == 0u && r < pc.rows) {
                 uint sc = uint(scale_halves[pc.scale_off + col]);
                 seed = f16_mul(skip_half(r * pc.nout + col), sc);
             }
@@ -184,30 +201,20 @@ void main() {
     // Loader slots: BM + BN of them, at most two per invocation.
     uint slot0 = tid;
     uint slot1 = tid + WG;
-    uvec4 pre0 = load_slot(slot0, 0u, row0, col0, abase, bbase);
+    uvec4 pre0 = load_slot(slot0, kbeg, row0, col0, abase, bbase);
     uvec4 pre1 = uvec4(0u);
     if (TWO_SLOTS) {
-        pre1 = load_slot(slot1, 0u, row0, col0, abase, bbase);
+        pre1 = load_slot(slot1, kbeg, row0, col0, abase, bbase);
     }
 
-    for (uint kb = 0u; kb < pc.k; kb += 16u) {
-        if (kb != 0u && kb % pc.part == 0u) {
-            // Partition boundary: fold the finished partition into the f16 total.
-            [[unroll]] for (uint i = 0u; i < TM; i++) {
-                [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                    uint a = acc[i][j] & 0xFFFFu;
-                    uint t = kb == pc.part ? a : f16_add(acc[i][j] >> 16, a);
-                    acc[i][j] = t << 16;
-                }
-            }
-        }
+    for (uint kb = kbeg; kb < kend; kb += 16u) {
         barrier();
         store_slot(slot0, pre0);
         if (TWO_SLOTS) {
             store_slot(slot1, pre1);
         }
         barrier();
-        if (kb + 16u < pc.k) {
+        if (kb + 16u < kend) {
             pre0 = load_slot(slot0, kb + 16u, row0, col0, abase, bbase);
             if (TWO_SLOTS) {
                 pre1 = load_slot(slot1, kb + 16u, row0, col0, abase, bbase);
@@ -219,7 +226,7 @@ void main() {
         float es[TM][4];
         [[unroll]] for (uint i = 0u; i < TM; i++) {
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                es[i][j] = mma_acc_pow(acc[i][j] & 0xFFFFu);
+                es[i][j] = mma_acc_pow(acc[i][j]);
             }
         }
 #if MMA_KEEP_OPERANDS
@@ -290,9 +297,9 @@ void main() {
             uint am = s_amask[tr * TM + i];
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 int s = sum[i][j] + mma_sign_correction(bitCount(am ^ bm[j]), es[i][j]);
-                uint h = acc[i][j] & 0xFFFFu;
+                uint h = acc[i][j];
                 if (!f16_is_nonfinite(h)) {
-                    acc[i][j] = (acc[i][j] & 0xFFFF0000u) | mma_finish_group(s, es[i][j], h, P);
+                    acc[i][j] = mma_finish_group(s, es[i][j], h, P);
                 }
             }
         }
@@ -303,13 +310,15 @@ void main() {
         if (r >= pc.rows) {
             continue;
         }
-        uint h[4];
-        [[unroll]] for (uint j = 0u; j < 4u; j++) {
-            uint a = acc[i][j] & 0xFFFFu;
-            h[j] = pc.k > pc.part ? f16_add(acc[i][j] >> 16, a) : a;
-        }
+        uint h[4] = uint[4](acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
         uint col = g * pc.n + col0 + 4u * tq;
         uint at = r * pc.nout + col; // element index, a multiple of 4
+        if (SPLIT != 0u) {
+            uint pat = (kpart * pc.rows + r) * pc.nout + col;
+            raw_words[pat / 2u] = h[0] | (h[1] << 16);
+            raw_words[pat / 2u + 1u] = h[2] | (h[3] << 16);
+            continue;
+        }
         if (EPI == 2u || EPI == 3u) {
             uint w0 = h[0] | (h[1] << 16);
             uint w1 = h[2] | (h[3] << 16);

@@ -3,6 +3,11 @@
 //! mode and as `gemm.comp` for the others), the input adapter (`adapter.comp`) and the head
 //! (`head.comp`).
 //!
+//! A split-K GEMM (a partition shorter than K) runs as two dispatches: one workgroup per tile
+//! and partition writes the partition's f16 result to a partials scratch buffer, then
+//! `gemm_sum.comp` adds them in the model's order and applies the epilogue. The ViT GEMMs of
+//! the deep level have few rows; their model partitions give the GPU 2-4x more workgroups.
+//!
 //! Each kernel comes as `prepare_*` (pipeline, descriptor set, push constants and grid, built once
 //! since the bindings of a schedule never change) returning a [`Dispatch`] that is recorded every
 //! frame, and as a `record_*` convenience that prepares and records in one call. The MMA profile
@@ -28,19 +33,28 @@ use super::GpuWeights;
 /// Push-constant bytes of every kernel here (the GEMM uses all 40).
 const PUSH_BYTES: u32 = 40;
 
-/// A kernel launch prepared once and recorded any number of times.
+/// A kernel launch prepared once and recorded any number of times, possibly followed by a
+/// second launch that reads the first's results (the sum of a split-K GEMM).
 #[derive(Clone, Debug)]
 pub struct Dispatch {
     pub pipeline: ComputePipeline,
     pub set: vk::DescriptorSet,
     pub push: Vec<u8>,
     pub groups: [u32; 3],
+    /// Recorded after this one, behind a compute->compute barrier.
+    pub then: Option<Box<Dispatch>>,
 }
 
 impl Dispatch {
-    /// Bind, push and dispatch into `rec` (no barrier: the caller orders dispatches).
+    /// Bind, push and dispatch into `rec` (no barrier before: the caller orders dispatches; a
+    /// barrier between this launch and [`Dispatch::then`]).
     pub fn record(&self, rec: &mut Recorder<'_>) -> Result<(), GpuError> {
-        rec.run(&self.pipeline, self.set, &self.push, self.groups)
+        rec.run(&self.pipeline, self.set, &self.push, self.groups)?;
+        if let Some(next) = &self.then {
+            rec.compute_to_compute();
+            next.record(rec)?;
+        }
+        Ok(())
     }
 }
 
@@ -118,13 +132,57 @@ impl GemmShape {
     pub fn nout(&self) -> usize {
         self.n * self.groups
     }
+
+    /// Split-K partitions of K (1: one chain).
+    pub fn partitions(&self) -> usize {
+        match self.partition {
+            Some(q) if q > 0 && q < self.k => self.k.div_ceil(q),
+            _ => 1,
+        }
+    }
+
+    /// Bytes of the partials scratch the GEMM needs ([`GemmBindings::partials`]; 0 for one
+    /// chain): an f16 result per partition, row and output channel.
+    pub fn partials_bytes(&self) -> usize {
+        match self.partitions() {
+            1 => 0,
+            p => p * self.rows * self.nout() * 2,
+        }
+    }
+
+    /// The shape of a `Gemm` node of `graph` (`None` for other ops).
+    pub fn of_node(graph: &Graph, node: &Node) -> Option<GemmShape> {
+        match &node.op {
+            Op::Gemm {
+                input,
+                mode,
+                mat,
+                seed,
+                partition,
+                epilogue,
+                ..
+            } => Some(GemmShape {
+                rows: graph.rows(*input),
+                cin: graph.tensors[*input].channels,
+                k: mat.k,
+                n: mat.n,
+                groups: mat.groups,
+                mode: *mode,
+                partition: *partition,
+                epilogue: *epilogue,
+                seed: seed.map(|s| graph.tensors[s.skip].dtype),
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// The buffers of one GEMM: input E4 `[rows][cin]`, the matrix as `[groups][n][k]` E4 bytes, the
 /// seed's skip `[rows][nout]` and f16 scale `[nout]`, the output (E4, or f16 for
 /// [`Epilogue::F16`]), the raw f16 output of [`Epilogue::Dual`] and, for the E4 epilogues,
 /// [`crate::numerics::tables::GEMM_EPILOGUE`] of the kernels' table (the weights of a device
-/// hold one: `GpuWeights::gemm_table`).
+/// hold one: `GpuWeights::gemm_table`), and for a split-K shape the partials scratch of
+/// [`GemmShape::partials_bytes`] (its contents are not kept).
 #[derive(Clone, Copy, Debug)]
 pub struct GemmBindings {
     pub input: BufferBinding,
@@ -133,6 +191,7 @@ pub struct GemmBindings {
     pub out: BufferBinding,
     pub out_raw: Option<BufferBinding>,
     pub table: Option<BufferBinding>,
+    pub partials: Option<BufferBinding>,
 }
 
 /// `b` moved down to the device's storage-buffer offset alignment, and the skew in bytes.
@@ -163,21 +222,27 @@ fn need(what: &str, b: &BufferBinding, bytes: usize) -> Result<(), GpuError> {
 }
 
 /// Tile choice: 64 columns per workgroup when N allows it, else 32; the workgroup has `4 * BN`
-/// invocations of 8 x 4 (or 4 x 4) outputs each. See [`NARROW_BELOW`] for the RTZ builds.
-fn tile(n: usize, rows: usize, rtz: bool) -> u32 {
-    if n % 64 == 0 && !(rtz && rows.div_ceil(64) * (n / 64) < NARROW_BELOW) {
+/// invocations of 8 x 4 (or 4 x 4) outputs each. `tiles` counts the GEMM's 64 x 64 tiles (every
+/// group and split-K partition included), `chain` is the K of one chain (the partition). See
+/// [`NARROW_BELOW`] and [`NARROW_CHAIN`] for the RTZ builds.
+fn tile(n: usize, tiles: usize, chain: usize, rtz: bool) -> u32 {
+    if n % 64 == 0 && !(rtz && tiles < NARROW_BELOW && chain <= NARROW_CHAIN) {
         64
     } else {
         32
     }
 }
 
-/// RTZ builds: a GEMM with fewer 64 x 64 tiles than this (about two waves of workgroups on the
-/// H200; `rows` counts every group's rows) takes 32-column tiles (`gemm_rtz_narrow`, half the
-/// shared memory per workgroup): the short tensors of the deep levels keep more of the GPU
-/// busy (H200 1080p: the L4/L5 GEMMs 1.1-1.13x faster, 3 ms per frame; measured with 800 and
-/// 1600 alike, while 32-column tiles everywhere were slower).
-const NARROW_BELOW: usize = 1000;
+/// RTZ builds: a GEMM with fewer 64 x 64 tiles than this (a few waves of workgroups on the
+/// H200) and chains of at most [`NARROW_CHAIN`] takes 32-column tiles (`gemm_rtz_narrow`, half
+/// the shared memory per workgroup): the short tensors of the deep levels keep more of the GPU
+/// busy. H200 1080p, measured per GEMM shape: 1.1-1.2x faster for the L1-L4 GEMMs (with 1000
+/// instead of 3000: 0.9 ms per frame slower; 32-column tiles everywhere: 5 ms slower).
+const NARROW_BELOW: usize = 3000;
+
+/// Chains (K, or the split-K partition) longer than this keep 64-column tiles: the ViT's
+/// 1024-long chains ran 2-3 % faster with them, its 512-long ones 5 % slower (H200 1080p).
+const NARROW_CHAIN: usize = 512;
 
 /// The GEMM kernel for tiles of `bn` columns, RTZ build (`rtz`, see
 /// [`super::use_rtz_kernels`]) or portable, and its rows per workgroup (`16 * GEMM_TM` of the
@@ -297,8 +362,27 @@ pub fn prepare_gemm(
         Epilogue::F16 => 2,
         Epilogue::Dual => 3,
     };
+    let parts = s.partitions();
+    let partials = match (parts, b.partials) {
+        (1, _) => None,
+        (_, Some(pb)) => {
+            need("gemm partials", &pb, s.partials_bytes())?;
+            Some(pb)
+        }
+        (_, None) => {
+            return Err(invalid(
+                "gemm bindings",
+                format!(
+                    "a split-K GEMM ({parts} partitions) needs a partials scratch binding of {} \
+                     bytes",
+                    s.partials_bytes()
+                ),
+            ))
+        }
+    };
     let rtz = super::use_rtz_kernels(ctx, p);
-    let bn = tile(s.n, s.rows * s.groups, rtz);
+    let tiles = s.rows.div_ceil(64) * s.n.div_ceil(64) * s.groups * parts;
+    let bn = tile(s.n, tiles, part, rtz);
     let (shader, bm) = gemm_shader(rtz, bn);
     let mut desc = PipelineDesc::new(shader, 7, PUSH_BYTES)
         .with_spec(SpecConstant::u32(0, bn))
@@ -310,12 +394,22 @@ pub fn prepare_gemm(
         // the push constants only, so that one pipeline serves every GEMM of a tile.
         desc = desc
             .with_spec(SpecConstant::u32(4, epi))
-            .with_spec(SpecConstant::u32(5, seed_kind));
+            .with_spec(SpecConstant::u32(5, seed_kind))
+            .with_spec(SpecConstant::u32(6, (parts > 1) as u32));
     }
     let pipeline = ctx.pipeline(&desc)?;
+    // A split-K GEMM writes its partials where the raw output goes (binding 5).
     let set = arena.allocate(
         &pipeline,
-        &[b.input, b.matrix, skip, scale, b.out, raw, table],
+        &[
+            b.input,
+            b.matrix,
+            skip,
+            scale,
+            b.out,
+            partials.unwrap_or(raw),
+            table,
+        ],
     )?;
     let astride = match s.mode {
         InputMode::Shared => 0,
@@ -336,13 +430,56 @@ pub fn prepare_gemm(
     let groups = [
         s.rows.div_ceil(bm as usize) as u32,
         (s.n / bn as usize) as u32,
-        s.groups as u32,
+        (s.groups * parts) as u32,
     ];
+    let then = match partials {
+        Some(pb) => Some(Box::new(prepare_partial_sum(
+            ctx, arena, s, epi, pb, b.out, raw, table,
+        )?)),
+        None => None,
+    };
     Ok(Dispatch {
         pipeline,
         set,
         push,
         groups,
+        then,
+    })
+}
+
+/// The second step of a split-K GEMM (`gemm_sum.comp`): `partials` summed in partition order,
+/// the epilogue `epi` into `out` (and `raw` for the dual epilogue; `table` for the E4 ones).
+#[allow(clippy::too_many_arguments)]
+fn prepare_partial_sum(
+    ctx: &Arc<GpuContext>,
+    arena: &mut DescriptorArena,
+    s: &GemmShape,
+    epi: u32,
+    partials: BufferBinding,
+    out: BufferBinding,
+    raw: BufferBinding,
+    table: BufferBinding,
+) -> Result<Dispatch, GpuError> {
+    let outputs = s.rows * s.nout();
+    let outputs32 = u32::try_from(outputs).map_err(|_| {
+        invalid(
+            "gemm shape",
+            format!("{s:?}: {outputs} outputs exceed 32 bits"),
+        )
+    })?;
+    let pipeline = ctx.pipeline(&PipelineDesc::new("nr/gemm_sum", 4, PUSH_BYTES))?;
+    let table = if s.epilogue == Epilogue::F16 {
+        partials
+    } else {
+        table
+    };
+    let set = arena.allocate(&pipeline, &[partials, out, raw, table])?;
+    Ok(Dispatch {
+        pipeline,
+        set,
+        push: words(&[outputs32, s.partitions() as u32, epi]),
+        groups: super::elementwise::grid(ctx, "gemm partial sum", (outputs / 4) as u64)?,
+        then: None,
     })
 }
 
@@ -386,6 +523,7 @@ pub fn prepare_adapter(
         set,
         push: words(&[rows as u32]),
         groups: [(rows * 8).div_ceil(64) as u32, 1, 1],
+        then: None,
     })
 }
 
@@ -430,6 +568,7 @@ pub fn prepare_head(
         set,
         push: words(&[rows as u32]),
         groups: [rows.div_ceil(64) as u32, 1, 1],
+        then: None,
     })
 }
 
@@ -449,7 +588,9 @@ pub fn record_head(
 }
 
 /// Prepare the kernel of a GEMM-family node (`Gemm`, `Adapter`, `Head`) of `graph`, with tensor
-/// bindings from `tensor` and weights from `weights`; `Ok(None)` for every other op.
+/// bindings from `tensor`, weights from `weights` and, for a split-K GEMM, the partials scratch
+/// `partials` ([`GemmShape::partials_bytes`]); `Ok(None)` for every other op.
+#[allow(clippy::too_many_arguments)]
 pub fn prepare_node(
     ctx: &Arc<GpuContext>,
     arena: &mut DescriptorArena,
@@ -458,29 +599,20 @@ pub fn prepare_node(
     node: &Node,
     weights: &GpuWeights,
     tensor: &dyn Fn(TensorId) -> BufferBinding,
+    partials: Option<BufferBinding>,
 ) -> Result<Option<Dispatch>, GpuError> {
     Ok(Some(match &node.op {
         Op::Gemm {
             input,
-            mode,
             mat,
             seed,
-            partition,
             epilogue,
             out,
             out_raw,
+            ..
         } => {
-            let shape = GemmShape {
-                rows: graph.rows(*input),
-                cin: graph.tensors[*input].channels,
-                k: mat.k,
-                n: mat.n,
-                groups: mat.groups,
-                mode: *mode,
-                partition: *partition,
-                epilogue: *epilogue,
-                seed: seed.map(|s| graph.tensors[s.skip].dtype),
-            };
+            let shape = GemmShape::of_node(graph, node)
+                .ok_or_else(|| invalid(&node.label, "not a GEMM node".into()))?;
             let seed = match seed {
                 Some(s) => Some((
                     tensor(s.skip),
@@ -498,6 +630,7 @@ pub fn prepare_node(
                     Epilogue::F16 => None,
                     _ => Some(weights.gemm_table()?),
                 },
+                partials,
             };
             prepare_gemm(ctx, arena, profiles, &shape, &bindings)?
         }

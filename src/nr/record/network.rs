@@ -112,11 +112,12 @@ impl NetworkRecorder {
             .filter(|n| matches!(n.op, Op::Gemm { .. } | Op::Adapter { .. } | Op::Head { .. }))
             .count() as u32;
         let other_nodes = graph.nodes.len() as u32 - gemm_nodes;
-        // A GEMM binds 7 buffers (the adapter and head fewer).
+        // A GEMM binds 7 buffers (the adapter and head fewer), the sum of a split-K GEMM 4 more
+        // in a second set.
         let mut prepared_arena =
-            DescriptorArena::new(ctx, gemm_nodes.max(1), 7 * gemm_nodes.max(1))?;
+            DescriptorArena::new(ctx, 2 * gemm_nodes.max(1), 11 * gemm_nodes.max(1))?;
         let mut prepared = Vec::with_capacity(graph.nodes.len());
-        for node in &graph.nodes {
+        for (i, node) in graph.nodes.iter().enumerate() {
             let binding = |t: TensorId| workspace.binding(t);
             prepared.push(gemm::prepare_node(
                 ctx,
@@ -126,6 +127,7 @@ impl NetworkRecorder {
                 node,
                 &weights,
                 &binding,
+                workspace.scratch(i),
             )?);
         }
         let frame_arenas = (0..opts.frames_in_flight.max(1))

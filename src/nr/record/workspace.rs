@@ -5,12 +5,15 @@
 //! node that reads it ([`Graph::last_use`]); the head and every tensor the caller asks to keep
 //! (e.g. the boundaries, for readback) stay live to the end. A node's outputs never share bytes
 //! with its inputs, because the plan frees a node's inputs only after placing its outputs. Slots
-//! are placed first-fit at 256-byte aligned offsets. The workspace is reused across frames.
+//! are placed first-fit at 256-byte aligned offsets. A node's scratch (the partials of a
+//! split-K GEMM) is live during that node only. The workspace is reused across frames.
 
 use std::sync::Arc;
 
 use crate::gpu::{BufferBinding, GpuBuffer, GpuContext, GpuError, MemoryKind};
 use crate::nr::graph::{Graph, TensorId};
+
+use super::gemm::GemmShape;
 
 /// Alignment of every slot (at least any device's `minStorageBufferOffsetAlignment`).
 pub const SLOT_ALIGN: u64 = 256;
@@ -20,6 +23,8 @@ pub const SLOT_ALIGN: u64 = 256;
 pub struct Plan {
     /// `(offset, bytes)` of every tensor.
     pub slots: Vec<(u64, u64)>,
+    /// `(offset, bytes)` of every node's scratch (bytes 0: none).
+    pub scratch: Vec<(u64, u64)>,
     /// Size of the buffer the plan needs.
     pub bytes: u64,
     /// What the tensors would take without sharing (for reports).
@@ -35,6 +40,11 @@ pub fn tensor_bytes(graph: &Graph, t: TensorId) -> u64 {
     (graph.rows(t) * graph.tensors[t].channels * graph.tensors[t].dtype.size()) as u64
 }
 
+/// Bytes of the scratch node `i` of `graph` needs while it runs (split-K partials).
+pub fn scratch_bytes(graph: &Graph, i: usize) -> u64 {
+    GemmShape::of_node(graph, &graph.nodes[i]).map_or(0, |s| s.partials_bytes() as u64)
+}
+
 /// Plan the slots of `graph`'s tensors; `keep` tensors (and the input and head) are never shared.
 pub fn plan(graph: &Graph, keep: &[TensorId]) -> Plan {
     let n = graph.tensors.len();
@@ -46,30 +56,45 @@ pub fn plan(graph: &Graph, keep: &[TensorId]) -> Plan {
         }
     }
     let mut slots = vec![(0u64, 0u64); n];
-    // Live allocations as (offset, end, tensor), kept sorted by offset.
-    let mut live: Vec<(u64, u64, TensorId)> = Vec::new();
+    let mut scratch = vec![(0u64, 0u64); graph.nodes.len()];
+    // Live allocations as (offset, end, tensor or None for a node's scratch), sorted by offset.
+    let mut live: Vec<(u64, u64, Option<TensorId>)> = Vec::new();
     let mut high = 0u64;
-    let mut place = |t: TensorId, live: &mut Vec<(u64, u64, TensorId)>, high: &mut u64| {
-        let size = align(tensor_bytes(graph, t).max(1));
-        let mut at = 0u64;
-        for &(o, e, _) in live.iter() {
-            if at + size <= o {
-                break;
+    // First fit of `bytes` among the live allocations; returns the offset.
+    let mut place =
+        |bytes: u64, key: Option<TensorId>, live: &mut Vec<(u64, u64, Option<TensorId>)>| {
+            let size = align(bytes.max(1));
+            let mut at = 0u64;
+            for &(o, e, _) in live.iter() {
+                if at + size <= o {
+                    break;
+                }
+                at = at.max(align(e));
             }
-            at = at.max(align(e));
-        }
-        slots[t] = (at, tensor_bytes(graph, t));
-        let pos = live.partition_point(|&(o, _, _)| o < at);
-        live.insert(pos, (at, at + size, t));
-        *high = (*high).max(at + size);
-    };
-    place(graph.features, &mut live, &mut high);
+            let pos = live.partition_point(|&(o, _, _)| o < at);
+            live.insert(pos, (at, at + size, key));
+            high = high.max(at + size);
+            at
+        };
+    let t = graph.features;
+    slots[t] = (
+        place(tensor_bytes(graph, t), Some(t), &mut live),
+        tensor_bytes(graph, t),
+    );
     for (i, node) in graph.nodes.iter().enumerate() {
         for t in node.op.outputs() {
-            place(t, &mut live, &mut high);
+            slots[t] = (
+                place(tensor_bytes(graph, t), Some(t), &mut live),
+                tensor_bytes(graph, t),
+            );
         }
-        // Free what this node was the last to read, and outputs nobody reads.
+        let sb = scratch_bytes(graph, i);
+        if sb > 0 {
+            scratch[i] = (place(sb, None, &mut live), sb);
+        }
+        // Free the scratch, what this node was the last to read, and outputs nobody reads.
         live.retain(|&(_, _, t)| {
+            let Some(t) = t else { return false };
             if pinned[t] {
                 return true;
             }
@@ -82,6 +107,7 @@ pub fn plan(graph: &Graph, keep: &[TensorId]) -> Plan {
     let unshared_bytes = (0..n).map(|t| align(tensor_bytes(graph, t).max(1))).sum();
     Plan {
         slots,
+        scratch,
         bytes: high.max(SLOT_ALIGN),
         unshared_bytes,
     }
@@ -111,6 +137,15 @@ impl Workspace {
                 ),
             ));
         }
+        if let Some(i) = (0..graph.nodes.len()).find(|&i| plan.scratch[i].1 > max_range) {
+            return Err(GpuError::invalid(
+                format!("scratch of node `{}`", graph.nodes[i].label),
+                format!(
+                    "{} bytes exceed the device's maxStorageBufferRange {max_range}",
+                    plan.scratch[i].1
+                ),
+            ));
+        }
         let buffer = GpuBuffer::new(ctx, "nr workspace", plan.bytes, MemoryKind::DeviceLocal)?;
         Ok(Workspace { buffer, plan })
     }
@@ -122,6 +157,18 @@ impl Workspace {
             buffer: self.buffer.handle(),
             offset,
             range: range.max(4),
+        }
+    }
+
+    /// The scratch of node `i` (`None` when it needs none).
+    pub fn scratch(&self, i: usize) -> Option<BufferBinding> {
+        match self.plan.scratch.get(i) {
+            Some(&(offset, range)) if range > 0 => Some(BufferBinding {
+                buffer: self.buffer.handle(),
+                offset,
+                range,
+            }),
+            _ => None,
         }
     }
 
@@ -174,6 +221,17 @@ mod tests {
             for o in node.op.outputs() {
                 live[o] = true;
             }
+            // The scratch lives during the node: it may not touch a live tensor (its inputs and
+            // outputs included).
+            assert_eq!(p.scratch[i].1, scratch_bytes(graph, i));
+            for (t, &l) in live.iter().enumerate() {
+                assert!(
+                    !(l && overlap(p.scratch[i], p.slots[t])),
+                    "node {}'s scratch overlaps live `{}`",
+                    node.label,
+                    graph.tensors[t].name
+                );
+            }
             for t in 0..live.len() {
                 let kept = keep.contains(&t) || t == graph.head;
                 if live[t] && !kept && last[t].is_none_or(|l| l <= i) {
@@ -189,6 +247,15 @@ mod tests {
             assert_eq!(s.0 % SLOT_ALIGN, 0);
             assert!(s.0 + s.1 <= p.bytes);
         }
+        for s in &p.scratch {
+            assert_eq!(s.0 % SLOT_ALIGN, 0);
+            assert!(s.0 + s.1 <= p.bytes);
+        }
+        // The split-K GEMMs (the ViT's) have their scratch.
+        let split = (0..graph.nodes.len())
+            .filter(|&i| p.scratch[i].1 > 0)
+            .count();
+        assert_eq!(split, 3 * 8 + 1);
     }
 
     #[test]
