@@ -32,6 +32,7 @@ use openngx::nr::record::attention::{
     record_normalize, record_vit_attention, record_window_attention, NormalizeKernel,
 };
 use openngx::nr::reference::{Executor, Profiles, TensorData, Weights};
+use openngx::numerics::tables;
 
 // ------------------------------------------------------------------------------------------------
 // Support: a sparse model, staging buffers, test data.
@@ -304,6 +305,7 @@ fn check_window(
     let sk = ins.put(&kd, 2);
     let sv = ins.put(&vd, 3);
     let sp = ins.put(&pr, 6); // weight records sit at any even offset
+    let st = ins.put(&tables::gpu()[tables::ATTENTION], 0);
     let mut outs = Staging::default();
     let so = outs.reserve(rows * c, 5);
     let (got, took) = run_gpu(h, ctx, &ins, &outs, |rec, arena, i, o| {
@@ -316,6 +318,7 @@ fn check_window(
             range(i, sv),
             range(i, sp),
             range(o, so),
+            range(i, st),
             Size::new(w as u32, hh as u32),
             heads as u32,
             phase as u32,
@@ -401,6 +404,7 @@ fn check_vit(h: &Harness, ctx: &Arc<GpuContext>, g: &Graph, profiles: Profiles, 
     let sq = ins.put(&qd, 3);
     let sk = ins.put(&kd, 0);
     let sv = ins.put(&vd, 7);
+    let st = ins.put(&tables::gpu()[tables::ATTENTION], 0);
     let mut outs = Staging::default();
     let so = outs.reserve(tokens * c, 9);
     let (got, took) = run_gpu(h, ctx, &ins, &outs, |rec, arena, i, o| {
@@ -412,6 +416,7 @@ fn check_vit(h: &Harness, ctx: &Arc<GpuContext>, g: &Graph, profiles: Profiles, 
             range(i, sk),
             range(i, sv),
             range(o, so),
+            range(i, st),
             tokens as u32,
             heads as u32,
             &profiles.fp8,
@@ -512,10 +517,7 @@ fn run_normalize(
     let mut ins = Staging::default();
     let sx = ins.put(&xb, 2);
     let st = ins.put(tbytes, 6); // f32 temperatures on a 2-aligned offset
-    let srt = ins.put(
-        &openngx::numerics::tables::gpu()[openngx::numerics::tables::NORMALIZE],
-        0,
-    );
+    let srt = ins.put(&tables::gpu()[tables::NORMALIZE], 0);
     let mut outs = Staging::default();
     let (sq, sk, sv) = (
         outs.reserve(rows * c, 1),
@@ -681,6 +683,7 @@ fn rejects_bad_shapes() {
             b,
             b,
             b,
+            b,
             Size::new(8, 8),
             1,
             4,
@@ -696,6 +699,7 @@ fn rejects_bad_shapes() {
             b,
             b,
             b,
+            b,
             Size::new(4, 8),
             1,
             0,
@@ -703,10 +707,14 @@ fn rejects_bad_shapes() {
         ));
         let f32acc = openngx::numerics::Profile::H25_F32;
         errors.push(record_vit_attention(
-            &ctx, &mut rec, &mut arena, b, b, b, b, 8, 1, &f32acc,
+            &ctx, &mut rec, &mut arena, b, b, b, b, b, 8, 1, &f32acc,
         ));
         errors.push(record_vit_attention(
-            &ctx, &mut rec, &mut arena, b, b, b, b, 0, 1, &p,
+            &ctx, &mut rec, &mut arena, b, b, b, b, b, 0, 1, &p,
+        ));
+        // 8 tokens x 32 channels fit the 1024 bytes; the attention's lookup table does not.
+        errors.push(record_vit_attention(
+            &ctx, &mut rec, &mut arena, b, b, b, b, b, 8, 1, &p,
         ));
         errors.push(record_normalize(
             &ctx,

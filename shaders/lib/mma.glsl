@@ -61,6 +61,18 @@ uint mma_f16_term(uint a, uint b, int E, int P) {
     return mma_scaled(sig, f16_exponent(a) + f16_exponent(b) - 20 + P - E);
 }
 
+// The accumulator's term (none for a zero accumulator) into the positive or negative sum.
+void mma_add_acc_term(uint acc, int E, int P, inout uint pos, inout uint neg) {
+    if (!f16_is_zero(acc)) {
+        uint t = mma_acc_term(acc, E, P);
+        if ((acc & 0x8000u) != 0u) {
+            neg += t;
+        } else {
+            pos += t;
+        }
+    }
+}
+
 // The group result from the split sums (E from pass 1).
 uint mma_finish(uint pos, uint neg, int E, int P) {
     uint mag = pos >= neg ? pos - neg : neg - pos;
@@ -83,14 +95,7 @@ uint mma_group_e4m3(uint acc, uint a[16], uint b[16], int n, int P) {
     }
     uint pos = 0u;
     uint neg = 0u;
-    if (!f16_is_zero(acc)) {
-        uint t = mma_acc_term(acc, E, P);
-        if ((acc & 0x8000u) != 0u) {
-            neg += t;
-        } else {
-            pos += t;
-        }
-    }
+    mma_add_acc_term(acc, E, P, pos, neg);
     for (int i = 0; i < n; i++) {
         uint t = mma_e4m3_term(a[i], b[i], E, P);
         if (((a[i] ^ b[i]) & 0x80u) != 0u) {
@@ -144,14 +149,7 @@ uint mma_group_f16(uint acc, uint a[16], uint b[16], int n, int P) {
     }
     uint pos = 0u;
     uint neg = 0u;
-    if (!f16_is_zero(acc)) {
-        uint t = mma_acc_term(acc, E, P);
-        if ((acc & 0x8000u) != 0u) {
-            neg += t;
-        } else {
-            pos += t;
-        }
-    }
+    mma_add_acc_term(acc, E, P, pos, neg);
     for (int i = 0; i < n; i++) {
         if (f16_is_zero(a[i]) || f16_is_zero(b[i])) {
             continue;
@@ -190,14 +188,7 @@ uint mma_group_f16_finite(uint acc, uint as_[16], int ae[16], uint bs[16], int b
     }
     uint pos = 0u;
     uint neg = 0u;
-    if (!f16_is_zero(acc)) {
-        uint t = mma_acc_term(acc, E, P);
-        if ((acc & 0x8000u) != 0u) {
-            neg += t;
-        } else {
-            pos += t;
-        }
-    }
+    mma_add_acc_term(acc, E, P, pos, neg);
     for (int i = 0; i < n; i++) {
         uint sig = (as_[i] & 0x7FFFFFFFu) * (bs[i] & 0x7FFFFFFFu);
         // trunc(sig * 2^(ae + be - 20 + P - E)) as mma_f16_term: E >= ae + be for a nonzero

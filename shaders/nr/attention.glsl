@@ -5,6 +5,7 @@
 // (t = 8y + x), keys and values in physical (4x4-tiled) order:
 //   S[q][k] = prior[qp][k] + q.K[k]   (MMA group chain over channels 0-15, 16-31)
 //   e = exp_window(S); r[q] = f16(1/tree(e[q])); P[q][k] = E4(f16(e[q][k] * r[q]))
+//   (exp_window and E4 read from the lookup table, see `Tables` below)
 //   O[q][c] = E4(P[q].V[:, c])        (chain of four 16-key groups from +0)
 // ViT: one workgroup per (64 queries, head); keys in token order in blocks of 64, padded with
 // zero rows to a multiple of 64. Per block: S = q.K (chain from +0), e = exp_vit(S),
@@ -36,10 +37,20 @@ layout(std430, binding = 1) readonly buffer KIn { uint8_t kin[]; };
 layout(std430, binding = 2) readonly buffer VIn { uint8_t vin[]; };
 #if ATTN_VIT
 layout(std430, binding = 3) writeonly buffer Out { uint8_t outb[]; };
+#define TABLE_BINDING 4
 #else
 layout(std430, binding = 3) readonly buffer Priors { uint8_t priors[]; };
 layout(std430, binding = 4) writeonly buffer Out { uint8_t outb[]; };
+#define TABLE_BINDING 5
 #endif
+// `numerics::tables::ATTENTION`, built from the Rust numerics: E4(x) at byte x, the window exp
+// weight of score x as the half at byte 196608 + 2x, the ViT's at 327680 + 2x. One load each
+// instead of exp_window's ~40 integer operations and the E4M3 encoding's ~20, per score.
+layout(std430, binding = TABLE_BINDING) readonly buffer Tables { uint table_words[]; };
+uint table_e4(uint h) { return (table_words[h >> 2] >> (8u * (h & 3u))) & 0xFFu; }
+uint table_half(uint at) { return (table_words[at >> 1] >> (16u * (at & 1u))) & 0xFFFFu; }
+uint exp_window_table(uint s) { return table_half(98304u + s); }
+uint exp_vit_table(uint s) { return table_half(163840u + s); }
 
 #if ATTN_VIT
 layout(push_constant) uniform Push {
@@ -345,7 +356,7 @@ void publish_p(uint q, uint sub, uint r) {
         [[unroll]] for (uint b = 0u; b < 4u; b++) {
             uint k = 4u * w + b;
             uint x = (e[k >> 1] >> (16u * (k & 1u))) & 0xFFFFu;
-            word |= e4m3_from_f16(r == 0x3C00u ? x : f16_mul(x, r)) << (8u * b);
+            word |= table_e4(r == 0x3C00u ? x : f16_mul(x, r)) << (8u * b);
         }
         u_set_word(16u * q + 4u * sub + w, word);
     }
@@ -440,7 +451,7 @@ void main() {
                 acc[i][j] = F16_POS_ZERO;
             }
         }
-        SCORES(exp_vit, qtok, vit_key_token(kb, tid & 63u))
+        SCORES(exp_vit_table, qtok, vit_key_token(kb, tid & 63u))
         uint q = tid >> 2;
         uint sub = tid & 3u;
         uint bs = softmax_tree(q, sub);
@@ -463,8 +474,8 @@ void main() {
         }
         uint r = s_amask[4u * tq + i];
         uint ob = row_at(pc.out_off, int(query)) + 2u * tc;
-        outb[ob] = uint8_t(e4m3_from_f16(f16_mul(out_acc[i][0], r)));
-        outb[ob + 1u] = uint8_t(e4m3_from_f16(f16_mul(out_acc[i][1], r)));
+        outb[ob] = uint8_t(table_e4(f16_mul(out_acc[i][0], r)));
+        outb[ob + 1u] = uint8_t(table_e4(f16_mul(out_acc[i][1], r)));
     }
 }
 
@@ -489,7 +500,7 @@ void main() {
             acc[i][j] = prior_half(head_base, qp, 4u * tk + j);
         }
     }
-    SCORES(exp_window, token_of(tid & 63u), window_key_token(tid & 63u))
+    SCORES(exp_window_table, token_of(tid & 63u), window_key_token(tid & 63u))
 
     uint q = tid >> 2;
     uint sub = tid & 3u;
@@ -509,8 +520,8 @@ void main() {
             continue;
         }
         uint ob = row_at(pc.out_off, tok) + 2u * tc;
-        outb[ob] = uint8_t(e4m3_from_f16(acc[i][0]));
-        outb[ob + 1u] = uint8_t(e4m3_from_f16(acc[i][1]));
+        outb[ob] = uint8_t(table_e4(acc[i][0]));
+        outb[ob + 1u] = uint8_t(table_e4(acc[i][1]));
     }
 }
 

@@ -1,8 +1,9 @@
 #version 450
 // Shifted-window attention for devices with the round-toward-zero f32 mode
 // (`shaderRoundingModeRTZFloat32`), F13 only (P = 13): one RTZ FMA per term. The whole shader
-// runs in that mode, so exp_window is pure integer arithmetic and its f16 adds and multiplies
-// are the device's own (OPENNGX_F16_NATIVE). The algorithm is in attention.glsl.
+// runs in that mode (the exp weights come from the lookup table, the rest of the f32 work is
+// mode-independent) and its f16 adds and multiplies are the device's own (OPENNGX_F16_NATIVE).
+// The algorithm is in attention.glsl.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require

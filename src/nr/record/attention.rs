@@ -157,10 +157,23 @@ pub fn record_normalize(
     rec.run(&pipeline, set, &push, groups)
 }
 
+/// The attention's lookup table must hold all of [`tables::ATTENTION`].
+fn check_table(what: &str, table: &BufferBinding) -> Result<(), GpuError> {
+    let need = tables::ATTENTION.len() as u64;
+    if table.range < need {
+        return Err(GpuError::invalid(
+            format!("{what} table"),
+            format!("binding of {} bytes, the kernel reads {need}", table.range),
+        ));
+    }
+    Ok(())
+}
+
 /// [`Op::WindowAttention`](crate::nr::graph::Op::WindowAttention): shifted 8x8-window attention
 /// of one level of `size` with `heads` heads in window `phase` (0..=3). `q`, `k`, `v`, `out` are
 /// E4 `[size][32 * heads]`; `priors` is `heads * 8192` bytes of stored priors (spec §3.5 order).
-/// Tokens of `out` are all written (every token is the query of exactly one window).
+/// Tokens of `out` are all written (every token is the query of exactly one window). `table` is
+/// [`tables::ATTENTION`] of the kernels' table (`GpuWeights::attention_table`).
 #[allow(clippy::too_many_arguments)]
 pub fn record_window_attention(
     ctx: &Arc<GpuContext>,
@@ -171,6 +184,7 @@ pub fn record_window_attention(
     v: BufferBinding,
     priors: BufferBinding,
     out: BufferBinding,
+    table: BufferBinding,
     size: Size,
     heads: u32,
     phase: u32,
@@ -200,6 +214,7 @@ pub fn record_window_attention(
         1,
     )?;
     let (out, out_off) = bind_aligned(ctx, "window attention output", out, n, 1)?;
+    check_table("window attention", &table)?;
     let (sx, sy) = Phase(phase as u8).shift();
     let groups = [(size.w + sx).div_ceil(8), (size.h + sy).div_ceil(8), heads];
     let max = ctx.capabilities().max_compute_work_group_count;
@@ -214,12 +229,12 @@ pub fn record_window_attention(
     } else {
         "nr/window_attention"
     };
-    let mut desc = PipelineDesc::new(shader, 5, 40);
+    let mut desc = PipelineDesc::new(shader, 6, 40);
     for s in spec {
         desc = desc.with_spec(s);
     }
     let pipeline = ctx.pipeline(&desc)?;
-    let set = arena.allocate(&pipeline, &[q, k, v, pr, out])?;
+    let set = arena.allocate(&pipeline, &[q, k, v, pr, out, table])?;
     let push = push_bytes(&[
         size.w, size.h, heads, sx, sy, q_off, k_off, v_off, pr_off, out_off,
     ]);
@@ -228,7 +243,8 @@ pub fn record_window_attention(
 
 /// [`Op::VitAttention`](crate::nr::graph::Op::VitAttention): global attention of `tokens`
 /// queries over all `tokens` keys (padded with zero rows to a multiple of 64) with `heads`
-/// heads. `q`, `k`, `v`, `out` are E4 `[tokens][32 * heads]`.
+/// heads. `q`, `k`, `v`, `out` are E4 `[tokens][32 * heads]`; `table` as for
+/// [`record_window_attention`].
 #[allow(clippy::too_many_arguments)]
 pub fn record_vit_attention(
     ctx: &Arc<GpuContext>,
@@ -238,6 +254,7 @@ pub fn record_vit_attention(
     k: BufferBinding,
     v: BufferBinding,
     out: BufferBinding,
+    table: BufferBinding,
     tokens: u32,
     heads: u32,
     profile: &Profile,
@@ -253,6 +270,7 @@ pub fn record_vit_attention(
     let (k, k_off) = bind_aligned(ctx, "vit attention k", k, n, 1)?;
     let (v, v_off) = bind_aligned(ctx, "vit attention v", v, n, 1)?;
     let (out, out_off) = bind_aligned(ctx, "vit attention output", out, n, 1)?;
+    check_table("vit attention", &table)?;
     let groups = [tokens.div_ceil(64), heads, 1];
     let max = ctx.capabilities().max_compute_work_group_count;
     if groups.iter().zip(max.iter()).any(|(g, m)| g > m) {
@@ -266,12 +284,12 @@ pub fn record_vit_attention(
     } else {
         "nr/vit_attention"
     };
-    let mut desc = PipelineDesc::new(shader, 4, 24);
+    let mut desc = PipelineDesc::new(shader, 5, 24);
     for s in spec {
         desc = desc.with_spec(s);
     }
     let pipeline = ctx.pipeline(&desc)?;
-    let set = arena.allocate(&pipeline, &[q, k, v, out])?;
+    let set = arena.allocate(&pipeline, &[q, k, v, out, table])?;
     let push = push_bytes(&[tokens, heads, q_off, k_off, v_off, out_off]);
     rec.run(&pipeline, set, &push, groups)
 }

@@ -267,6 +267,11 @@ impl GpuWeights {
         self.table_part(tables::NORMALIZE)
     }
 
+    /// The attention's table ([`tables::ATTENTION`] of [`tables::gpu`]).
+    pub fn attention_table(&self) -> Result<BufferBinding, GpuError> {
+        self.table_part(tables::ATTENTION)
+    }
+
     fn table_part(&self, part: std::ops::Range<usize>) -> Result<BufferBinding, GpuError> {
         self.relaid
             .range(self.table + part.start as u64, part.len() as u64)

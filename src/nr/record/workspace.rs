@@ -128,22 +128,21 @@ impl Workspace {
     ) -> Result<Workspace, GpuError> {
         let plan = plan(graph, keep);
         let max_range = ctx.capabilities().max_storage_buffer_range as u64;
-        if let Some(t) = (0..graph.tensors.len()).find(|&t| plan.slots[t].1 > max_range) {
-            return Err(GpuError::invalid(
+        // Every tensor and scratch is bound as one range of the buffer.
+        let tensors = (0..graph.tensors.len()).map(|t| {
+            (
+                plan.slots[t].1,
                 format!("tensor `{}`", graph.tensors[t].name),
-                format!(
-                    "{} bytes exceed the device's maxStorageBufferRange {max_range}",
-                    plan.slots[t].1
-                ),
-            ));
-        }
-        if let Some(i) = (0..graph.nodes.len()).find(|&i| plan.scratch[i].1 > max_range) {
+            )
+        });
+        let scratch = (0..graph.nodes.len()).map(|i| {
+            let label = &graph.nodes[i].label;
+            (plan.scratch[i].1, format!("scratch of node `{label}`"))
+        });
+        if let Some((bytes, what)) = tensors.chain(scratch).find(|(b, _)| *b > max_range) {
             return Err(GpuError::invalid(
-                format!("scratch of node `{}`", graph.nodes[i].label),
-                format!(
-                    "{} bytes exceed the device's maxStorageBufferRange {max_range}",
-                    plan.scratch[i].1
-                ),
+                what,
+                format!("{bytes} bytes exceed the device's maxStorageBufferRange {max_range}"),
             ));
         }
         let buffer = GpuBuffer::new(ctx, "nr workspace", plan.bytes, MemoryKind::DeviceLocal)?;
