@@ -25,6 +25,8 @@ use ash::vk;
 use openngx::gpu::context::{enable_exact_route_features, Capabilities};
 use openngx::gpu::GpuContext;
 
+pub mod kernels;
+
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
 /// The caller's Vulkan objects.
