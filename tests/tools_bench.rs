@@ -32,6 +32,7 @@ fn bench_json_reports_times_stages_and_memory() {
             "--blocks",
             "2",
             "--json",
+            "--pipeline-stats",
         ],
         &[],
     );
@@ -95,6 +96,21 @@ fn bench_json_reports_times_stages_and_memory() {
         "window attention C32 @L(0)",
     ] {
         assert!(kinds.contains_key(k), "`{k}` in {j}");
+    }
+    // Driver statistics per kernel where the device offers VK_KHR_pipeline_executable_properties
+    // (lavapipe does not: then the reason), never silently nothing.
+    let stats = &j["pipeline_stats"];
+    match stats.as_array() {
+        Some(list) => {
+            assert!(list.iter().any(|p| p["shader"] == "nr/adapter"), "{stats}");
+            assert!(list.iter().all(|p| p["stats"].is_object()), "{stats}");
+        }
+        None => assert!(
+            stats["unavailable"]
+                .as_str()
+                .is_some_and(|e| e.contains("VK_KHR_pipeline_executable_properties")),
+            "{stats}"
+        ),
     }
 }
 

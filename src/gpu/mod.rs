@@ -18,5 +18,5 @@ pub use context::{Capabilities, DeviceRegistry, GpuContext};
 pub use descriptors::DescriptorArena;
 pub use dispatch::Recorder;
 pub use error::GpuError;
-pub use pipeline::{ComputePipeline, PipelineDesc, SpecConstant};
+pub use pipeline::{ComputePipeline, PipelineDesc, PipelineStatistics, SpecConstant};
 pub use timestamps::{StageTime, TimestampPool};

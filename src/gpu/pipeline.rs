@@ -5,7 +5,9 @@
 //! layouts, pipeline layouts and pipelines are created once per device (the store lives in the
 //! [`GpuContext`]) behind one `VkPipelineCache`, and destroyed with the context.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ash::vk;
 use parking_lot::Mutex;
@@ -15,7 +17,7 @@ use super::error::{GpuError, VkContext};
 use super::shaders;
 
 /// One 32-bit specialization constant (`layout(constant_id = id)`); bools are 0/1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SpecConstant {
     pub id: u32,
     pub bits: u32,
@@ -86,6 +88,10 @@ pub(crate) struct PipelineStore {
     cache: vk::PipelineCache,
     layouts: Mutex<HashMap<(u32, u32), Layout>>,
     pipelines: Mutex<HashMap<PipelineDesc, ComputePipeline>>,
+    /// Build new pipelines with `CAPTURE_STATISTICS_KHR` (see
+    /// [`GpuContext::capture_pipeline_statistics`]), and which ones were.
+    capture_statistics: AtomicBool,
+    captured: Mutex<HashSet<PipelineDesc>>,
 }
 
 impl PipelineStore {
@@ -98,6 +104,8 @@ impl PipelineStore {
             cache,
             layouts: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
+            capture_statistics: AtomicBool::new(false),
+            captured: Mutex::new(HashSet::new()),
         })
     }
 
@@ -168,6 +176,15 @@ impl PipelineStore {
     }
 }
 
+/// What the driver reports about one pipeline (`VK_KHR_pipeline_executable_properties`).
+#[derive(Clone, Debug)]
+pub struct PipelineStatistics {
+    pub shader: String,
+    pub spec: Vec<SpecConstant>,
+    /// `(name, value)` of every statistic of every executable (subgroup size first).
+    pub stats: Vec<(String, String)>,
+}
+
 impl GpuContext {
     /// The pipeline for `desc`, built on first use and cached for the context's lifetime.
     pub fn pipeline(&self, desc: &PipelineDesc) -> Result<ComputePipeline, GpuError> {
@@ -217,9 +234,13 @@ impl GpuContext {
             .module(module)
             .name(c"main")
             .specialization_info(&spec_info);
-        let info = vk::ComputePipelineCreateInfo::default()
+        let capture = store.capture_statistics.load(Ordering::Relaxed);
+        let mut info = vk::ComputePipelineCreateInfo::default()
             .stage(stage)
             .layout(layout.layout);
+        if capture {
+            info = info.flags(vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR);
+        }
         // SAFETY: as above; the module may be destroyed once the pipeline exists.
         let created = unsafe { device.create_compute_pipelines(store.cache, &[info], None) };
         unsafe { device.destroy_shader_module(module, None) };
@@ -249,7 +270,94 @@ impl GpuContext {
             return Ok(*raced);
         }
         pipelines.insert(desc.clone(), built);
+        if capture {
+            store.captured.lock().insert(desc.clone());
+        }
         Ok(built)
+    }
+
+    /// Build the pipelines made from now on so that [`GpuContext::pipeline_statistics`] can
+    /// report the driver's statistics of them (register counts and the like; a diagnostic for
+    /// `openngx bench --pipeline-stats`).
+    ///
+    /// # Safety
+    /// The device must have been created with `VK_KHR_pipeline_executable_properties` and its
+    /// `pipelineExecutableInfo` feature enabled.
+    pub unsafe fn capture_pipeline_statistics(&self) {
+        self.pipelines
+            .capture_statistics
+            .store(true, Ordering::Relaxed);
+    }
+
+    /// The driver's statistics of every pipeline built since
+    /// [`GpuContext::capture_pipeline_statistics`], sorted by shader.
+    pub fn pipeline_statistics(&self) -> Result<Vec<PipelineStatistics>, GpuError> {
+        let store = &self.pipelines;
+        if !store.capture_statistics.load(Ordering::Relaxed) {
+            return Err(GpuError::invalid(
+                "pipeline statistics",
+                "not captured: the device needs VK_KHR_pipeline_executable_properties \
+                 (GpuContext::capture_pipeline_statistics)",
+            ));
+        }
+        let ext =
+            ash::khr::pipeline_executable_properties::Device::new(self.instance(), self.device());
+        let captured = store.captured.lock().clone();
+        let pipelines = store.pipelines.lock().clone();
+        let mut out = Vec::new();
+        for desc in captured {
+            let Some(p) = pipelines.get(&desc) else {
+                continue;
+            };
+            let info = vk::PipelineInfoKHR::default().pipeline(p.pipeline);
+            // SAFETY: the pipeline was built with CAPTURE_STATISTICS_KHR on a device with the
+            // extension (the contract of capture_pipeline_statistics).
+            let executables = unsafe { ext.get_pipeline_executable_properties(&info) }
+                .vk("vkGetPipelineExecutablePropertiesKHR")?;
+            let mut stats = Vec::new();
+            for (i, exe) in executables.iter().enumerate() {
+                let subgroup = exe.subgroup_size;
+                let einfo = vk::PipelineExecutableInfoKHR::default()
+                    .pipeline(p.pipeline)
+                    .executable_index(i as u32);
+                // SAFETY: as above.
+                let list = unsafe { ext.get_pipeline_executable_statistics(&einfo) }
+                    .vk("vkGetPipelineExecutableStatisticsKHR")?;
+                stats.push(("subgroup size".to_owned(), subgroup.to_string()));
+                for st in list {
+                    // SAFETY: the driver writes NUL-terminated names into the fixed array.
+                    let name = unsafe { CStr::from_ptr(st.name.as_ptr()) }
+                        .to_string_lossy()
+                        .into_owned();
+                    // SAFETY: the union member is the one `format` names.
+                    let value = unsafe {
+                        match st.format {
+                            vk::PipelineExecutableStatisticFormatKHR::BOOL32 => {
+                                (st.value.b32 != 0).to_string()
+                            }
+                            vk::PipelineExecutableStatisticFormatKHR::INT64 => {
+                                st.value.i64.to_string()
+                            }
+                            vk::PipelineExecutableStatisticFormatKHR::UINT64 => {
+                                st.value.u64.to_string()
+                            }
+                            vk::PipelineExecutableStatisticFormatKHR::FLOAT64 => {
+                                format!("{:.3}", st.value.f64)
+                            }
+                            _ => "?".to_owned(),
+                        }
+                    };
+                    stats.push((name, value));
+                }
+            }
+            out.push(PipelineStatistics {
+                shader: desc.shader.clone(),
+                spec: desc.spec.clone(),
+                stats,
+            });
+        }
+        out.sort_by(|a, b| (&a.shader, &a.spec).cmp(&(&b.shader, &b.spec)));
+        Ok(out)
     }
 
     /// Bytes of the device's pipeline cache (for a caller that wants to persist it).

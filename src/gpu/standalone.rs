@@ -35,6 +35,13 @@ impl StandaloneDevice {
     /// Open device `index` of those that support the exact route (discrete GPUs first), or the
     /// first one when `index` is `None`.
     pub fn open(index: Option<usize>) -> Result<StandaloneDevice, GpuError> {
+        Self::open_with(index, false)
+    }
+
+    /// [`StandaloneDevice::open`], and with `statistics` the device also gets
+    /// `VK_KHR_pipeline_executable_properties` when it offers it, so that the context's
+    /// [`GpuContext::pipeline_statistics`] reports what the driver made of each kernel.
+    pub fn open_with(index: Option<usize>, statistics: bool) -> Result<StandaloneDevice, GpuError> {
         let entry = unsafe { ash::Entry::load() }.map_err(|e| {
             GpuError::invalid("Vulkan loader", format!("cannot load libvulkan: {e}"))
         })?;
@@ -117,10 +124,24 @@ impl StandaloneDevice {
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
         enable_exact_route_features(&mut f11, &mut f12);
-        let dinfo = vk::DeviceCreateInfo::default()
+        let stats_ext = ash::khr::pipeline_executable_properties::NAME;
+        let statistics = statistics
+            && unsafe { instance.enumerate_device_extension_properties(physical) }
+                .unwrap_or_default()
+                .iter()
+                .any(|e| e.extension_name_as_c_str().ok() == Some(stats_ext));
+        let extensions = [stats_ext.as_ptr()];
+        let mut fstats = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
+            .pipeline_executable_info(true);
+        let mut dinfo = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
             .push_next(&mut f11)
             .push_next(&mut f12);
+        if statistics {
+            dinfo = dinfo
+                .enabled_extension_names(&extensions)
+                .push_next(&mut fstats);
+        }
         let device = match unsafe { instance.create_device(physical, &dinfo, None) } {
             Ok(d) => d,
             Err(e) => {
@@ -165,6 +186,10 @@ impl StandaloneDevice {
                 Some(gdpa),
             )
         }?;
+        if statistics {
+            // SAFETY: the extension and its feature are enabled on this device (above).
+            unsafe { ctx.capture_pipeline_statistics() };
+        }
         me.ctx = Some(ctx);
         Ok(me)
     }

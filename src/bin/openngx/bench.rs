@@ -1,11 +1,13 @@
 //! `openngx bench`: GPU time of the network (timestamps), warm-up, median and min over N frames,
-//! per-stage profile, device memory, optional bit-exact check against the CPU reference.
+//! per-stage profile, device memory, optional bit-exact check against the CPU reference, optional
+//! driver statistics of every kernel (`--pipeline-stats`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use openngx::gpu::PipelineStatistics;
 use openngx::model::{synth, LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
@@ -44,6 +46,10 @@ pub struct Args {
     /// a slow device. Not with --check, which compares the whole network.
     #[arg(long)]
     blocks: Option<usize>,
+    /// Also print what the driver reports about each kernel (register counts and the like,
+    /// through VK_KHR_pipeline_executable_properties where the device has it).
+    #[arg(long)]
+    pipeline_stats: bool,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -167,7 +173,13 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         timestamps: true,
         frames_in_flight: 1,
     };
-    let mut gpu = GpuNet::open(&model, graph.clone(), args.device, opts)?;
+    let mut gpu = GpuNet::open_with(
+        &model,
+        graph.clone(),
+        args.device,
+        opts,
+        args.pipeline_stats,
+    )?;
     gpu.upload_features(&features)?;
 
     let mut totals = Vec::new();
@@ -255,6 +267,9 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     }
 
     let device = gpu.device_name();
+    let stats = args
+        .pipeline_stats
+        .then(|| gpu.ctx().pipeline_statistics().map_err(|e| e.to_string()));
     if args.json {
         let stages: BTreeMap<&str, f64> =
             per_stage.iter_mut().map(|(k, v)| (*k, median(v))).collect();
@@ -273,6 +288,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
             "stages_median_ms": stages, "op_kinds": kinds,
             "exact": exact.as_ref().map(|b| b.is_empty()),
             "mismatches": exact,
+            "pipeline_stats": stats.as_ref().map(stats_json),
         });
         println!("{j}");
     } else {
@@ -313,6 +329,9 @@ fn run_inner(args: &Args) -> Result<bool, String> {
                 println!("  {k:<40} {ms:9.2} ms");
             }
         }
+        if let Some(stats) = &stats {
+            print_pipeline_stats(stats);
+        }
         if let Some(bad) = &exact {
             if bad.is_empty() {
                 println!("bit-exact: 75 boundaries and the head equal the CPU reference");
@@ -322,6 +341,45 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         }
     }
     Ok(exact.is_none_or(|b| b.is_empty()))
+}
+
+/// One line per kernel: shader, specialization constants, then the driver's statistics.
+fn print_pipeline_stats(stats: &Result<Vec<PipelineStatistics>, String>) {
+    match stats {
+        Ok(list) => {
+            println!("pipeline statistics (driver; spec constants as id=value):");
+            for p in list {
+                let spec: Vec<String> = p
+                    .spec
+                    .iter()
+                    .map(|s| format!("{}={}", s.id, s.bits))
+                    .collect();
+                let st: Vec<String> = p.stats.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                println!("  {} [{}]: {}", p.shader, spec.join(" "), st.join("; "));
+            }
+        }
+        Err(e) => println!("{e}"),
+    }
+}
+
+fn stats_json(stats: &Result<Vec<PipelineStatistics>, String>) -> serde_json::Value {
+    match stats {
+        Ok(list) => serde_json::Value::Array(
+            list.iter()
+                .map(|p| {
+                    let spec: BTreeMap<String, u32> =
+                        p.spec.iter().map(|s| (s.id.to_string(), s.bits)).collect();
+                    let st: BTreeMap<&str, &str> = p
+                        .stats
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str()))
+                        .collect();
+                    serde_json::json!({"shader": p.shader, "spec": spec, "stats": st})
+                })
+                .collect(),
+        ),
+        Err(e) => serde_json::json!({ "unavailable": e }),
+    }
 }
 
 /// Removes a temporary directory on drop.

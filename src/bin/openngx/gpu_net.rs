@@ -31,7 +31,20 @@ impl GpuNet {
         device: Option<usize>,
         opts: NetworkOptions,
     ) -> Result<GpuNet, String> {
-        let dev = StandaloneDevice::open(device).map_err(|e| format!("device: {e}"))?;
+        Self::open_with(model, graph, device, opts, false)
+    }
+
+    /// [`GpuNet::open`]; with `statistics` the driver's pipeline statistics are captured where
+    /// the device offers them ([`StandaloneDevice::open_with`]).
+    pub fn open_with(
+        model: &Model,
+        graph: Graph,
+        device: Option<usize>,
+        opts: NetworkOptions,
+        statistics: bool,
+    ) -> Result<GpuNet, String> {
+        let dev =
+            StandaloneDevice::open_with(device, statistics).map_err(|e| format!("device: {e}"))?;
         let ctx = Arc::clone(dev.context());
         let mut batch = UploadBatch::new(&ctx);
         let weights = dev
