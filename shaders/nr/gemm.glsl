@@ -55,7 +55,7 @@ layout(std430, binding = 5) writeonly buffer OutRaw { uint raw_words[]; };
 // steps, its product and the E4M3 encoding are one load (H200 1080p: 11 ms per frame). Bound to
 // the output for the f16 epilogue, then never read.
 layout(std430, binding = 6) readonly buffer EpilogueTable { uint table_words[]; };
-uint epilogue_code(uint at) { return (table_words[at >> 2] >> (8u * (at & 3u))) & 0xFFu; }
+#include "gemm_store.glsl"
 
 layout(push_constant) uniform Push {
     uint rows;     // M
@@ -319,23 +319,6 @@ void main() {
             raw_words[pat / 2u + 1u] = h[2] | (h[3] << 16);
             continue;
         }
-        if (EPI == 2u || EPI == 3u) {
-            uint w0 = h[0] | (h[1] << 16);
-            uint w1 = h[2] | (h[3] << 16);
-            if (EPI == 2u) {
-                out_words[at / 2u] = w0;
-                out_words[at / 2u + 1u] = w1;
-            } else {
-                raw_words[at / 2u] = w0;
-                raw_words[at / 2u + 1u] = w1;
-            }
-        }
-        if (EPI != 2u) {
-            uint word = 0u;
-            [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                word |= epilogue_code((EPI == 0u ? 0u : 65536u) + h[j]) << (8u * j);
-            }
-            out_words[at / 4u] = word;
-        }
+        gemm_store_quad(EPI, at, h);
     }
 }

@@ -2,9 +2,11 @@
 // Second step of a split-K GEMM (`gemm.glsl` with PART < K): the partitions' f16 results,
 // [partition][row][channel] in the partials binding, added in partition order with f16 adds
 // (partition 0, which carries the seed, first: the model's order, spec nr-network.md 1.4), then
-// the GEMM's epilogue. One invocation per 4 adjacent outputs of a row (one E4 word). Portable
-// arithmetic on every device: this kernel is a few microseconds of the frame.
+// the GEMM's epilogue (gemm_store.glsl). One invocation per 4 adjacent outputs of a row (one E4
+// word). Portable arithmetic on every device (emulated f16 adds; a small share of the frame:
+// the bench's GEMM times include it).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "f16.glsl"
 
 layout(local_size_x = 64) in;
@@ -16,7 +18,7 @@ layout(std430, binding = 2) writeonly buffer OutRaw { uint raw_words[]; };
 // `numerics::tables::GEMM_EPILOGUE`, as in gemm.glsl (bound to the partials for the f16
 // epilogue, then never read).
 layout(std430, binding = 3) readonly buffer EpilogueTable { uint table_words[]; };
-uint epilogue_code(uint at) { return (table_words[at >> 2] >> (8u * (at & 3u))) & 0xFFu; }
+#include "gemm_store.glsl"
 
 layout(push_constant) uniform Push {
     uint outputs; // rows * channels (a multiple of 4)
@@ -43,23 +45,5 @@ void main() {
         h[2] = f16_add(h[2], v1 & 0xFFFFu);
         h[3] = f16_add(h[3], v1 >> 16);
     }
-    if (pc.epi == 2u || pc.epi == 3u) {
-        uint r0 = h[0] | (h[1] << 16);
-        uint r1 = h[2] | (h[3] << 16);
-        if (pc.epi == 2u) {
-            out_words[at / 2u] = r0;
-            out_words[at / 2u + 1u] = r1;
-        } else {
-            raw_words[at / 2u] = r0;
-            raw_words[at / 2u + 1u] = r1;
-        }
-    }
-    if (pc.epi != 2u) {
-        uint base = pc.epi == 0u ? 0u : 65536u;
-        uint word = 0u;
-        for (uint j = 0u; j < 4u; j++) {
-            word |= epilogue_code(base + h[j]) << (8u * j);
-        }
-        out_words[at / 4u] = word;
-    }
+    gemm_store_quad(pc.epi, at, h);
 }

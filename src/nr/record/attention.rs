@@ -23,6 +23,7 @@ use crate::nr::geometry::{Phase, Size};
 use crate::numerics::{tables, AccRounding, ExponentConvention, Profile};
 
 use super::elementwise::{bind_aligned, grid, grid_of, push_bytes};
+use super::need;
 
 /// Bytes of one head's stored 64x64 f16 prior.
 pub const PRIOR_BYTES: u64 = 8192;
@@ -140,13 +141,7 @@ pub fn record_normalize(
     };
     let mut buffers = vec![qkv, temps, q, k, v];
     if kernel == NormalizeKernel::Cooperative {
-        let needed = tables::NORMALIZE.len() as u64;
-        if table.range < needed {
-            return Err(GpuError::invalid(
-                "normalize table",
-                format!("binding of {} bytes, needs {needed}", table.range),
-            ));
-        }
+        need("normalize table", &table, tables::NORMALIZE.len() as u64)?;
         buffers.push(table);
     }
     let pipeline = ctx.pipeline(
@@ -155,18 +150,6 @@ pub fn record_normalize(
     let set = arena.allocate(&pipeline, &buffers)?;
     let push = push_bytes(&[rows, heads, qkv_off, t_off, q_off, k_off, v_off]);
     rec.run(&pipeline, set, &push, groups)
-}
-
-/// The attention's lookup table must hold all of [`tables::ATTENTION`].
-fn check_table(what: &str, table: &BufferBinding) -> Result<(), GpuError> {
-    let need = tables::ATTENTION.len() as u64;
-    if table.range < need {
-        return Err(GpuError::invalid(
-            format!("{what} table"),
-            format!("binding of {} bytes, the kernel reads {need}", table.range),
-        ));
-    }
-    Ok(())
 }
 
 /// [`Op::WindowAttention`](crate::nr::graph::Op::WindowAttention): shifted 8x8-window attention
@@ -214,7 +197,11 @@ pub fn record_window_attention(
         1,
     )?;
     let (out, out_off) = bind_aligned(ctx, "window attention output", out, n, 1)?;
-    check_table("window attention", &table)?;
+    need(
+        "window attention table",
+        &table,
+        tables::ATTENTION.len() as u64,
+    )?;
     let (sx, sy) = Phase(phase as u8).shift();
     let groups = [(size.w + sx).div_ceil(8), (size.h + sy).div_ceil(8), heads];
     let max = ctx.capabilities().max_compute_work_group_count;
@@ -270,7 +257,11 @@ pub fn record_vit_attention(
     let (k, k_off) = bind_aligned(ctx, "vit attention k", k, n, 1)?;
     let (v, v_off) = bind_aligned(ctx, "vit attention v", v, n, 1)?;
     let (out, out_off) = bind_aligned(ctx, "vit attention output", out, n, 1)?;
-    check_table("vit attention", &table)?;
+    need(
+        "vit attention table",
+        &table,
+        tables::ATTENTION.len() as u64,
+    )?;
     let groups = [tokens.div_ceil(64), heads, 1];
     let max = ctx.capabilities().max_compute_work_group_count;
     if groups.iter().zip(max.iter()).any(|(g, m)| g > m) {

@@ -76,13 +76,7 @@ pub struct ComposeBindings {
 }
 
 fn need(what: &str, binding: &BufferBinding, bytes: u64) -> Result<(), GpuError> {
-    if binding.range < bytes {
-        return Err(GpuError::invalid(
-            format!("frame buffer `{what}`"),
-            format!("range of {} bytes, {bytes} needed", binding.range),
-        ));
-    }
-    Ok(())
+    super::need(&format!("frame buffer `{what}`"), binding, bytes)
 }
 
 fn groups(width: u32, height: u32) -> [u32; 3] {

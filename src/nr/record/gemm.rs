@@ -28,7 +28,7 @@ use crate::nr::graph::{DType, Epilogue, Graph, InputMode, Node, Op, TensorId};
 use crate::nr::reference::Profiles;
 use crate::numerics::{tables, AccRounding, ExponentConvention, Profile};
 
-use super::GpuWeights;
+use super::{need, GpuWeights};
 
 /// Push-constant bytes of every kernel here (the GEMM uses all 40).
 const PUSH_BYTES: u32 = 40;
@@ -211,16 +211,6 @@ fn align_down(ctx: &GpuContext, b: BufferBinding) -> (BufferBinding, u64) {
     )
 }
 
-fn need(what: &str, b: &BufferBinding, bytes: usize) -> Result<(), GpuError> {
-    if (b.range as usize) < bytes {
-        return Err(invalid(
-            what,
-            format!("binding of {} bytes, the shape needs {bytes}", b.range),
-        ));
-    }
-    Ok(())
-}
-
 /// Tile choice: 64 columns per workgroup when N allows it, else 32; the workgroup has `4 * BN`
 /// invocations of 8 x 4 (or 4 x 4) outputs each. `tiles` counts the GEMM's 64 x 64 tiles (every
 /// group and split-K partition included), `chain` is the K of one chain (the partition). See
@@ -284,12 +274,12 @@ pub fn prepare_gemm(
     }
     let nout = s.nout();
     let out_elem = if s.epilogue == Epilogue::F16 { 2 } else { 1 };
-    need("gemm input", &b.input, s.rows * s.cin)?;
-    need("gemm matrix", &b.matrix, s.groups * s.n * s.k)?;
-    need("gemm output", &b.out, s.rows * nout * out_elem)?;
+    need("gemm input", &b.input, (s.rows * s.cin) as u64)?;
+    need("gemm matrix", &b.matrix, (s.groups * s.n * s.k) as u64)?;
+    need("gemm output", &b.out, (s.rows * nout * out_elem) as u64)?;
     let raw = match (s.epilogue, b.out_raw) {
         (Epilogue::Dual, Some(r)) => {
-            need("gemm raw output", &r, s.rows * nout * 2)?;
+            need("gemm raw output", &r, (s.rows * nout * 2) as u64)?;
             r
         }
         (Epilogue::Dual, None) => {
@@ -303,7 +293,11 @@ pub fn prepare_gemm(
     let table = match (s.epilogue, b.table) {
         (Epilogue::F16, _) => b.out,
         (_, Some(t)) => {
-            need("gemm epilogue table", &t, tables::GEMM_EPILOGUE.len())?;
+            need(
+                "gemm epilogue table",
+                &t,
+                tables::GEMM_EPILOGUE.len() as u64,
+            )?;
             t
         }
         (_, None) => {
@@ -326,8 +320,8 @@ pub fn prepare_gemm(
                     ))
                 }
             };
-            need("gemm skip", &skip, s.rows * nout * dt.size())?;
-            need("gemm scale", &scale, nout * 2)?;
+            need("gemm skip", &skip, (s.rows * nout * dt.size()) as u64)?;
+            need("gemm scale", &scale, (nout * 2) as u64)?;
             let (scale, skew) = align_down(ctx, scale);
             if skew % 2 != 0 {
                 return Err(invalid(
@@ -366,7 +360,7 @@ pub fn prepare_gemm(
     let partials = match (parts, b.partials) {
         (1, _) => None,
         (_, Some(pb)) => {
-            need("gemm partials", &pb, s.partials_bytes())?;
+            need("gemm partials", &pb, s.partials_bytes() as u64)?;
             Some(pb)
         }
         (_, None) => {
@@ -509,10 +503,10 @@ pub fn prepare_adapter(
     out: BufferBinding,
 ) -> Result<Dispatch, GpuError> {
     let (g, p) = f16_spec(&profiles.f16)?;
-    need("adapter features", &features, rows * 16 * 4)?;
-    need("adapter weights", &weights, 32 * 16 * 2)?;
-    need("adapter raw output", &out_raw, rows * 32 * 2)?;
-    need("adapter output", &out, rows * 32)?;
+    need("adapter features", &features, (rows * 16 * 4) as u64)?;
+    need("adapter weights", &weights, (32 * 16 * 2) as u64)?;
+    need("adapter raw output", &out_raw, (rows * 32 * 2) as u64)?;
+    need("adapter output", &out, (rows * 32) as u64)?;
     let desc = PipelineDesc::new("nr/adapter", 4, PUSH_BYTES)
         .with_spec(SpecConstant::i32(0, g))
         .with_spec(SpecConstant::i32(1, p));
@@ -555,9 +549,9 @@ pub fn prepare_head(
     out: BufferBinding,
 ) -> Result<Dispatch, GpuError> {
     let (g, p) = f16_spec(&profiles.f16)?;
-    need("head input", &input, rows * 32 * 2)?;
-    need("head weights", &weights, 4 * 32 * 2)?;
-    need("head output", &out, rows * 4 * 4)?;
+    need("head input", &input, (rows * 32 * 2) as u64)?;
+    need("head weights", &weights, (4 * 32 * 2) as u64)?;
+    need("head output", &out, (rows * 4 * 4) as u64)?;
     let desc = PipelineDesc::new("nr/head", 3, PUSH_BYTES)
         .with_spec(SpecConstant::i32(0, g))
         .with_spec(SpecConstant::i32(1, p));

@@ -26,7 +26,7 @@ pub use network::{Keep, NetworkOptions, NetworkRecorder};
 pub use weights::GpuWeights;
 pub use workspace::Workspace;
 
-use crate::gpu::{GpuContext, GpuError};
+use crate::gpu::{BufferBinding, GpuContext, GpuError};
 
 /// Whether a kernel that runs in the round-toward-zero f32 mode may compute the terms of a
 /// profile with `frac_bits` fraction bits on this device: the device must offer that mode with
@@ -50,6 +50,22 @@ pub(crate) fn use_rtz_mode(ctx: &GpuContext) -> bool {
 /// ([`Capabilities::native_f16`](crate::gpu::Capabilities::native_f16)); same bytes either way.
 pub(crate) fn use_native_f16(ctx: &GpuContext) -> bool {
     ctx.capabilities().native_f16() && !portable_forced()
+}
+
+/// Refuse a binding shorter than the `bytes` a kernel reads or writes through it (`what` names
+/// the binding).
+pub(crate) fn need(what: &str, b: &BufferBinding, bytes: u64) -> Result<(), GpuError> {
+    if b.range < bytes {
+        return Err(GpuError::invalid(
+            what,
+            format!(
+                "{} bytes bound where the kernel needs {bytes}: {} more needed",
+                b.range,
+                bytes - b.range
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `OPENNGX_PORTABLE_KERNELS=1`: run the portable builds everywhere.
