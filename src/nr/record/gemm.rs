@@ -226,8 +226,8 @@ fn tile(n: usize, tiles: usize, chain: usize, rtz: bool) -> u32 {
 /// RTZ builds: a GEMM with fewer 64 x 64 tiles than this (a few waves of workgroups on the
 /// H200) and chains of at most [`NARROW_CHAIN`] takes 32-column tiles (`gemm_rtz_narrow`, half
 /// the shared memory per workgroup): the short tensors of the deep levels keep more of the GPU
-/// busy. H200 1080p, measured per GEMM shape: 1.1-1.2x faster for the L1-L4 GEMMs (with 1000
-/// instead of 3000: 0.9 ms per frame slower; 32-column tiles everywhere: 5 ms slower).
+/// busy. H200 1080p: the L1-L4 GEMMs 1.05-1.2x faster than with 64-column tiles; frame 236.6 ms
+/// with this threshold, 237.4 with 1000, 241.7 with 64-column tiles everywhere.
 const NARROW_BELOW: usize = 3000;
 
 /// Chains (K, or the split-K partition) longer than this keep 64-column tiles: the ViT's
