@@ -1,5 +1,5 @@
-//! End-to-end tests of the NGX entry points through their C signatures, with a mock
-//! `FeatureBackend` (the real DLSS-NR recorder plugs in the same way). Vulkan handles are fake
+//! End-to-end tests of the NGX entry points through their C signatures, with a mock DLSS-NR
+//! `Backend` (the real DLSS-NR recorder plugs in the same way). Vulkan handles are fake
 //! non-null values: the ABI layer never calls Vulkan itself, only the backend would.
 //!
 //! The library state is process-wide, so every test takes `LOCK` and leaves the library shut down.
@@ -9,12 +9,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use ash::vk::{self, Handle};
+use openngx::feature::{Backend, DeviceContext, FeatureError, Instance};
 use openngx::ngx::abi::*;
+use openngx::ngx::dlss_nr::DlssNr;
 use openngx::ngx::exports::*;
 use openngx::ngx::param_exports::*;
-use openngx::ngx::{
-    self, CreateParams, DeviceContext, EvalInputs, FeatureBackend, FeatureError, FeatureInstance,
-};
+use openngx::ngx::{self};
+use openngx::nr::feature::{NrCreate, NrInputs};
 
 static LOCK: Mutex<()> = Mutex::new(());
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -86,23 +87,26 @@ fn cmd() -> vk::CommandBuffer {
 #[derive(Default)]
 struct Seen {
     creates: Vec<(u32, u32, PathBuf)>,
-    evals: Vec<EvalInputs>,
+    evals: Vec<NrInputs>,
     releases: usize,
 }
 
 struct MockBackend(Arc<Mutex<Seen>>);
 struct MockInstance(Arc<Mutex<Seen>>);
 
-impl FeatureBackend for MockBackend {
+impl Backend for MockBackend {
+    type Create = NrCreate;
+    type Eval = NrInputs;
     fn name(&self) -> &str {
         "mock"
     }
     fn create(
         &self,
         device: &DeviceContext,
-        p: &CreateParams,
+        model_dir: &std::path::Path,
+        p: &NrCreate,
         cmd: vk::CommandBuffer,
-    ) -> Result<Box<dyn FeatureInstance>, FeatureError> {
+    ) -> Result<Box<dyn Instance<NrInputs>>, FeatureError> {
         assert_eq!(
             (
                 device.device.as_raw(),
@@ -115,7 +119,7 @@ impl FeatureBackend for MockBackend {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .creates
-            .push((p.width, p.height, p.model_dir.clone()));
+            .push((p.width(), p.height(), model_dir.to_path_buf()));
         Ok(Box::new(MockInstance(self.0.clone())))
     }
     fn memory_in_use(&self) -> u64 {
@@ -123,12 +127,8 @@ impl FeatureBackend for MockBackend {
     }
 }
 
-impl FeatureInstance for MockInstance {
-    fn evaluate(
-        &mut self,
-        _cmd: vk::CommandBuffer,
-        inputs: &EvalInputs,
-    ) -> Result<(), FeatureError> {
+impl Instance<NrInputs> for MockInstance {
+    fn evaluate(&mut self, _cmd: vk::CommandBuffer, inputs: &NrInputs) -> Result<(), FeatureError> {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -213,11 +213,7 @@ fn create(p: *mut NVSDK_NGX_Parameter) -> (NVSDK_NGX_Result, *mut NVSDK_NGX_Hand
 fn full_lifecycle_with_a_registered_backend() {
     let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let seen = Arc::new(Mutex::new(Seen::default()));
-    ngx::register_backend(
-        NVSDK_NGX_Feature_Reserved18,
-        Arc::new(MockBackend(seen.clone())),
-    )
-    .expect("feature 18");
+    ngx::register_backend(DlssNr, Arc::new(MockBackend(seen.clone())));
     init();
     take_log();
 
@@ -308,9 +304,12 @@ fn full_lifecycle_with_a_registered_backend() {
     {
         let s = seen.lock().unwrap_or_else(|e| e.into_inner());
         assert_eq!(s.evals.len(), 2);
-        assert_eq!((s.evals[0].intensity, s.evals[1].intensity), (1.0, 0.5));
-        assert_eq!(s.evals[0].color.image.as_raw(), 10);
-        assert_eq!(s.evals[0].output.view.as_raw(), 21);
+        assert_eq!(
+            (s.evals[0].frame().intensity, s.evals[1].frame().intensity),
+            (1.0, 0.5)
+        );
+        assert_eq!(s.evals[0].color().image.as_raw(), 10);
+        assert_eq!(s.evals[0].output().view.as_raw(), 21);
     }
     // Wrong output format and a too-small colour image are refused with their codes.
     let bad_out = image(30, vk::Format::B8G8R8A8_UNORM, 128, 96, true);

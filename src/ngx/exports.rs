@@ -9,21 +9,22 @@
 
 use std::os::raw::{c_char, c_uint, c_ulonglong};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use ash::vk;
 use ash::vk::Handle;
 
 use super::abi::*;
-use super::backend::{backend_for, DeviceContext, FeatureError};
 use super::guard::{c_str, guard, wide_path, write_out};
 use super::log;
-use super::model_dir::{find_model_dir, MODEL_DIR_ENV};
-use super::nr;
+use super::model_dir::{find_model_dir, ModelLookup, MODEL_DIR_ENV};
 use super::params::ParamRef;
-use super::result::{result_name, result_name_wide};
+use super::registry::{self, described_ids, lookup, Feature};
+use super::result::{result_name, result_name_wide, ResultCode};
 use super::state::{
     self, device_key, release_instance, AppIdentity, DeviceEntry, FeatureEntry, Owner,
 };
+use crate::feature::{DeviceContext, FeatureError};
 
 const SDK: NVSDK_NGX_Feature = NVSDK_NGX_Feature_Reserved_SDK;
 
@@ -62,6 +63,24 @@ fn null(entry: &str, what: &str) -> NVSDK_NGX_Result {
 
 fn initialized() -> bool {
     state::with(|s| s.initialized())
+}
+
+/// The table entry of `feature`, or the `FAIL_FeatureNotSupported` refusal (logged).
+fn described(
+    entry: &str,
+    feature: NVSDK_NGX_Feature,
+) -> Result<Arc<dyn Feature>, NVSDK_NGX_Result> {
+    lookup(feature).ok_or_else(|| {
+        refuse(
+            entry,
+            feature,
+            NVSDK_NGX_Result_FAIL_FeatureNotSupported,
+            &format!(
+                "feature {feature} is not supported (only {})",
+                described_ids()
+            ),
+        )
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -150,6 +169,15 @@ fn init_common(
         get_device_proc_addr: gdpa,
     };
     let app_text = format!("{app:?}");
+    let offered: Vec<String> = registry::features()
+        .iter()
+        .map(|f| {
+            let backend = f
+                .backend_name()
+                .map_or("not available".to_string(), |b| format!("`{b}`"));
+            format!("{} backend {backend}", f.label())
+        })
+        .collect();
     state::with(|s| {
         s.add_device(DeviceEntry {
             ctx,
@@ -162,10 +190,10 @@ fn init_common(
     log::info(
         SDK,
         &format!(
-            "{entry}: initialised (device {:#x}, SDK version {version:#x}, {app_text}, data path {}); DLSS-NR backend {}",
+            "{entry}: initialised (device {:#x}, SDK version {version:#x}, {app_text}, data path {}); {}",
             device.as_raw(),
             app_data.as_ref().map_or("<none>".to_string(), |p| p.display().to_string()),
-            backend_for(nr::FEATURE).map_or("not available".to_string(), |b| format!("`{}`", b.name())),
+            offered.join("; "),
         ),
     );
     NVSDK_NGX_Result_Success
@@ -316,7 +344,7 @@ fn make_params(
     if out.is_null() {
         return null(entry, "OutParameters");
     }
-    let populate = populated.then_some(nr::populate_capabilities as super::params::Populate);
+    let populate = populated.then_some(registry::populate_capabilities as super::params::Populate);
     let p = state::with(|s| s.new_params(Owner::App, populate));
     // SAFETY: non-NULL out pointer (checked).
     unsafe { write_out(out, p) };
@@ -343,7 +371,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetParameters(
         let p = state::with(|s| match s.library_params {
             Some(p) => p as *mut NVSDK_NGX_Parameter,
             None => {
-                let p = s.new_params(Owner::Library, Some(nr::populate_capabilities));
+                let p = s.new_params(Owner::Library, Some(registry::populate_capabilities));
                 s.library_params = Some(p as usize);
                 p
             }
@@ -430,13 +458,8 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetScratchBufferSize(
         if OutSizeInBytes.is_null() {
             return null(e, "OutSizeInBytes");
         }
-        if InFeatureId != nr::FEATURE {
-            return refuse(
-                e,
-                InFeatureId,
-                NVSDK_NGX_Result_FAIL_FeatureNotSupported,
-                &format!("feature {InFeatureId} is not supported (only 18, DLSS-NR)"),
-            );
+        if let Err(code) = described(e, InFeatureId) {
+            return code;
         }
         // SAFETY: checked non-NULL.
         unsafe { write_out(OutSizeInBytes, 0) };
@@ -485,32 +508,43 @@ fn create_feature(
     let Some(p) = (unsafe { ParamRef::new(params) }) else {
         return null(entry, "InParameters");
     };
-    if feature != nr::FEATURE {
-        return refuse(
-            entry,
-            feature,
-            NVSDK_NGX_Result_FAIL_FeatureNotSupported,
-            &format!("feature {feature} is not supported (only 18, DLSS-NR)"),
-        );
-    }
-    let req = match nr::parse_create(&p) {
+    let described = match described(entry, feature) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let request = match Arc::clone(&described).parse_create(&p) {
         Ok(r) => r,
         Err(e) => return refuse_err(entry, feature, &e),
     };
-    let env = std::env::var(MODEL_DIR_ENV).ok();
-    let model_dir = match find_model_dir(env.as_deref(), dev.app_data.as_deref(), &dev.extra_paths)
-    {
-        Ok(d) => d,
-        Err(e) => {
-            return refuse(
-                entry,
-                feature,
-                NVSDK_NGX_Result_FAIL_UnableToInitializeFeature,
-                &e.to_string(),
-            )
+    // A feature without a model gets an empty path.
+    let model_dir = match described.model_subdir() {
+        Some(subdir) => {
+            let env = std::env::var(MODEL_DIR_ENV).ok();
+            let check = |d: &std::path::Path| described.check_model(d);
+            let lookup = ModelLookup {
+                subdir,
+                check: &check,
+            };
+            match find_model_dir(
+                &lookup,
+                env.as_deref(),
+                dev.app_data.as_deref(),
+                &dev.extra_paths,
+            ) {
+                Ok(d) => d,
+                Err(e) => {
+                    return refuse(
+                        entry,
+                        feature,
+                        NVSDK_NGX_Result_FAIL_UnableToInitializeFeature,
+                        &e.to_string(),
+                    )
+                }
+            }
         }
+        None => PathBuf::new(),
     };
-    let Some(backend) = backend_for(feature) else {
+    let Some(backend) = described.backend_name() else {
         let e = FeatureError::BackendUnavailable { feature };
         return refuse(
             entry,
@@ -519,9 +553,8 @@ fn create_feature(
             &format!("{e} (model directory {} is fine)", model_dir.display()),
         );
     };
-    let (w, h) = (req.width, req.height);
-    let cp = req.with_model_dir(model_dir.clone());
-    let instance = match backend.create(&dev.ctx, &cp, cmd) {
+    let summary = request.summary();
+    let instance = match request.create(&dev.ctx, &model_dir, cmd) {
         Ok(i) => i,
         Err(e) => return refuse_err(entry, feature, &e),
     };
@@ -533,8 +566,6 @@ fn create_feature(
                 id: 0,
                 feature,
                 device: key,
-                width: w,
-                height: h,
                 instance: parking_lot::Mutex::new(Some(instance)),
             })
         })
@@ -549,8 +580,8 @@ fn create_feature(
     log::info(
         feature,
         &format!(
-            "{entry}: created DLSS-NR {w}x{h} (handle {id}, backend `{}`, model {})",
-            backend.name(),
+            "{entry}: created {} {summary} (handle {id}, backend `{backend}`, model {})",
+            described.label(),
             model_dir.display()
         ),
     );
@@ -633,10 +664,6 @@ fn evaluate(
             "the handle is not a live feature (never created, or already released)",
         );
     };
-    let inputs = match nr::parse_eval(&p, f.width, f.height) {
-        Ok(i) => i,
-        Err(e) => return refuse_err(entry, f.feature, &e),
-    };
     let mut inst = f.instance.lock();
     let Some(inst) = inst.as_mut() else {
         return refuse(
@@ -646,7 +673,7 @@ fn evaluate(
             "the feature was released",
         );
     };
-    match inst.evaluate(cmd, &inputs) {
+    match inst.evaluate(cmd, &p) {
         Ok(()) => {
             log::verbose(f.feature, &format!("{entry}: handle {} recorded", f.id));
             NVSDK_NGX_Result_Success
@@ -746,27 +773,29 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetFeatureRequirements(
             return null(e, "OutSupported");
         }
         let feature = info.FeatureID;
-        let (support, code) = if feature != nr::FEATURE {
-            (
+        let described = lookup(feature);
+        let (support, code) = match &described {
+            None => (
                 NVSDK_NGX_FeatureSupportResult_NotImplemented,
                 NVSDK_NGX_Result_FAIL_FeatureNotSupported,
-            )
-        } else if backend_for(feature).is_some() {
-            (
+            ),
+            Some(f) if f.backend_name().is_some() => (
                 NVSDK_NGX_FeatureSupportResult_Supported,
                 NVSDK_NGX_Result_Success,
-            )
-        } else {
-            log::info(
-                feature,
-                &format!(
-                    "{e}: feature 18 reported as not implemented: no DLSS-NR backend in this build"
-                ),
-            );
-            (
-                NVSDK_NGX_FeatureSupportResult_NotImplemented,
-                NVSDK_NGX_Result_Success,
-            )
+            ),
+            Some(f) => {
+                log::info(
+                    feature,
+                    &format!(
+                        "{e}: feature {feature} reported as not implemented: no {} backend in this build",
+                        f.label()
+                    ),
+                );
+                (
+                    NVSDK_NGX_FeatureSupportResult_NotImplemented,
+                    NVSDK_NGX_Result_Success,
+                )
+            }
         };
         let req = NVSDK_NGX_FeatureRequirement {
             FeatureSupported: support,
@@ -780,7 +809,10 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetFeatureRequirements(
                 e,
                 feature,
                 code,
-                &format!("feature {feature} is not supported (only 18, DLSS-NR)"),
+                &format!(
+                    "feature {feature} is not supported (only {})",
+                    described_ids()
+                ),
             );
         }
         code
@@ -818,18 +850,10 @@ fn extension_query(
     if props.is_null() {
         return null(entry, "OutExtensionProperties");
     }
-    if info.FeatureID != nr::FEATURE {
-        return refuse(
-            entry,
-            info.FeatureID,
-            NVSDK_NGX_Result_FAIL_FeatureNotSupported,
-            &format!(
-                "feature {} is not supported (only 18, DLSS-NR)",
-                info.FeatureID
-            ),
-        );
+    if let Err(code) = described(entry, info.FeatureID) {
+        return code;
     }
-    // DLSS-NR needs only core Vulkan 1.2 features, no extensions.
+    // The features built in need only core Vulkan 1.2 features, no extensions.
     // SAFETY: both checked non-NULL.
     unsafe {
         write_out(count, 0);
@@ -934,13 +958,8 @@ pub unsafe extern "C" fn NVSDK_NGX_UpdateFeature(
         if ApplicationId.is_null() {
             return null(e, "ApplicationId");
         }
-        if FeatureID != nr::FEATURE {
-            return refuse(
-                e,
-                FeatureID,
-                NVSDK_NGX_Result_FAIL_FeatureNotSupported,
-                &format!("feature {FeatureID} is not supported (only 18, DLSS-NR)"),
-            );
+        if let Err(code) = described(e, FeatureID) {
+            return code;
         }
         NVSDK_NGX_Result_Success
     })

@@ -1,27 +1,30 @@
 //! The NGX C ABI: exported entry points, parameter objects (C++-compatible vtable), resources,
-//! result codes, handles, logging, model-directory lookup, and the [`backend::FeatureBackend`]
-//! seam through which the DLSS-NR recorder plugs in.
+//! result codes, handles, logging, model-directory lookup, and the feature table through which
+//! the networks are offered.
 //!
 //! Layout: `abi` (C types/constants, source of the header), `exports` + `param_exports` (the
-//! `#[no_mangle]` functions), `params` (parameter objects), `nr` (feature 18 parameters and
-//! capabilities), `resource` (`NVSDK_NGX_Resource_VK` checks), `state` (registries), `backend`
-//! (trait + registry + model-validator hook), `builtin` (where the real backend is wired), `model_dir`, `log`, `result`, `guard`.
+//! `#[no_mangle]` functions), `params` (parameter objects), `registry` (the feature table:
+//! [`Description`] per feature plus its backend), `builtin` (the built-in entries), `dlss_nr`
+//! (feature 18's description), `param_read` and `resource` (typed reads for descriptions),
+//! `state` (devices, handles, maps), `model_dir`, `log`, `result`, `guard`.
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 pub mod abi;
-pub mod backend;
 pub mod builtin;
+pub mod dlss_nr;
 pub mod exports;
 pub mod guard;
 pub mod log;
 pub mod model_dir;
-pub mod nr;
 pub mod param_exports;
+pub mod param_read;
 pub mod params;
+pub mod registry;
 pub mod resource;
 pub mod result;
 pub mod state;
 
-pub use backend::{
-    clear_model_validator, register_backend, set_model_validator, unregister_backend, CreateParams,
-    DeviceContext, EvalInputs, FeatureBackend, FeatureError, FeatureInstance, ImageInput, Rect,
+pub use registry::{
+    clear_model_validator, register_backend, set_model_validator, unregister_backend, BackendOf,
+    Description,
 };
+pub use result::ResultCode;

@@ -6,18 +6,25 @@
 //! 3. `openngx-model/` under the application data path given to Init.
 //! 4. `openngx-model/` under each `FeatureCommonInfo.PathListInfo` entry given to Init.
 //!
-//! The first candidate that exists as a directory is validated with
-//! [`super::backend::validate_model_dir`]; a failure is final (no silent fallback to a later
-//! candidate, which could be a different model). Owns no state.
+//! The directory name (`openngx-model` for DLSS-NR) and the check are the feature's. The first
+//! candidate that exists as a directory is validated with the feature's check; a failure is
+//! final (no silent fallback to a later candidate, which could be a different model). Owns no
+//! state.
 
 use std::path::{Path, PathBuf};
 
-use super::backend::validate_model_dir;
-
 /// Environment variable naming the model directory.
 pub const MODEL_DIR_ENV: &str = "OPENNGX_MODEL_DIR";
-/// Directory name searched next to the library and under the application paths.
+/// DLSS-NR's directory name, searched next to the library and under the application paths.
 pub const MODEL_SUBDIR: &str = "openngx-model";
+
+/// What a feature's model lookup needs: the directory name and the check of a candidate.
+pub struct ModelLookup<'a> {
+    /// The directory name searched next to the library and under the application paths.
+    pub subdir: &'a str,
+    /// Validates a candidate (`Err` carries the reason).
+    pub check: &'a dyn Fn(&Path) -> Result<(), String>,
+}
 
 /// Why no model directory could be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -75,21 +82,22 @@ pub fn library_dir() -> Option<PathBuf> {
     }
 }
 
-/// The ordered candidate list (without the environment variable).
-pub fn candidates(app_data: Option<&Path>, extra: &[PathBuf]) -> Vec<PathBuf> {
+/// The ordered candidate list for `subdir` (without the environment variable).
+pub fn candidates(subdir: &str, app_data: Option<&Path>, extra: &[PathBuf]) -> Vec<PathBuf> {
     let mut c = Vec::new();
     if let Some(d) = library_dir() {
-        c.push(d.join(MODEL_SUBDIR));
+        c.push(d.join(subdir));
     }
     if let Some(a) = app_data {
-        c.push(a.join(MODEL_SUBDIR));
+        c.push(a.join(subdir));
     }
-    c.extend(extra.iter().map(|p| p.join(MODEL_SUBDIR)));
+    c.extend(extra.iter().map(|p| p.join(subdir)));
     c
 }
 
 /// Finds and validates the model directory (see the module comment for the order).
 pub fn find_model_dir(
+    lookup: &ModelLookup<'_>,
     env_value: Option<&str>,
     app_data: Option<&Path>,
     extra: &[PathBuf],
@@ -99,20 +107,18 @@ pub fn find_model_dir(
         if !path.is_dir() {
             return Err(ModelDirError::EnvNotADirectory { path });
         }
-        return validate_model_dir(&path)
+        return (lookup.check)(&path)
             .map(|_| path.clone())
             .map_err(|reason| ModelDirError::Invalid { path, reason });
     }
-    let tried = candidates(app_data, extra);
+    let tried = candidates(lookup.subdir, app_data, extra);
     match tried.iter().find(|p| p.is_dir()) {
-        Some(p) => {
-            validate_model_dir(p)
-                .map(|_| p.clone())
-                .map_err(|reason| ModelDirError::Invalid {
-                    path: p.clone(),
-                    reason,
-                })
-        }
+        Some(p) => (lookup.check)(p)
+            .map(|_| p.clone())
+            .map_err(|reason| ModelDirError::Invalid {
+                path: p.clone(),
+                reason,
+            }),
         None => Err(ModelDirError::NotFound { tried }),
     }
 }
@@ -120,6 +126,18 @@ pub fn find_model_dir(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn find(
+        env_value: Option<&str>,
+        app_data: Option<&Path>,
+        extra: &[PathBuf],
+    ) -> Result<PathBuf, ModelDirError> {
+        let lookup = ModelLookup {
+            subdir: MODEL_SUBDIR,
+            check: &crate::ngx::registry::manifest_exists,
+        };
+        find_model_dir(&lookup, env_value, app_data, extra)
+    }
 
     fn tmp(name: &str) -> PathBuf {
         let d =
@@ -133,17 +151,17 @@ mod tests {
     fn env_value_is_authoritative() {
         let d = tmp("env");
         assert!(matches!(
-            find_model_dir(Some(d.join("nope").to_str().unwrap_or("")), None, &[]),
+            find(Some(d.join("nope").to_str().unwrap_or("")), None, &[]),
             Err(ModelDirError::EnvNotADirectory { .. })
         ));
-        let e = find_model_dir(Some(d.to_str().unwrap_or("")), None, &[]).expect_err("no manifest");
+        let e = find(Some(d.to_str().unwrap_or("")), None, &[]).expect_err("no manifest");
         assert!(
             matches!(&e, ModelDirError::Invalid { reason, .. } if reason.contains("manifest.json")),
             "{e}"
         );
         std::fs::write(d.join("manifest.json"), "{}").expect("write");
         assert_eq!(
-            find_model_dir(Some(d.to_str().unwrap_or("")), None, &[]),
+            find(Some(d.to_str().unwrap_or("")), None, &[]),
             Ok(d.clone())
         );
         let _ = std::fs::remove_dir_all(&d);
@@ -153,8 +171,7 @@ mod tests {
     fn app_data_and_extra_paths_are_searched_in_order() {
         let a = tmp("app");
         let b = tmp("extra");
-        let e =
-            find_model_dir(None, Some(&a), std::slice::from_ref(&b)).expect_err("nothing there");
+        let e = find(None, Some(&a), std::slice::from_ref(&b)).expect_err("nothing there");
         match &e {
             ModelDirError::NotFound { tried } => {
                 assert!(tried.contains(&a.join(MODEL_SUBDIR)));
@@ -165,13 +182,13 @@ mod tests {
         std::fs::create_dir_all(b.join(MODEL_SUBDIR)).expect("mkdir");
         std::fs::write(b.join(MODEL_SUBDIR).join("manifest.json"), "{}").expect("write");
         assert_eq!(
-            find_model_dir(None, Some(&a), std::slice::from_ref(&b)),
+            find(None, Some(&a), std::slice::from_ref(&b)),
             Ok(b.join(MODEL_SUBDIR))
         );
         // An existing but invalid earlier candidate wins and fails: no silent fallback.
         std::fs::create_dir_all(a.join(MODEL_SUBDIR)).expect("mkdir");
         assert!(matches!(
-            find_model_dir(None, Some(&a), std::slice::from_ref(&b)),
+            find(None, Some(&a), std::slice::from_ref(&b)),
             Err(ModelDirError::Invalid { .. })
         ));
         let _ = std::fs::remove_dir_all(&a);

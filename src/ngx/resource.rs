@@ -1,52 +1,35 @@
 //! `NVSDK_NGX_Resource_VK` inputs: copying one out of a parameter (`SetVoidPointer` value) during
 //! the call and checking it for a role — resource type, format, read-write flag and the region
-//! the feature touches. Owns the format lists of feature 18.
+//! the feature touches. The format lists are each feature description's.
 
 use std::ffi::CStr;
 
 use ash::vk;
 
 use super::abi::*;
-use super::backend::{FeatureError, ImageInput, Rect};
 use super::params::ParamRef;
+use crate::feature::{FeatureError, ImageInput, Rect};
 
-/// What a resource is used for (decides the formats accepted and the error code).
+/// What a resource is used for: the formats accepted, and whether the feature writes it (then
+/// it must be read-write, and a wrong format is an output-format error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
-    /// `DLSSNR.Color`.
-    Color,
-    /// `DLSSNR.MVec`.
-    Motion,
-    /// `DLSSNR.Output` (must be read-write).
-    Output,
+    /// Read by the feature.
+    Input(&'static [vk::Format]),
+    /// Written by the feature.
+    Output(&'static [vk::Format]),
 }
-
-/// Colour formats read by feature 18 (display-encoded colour; UNORM/SRGB/packed are read as
-/// their 0..1 value).
-pub const COLOR_FORMATS: &[vk::Format] = &[
-    vk::Format::R16G16B16A16_SFLOAT,
-    vk::Format::R32G32B32A32_SFLOAT,
-    vk::Format::R8G8B8A8_UNORM,
-    vk::Format::R8G8B8A8_SRGB,
-    vk::Format::A2B10G10R10_UNORM_PACK32,
-];
-/// Motion-vector formats.
-pub const MOTION_FORMATS: &[vk::Format] = &[vk::Format::R16G16_SFLOAT, vk::Format::R32G32_SFLOAT];
-/// Output formats (storage-image capable).
-pub const OUTPUT_FORMATS: &[vk::Format] = &[
-    vk::Format::R16G16B16A16_SFLOAT,
-    vk::Format::R32G32B32A32_SFLOAT,
-    vk::Format::R8G8B8A8_UNORM,
-];
 
 impl Role {
     /// Formats the role accepts.
     pub fn formats(self) -> &'static [vk::Format] {
         match self {
-            Role::Color => COLOR_FORMATS,
-            Role::Motion => MOTION_FORMATS,
-            Role::Output => OUTPUT_FORMATS,
+            Role::Input(f) | Role::Output(f) => f,
         }
+    }
+
+    fn is_output(self) -> bool {
+        matches!(self, Role::Output(_))
     }
 }
 
@@ -94,18 +77,19 @@ pub fn check_image(
         });
     }
     if !role.formats().contains(&info.Format) {
-        return Err(match role {
-            Role::Output => FeatureError::UnsupportedOutputFormat {
+        return Err(if role.is_output() {
+            FeatureError::UnsupportedOutputFormat {
                 key: key.into(),
                 format: info.Format,
-            },
-            _ => FeatureError::UnsupportedInputFormat {
+            }
+        } else {
+            FeatureError::UnsupportedInputFormat {
                 key: key.into(),
                 format: info.Format,
-            },
+            }
         });
     }
-    if role == Role::Output && !res.ReadWrite {
+    if role.is_output() && !res.ReadWrite {
         return Err(FeatureError::NotReadWrite { key: key.into() });
     }
     let fits_x = rect
@@ -140,6 +124,8 @@ pub fn check_image(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ngx::dlss_nr::roles;
+    use crate::ngx::result::ResultCode;
     use ash::vk::Handle;
 
     fn res(format: vk::Format, w: u32, h: u32, rw: bool) -> NVSDK_NGX_Resource_VK {
@@ -170,7 +156,7 @@ mod tests {
     fn formats_and_sizes_map_to_their_codes() {
         let ok = check_image(
             "c",
-            Role::Color,
+            roles::COLOR,
             &res(vk::Format::A2B10G10R10_UNORM_PACK32, 64, 64, false),
             R,
         )
@@ -178,7 +164,7 @@ mod tests {
         assert_eq!((ok.width, ok.rect), (64, R));
         let e = check_image(
             "c",
-            Role::Color,
+            roles::COLOR,
             &res(vk::Format::B8G8R8A8_UNORM, 64, 64, false),
             R,
         )
@@ -186,7 +172,7 @@ mod tests {
         assert_eq!(e.code(), NVSDK_NGX_Result_FAIL_UnsupportedInputFormat);
         let e = check_image(
             "o",
-            Role::Output,
+            roles::OUTPUT,
             &res(vk::Format::R8G8B8A8_SRGB, 64, 64, true),
             R,
         )
@@ -194,7 +180,7 @@ mod tests {
         assert_eq!(e.code(), NVSDK_NGX_Result_FAIL_UnsupportedFormat);
         let e = check_image(
             "o",
-            Role::Output,
+            roles::OUTPUT,
             &res(vk::Format::R16G16B16A16_SFLOAT, 64, 64, false),
             R,
         )
@@ -202,7 +188,7 @@ mod tests {
         assert_eq!(e.code(), NVSDK_NGX_Result_FAIL_RWFlagMissing);
         let e = check_image(
             "c",
-            Role::Color,
+            roles::COLOR,
             &res(vk::Format::R16G16B16A16_SFLOAT, 63, 64, false),
             R,
         )
@@ -212,7 +198,7 @@ mod tests {
         let off = Rect { x: u32::MAX, ..R };
         assert!(check_image(
             "c",
-            Role::Color,
+            roles::COLOR,
             &res(vk::Format::R16G16B16A16_SFLOAT, 64, 64, false),
             off
         )
@@ -220,14 +206,14 @@ mod tests {
         let mut buf = res(vk::Format::R16G16B16A16_SFLOAT, 64, 64, true);
         buf.Type = NVSDK_NGX_RESOURCE_VK_TYPE_VK_BUFFER;
         assert_eq!(
-            check_image("o", Role::Output, &buf, R)
+            check_image("o", roles::OUTPUT, &buf, R)
                 .map_err(|e| e.code())
                 .err(),
             Some(NVSDK_NGX_Result_FAIL_InvalidParameter)
         );
         let e = check_image(
             "m",
-            Role::Motion,
+            roles::MOTION,
             &res(vk::Format::R16G16B16A16_SFLOAT, 64, 64, false),
             R,
         )

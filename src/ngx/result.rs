@@ -6,6 +6,7 @@
 use once_cell::sync::Lazy;
 
 use super::abi::*;
+use crate::feature::FeatureError;
 
 /// Every result code this library knows, with its SDK name.
 pub const RESULT_NAMES: &[(NVSDK_NGX_Result, &str)] = &[
@@ -118,6 +119,31 @@ pub fn result_name_wide(code: NVSDK_NGX_Result) -> *const wchar_t {
         .map_or(WIDE_UNKNOWN.as_ptr(), |(_, w)| w.as_ptr())
 }
 
+/// The result code a value stands for at the C boundary.
+pub trait ResultCode {
+    /// The NGX result code reported for this value.
+    fn code(&self) -> NVSDK_NGX_Result;
+}
+
+impl ResultCode for FeatureError {
+    fn code(&self) -> NVSDK_NGX_Result {
+        match self {
+            FeatureError::InvalidParameter { .. } => NVSDK_NGX_Result_FAIL_InvalidParameter,
+            FeatureError::UnsupportedParameter { .. } => NVSDK_NGX_Result_FAIL_UnsupportedParameter,
+            FeatureError::UnsupportedInputFormat { .. } => {
+                NVSDK_NGX_Result_FAIL_UnsupportedInputFormat
+            }
+            FeatureError::UnsupportedOutputFormat { .. } => NVSDK_NGX_Result_FAIL_UnsupportedFormat,
+            FeatureError::NotReadWrite { .. } => NVSDK_NGX_Result_FAIL_RWFlagMissing,
+            FeatureError::MissingInput { .. } => NVSDK_NGX_Result_FAIL_MissingInput,
+            FeatureError::Model { .. } => NVSDK_NGX_Result_FAIL_UnableToInitializeFeature,
+            FeatureError::OutOfGpuMemory(_) => NVSDK_NGX_Result_FAIL_OutOfGPUMemory,
+            FeatureError::Platform(_) => NVSDK_NGX_Result_FAIL_PlatformError,
+            FeatureError::BackendUnavailable { .. } => NVSDK_NGX_Result_FAIL_NotImplemented,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +171,27 @@ mod tests {
         assert_eq!(result_name(0xBAD0_00FF), UNKNOWN_RESULT_NAME);
         assert!(failed(NVSDK_NGX_Result_FAIL_Denied));
         assert!(!failed(NVSDK_NGX_Result_Success));
+    }
+
+    #[test]
+    fn feature_errors_map_to_distinct_codes() {
+        let e = FeatureError::UnsupportedInputFormat {
+            key: "DLSSNR.Color".into(),
+            format: ash::vk::Format::R8_UNORM,
+        };
+        assert_eq!(e.code(), NVSDK_NGX_Result_FAIL_UnsupportedInputFormat);
+        assert!(e.to_string().contains("DLSSNR.Color"));
+        assert_eq!(
+            FeatureError::BackendUnavailable { feature: 18 }.code(),
+            NVSDK_NGX_Result_FAIL_NotImplemented
+        );
+        assert_eq!(
+            FeatureError::NotReadWrite { key: "o".into() }.code(),
+            NVSDK_NGX_Result_FAIL_RWFlagMissing
+        );
+        assert_eq!(
+            FeatureError::OutOfGpuMemory("x".into()).code(),
+            NVSDK_NGX_Result_FAIL_OutOfGPUMemory
+        );
     }
 }

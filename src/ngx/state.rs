@@ -15,8 +15,9 @@ use ash::vk::{self, Handle};
 use parking_lot::Mutex;
 
 use super::abi::*;
-use super::backend::{DeviceContext, FeatureInstance};
 use super::params::{ParamObject, Populate};
+use super::registry::LiveFeature;
+use crate::feature::DeviceContext;
 
 /// How the application identified itself at Init.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,12 +58,8 @@ pub struct FeatureEntry {
     pub feature: NVSDK_NGX_Feature,
     /// The device it was created on.
     pub device: u64,
-    /// Feature width.
-    pub width: u32,
-    /// Feature height.
-    pub height: u32,
-    /// The backend instance; `None` once released.
-    pub instance: Mutex<Option<Box<dyn FeatureInstance>>>,
+    /// The instance; `None` once released.
+    pub instance: Mutex<Option<Box<dyn LiveFeature>>>,
 }
 
 /// Who frees a parameter object.

@@ -1,6 +1,7 @@
-//! The DLSS-NR network on the host side: geometry of a frame, the per-pixel frame work
-//! (prepare/compose and the temporal state), and (added by the lead) the op graph and the CPU
-//! reference.
+//! The DLSS-NR network: its geometry, the op graph (the one schedule), the CPU reference and
+//! the GPU recorder that both walk it, the per-pixel frame work (prepare/compose and the
+//! temporal state), its parameter names, and the feature that `crate::ngx` offers as NGX
+//! feature 18 (through `crate::feature`; nothing here imports `crate::ngx`).
 pub mod compare;
 pub mod feature;
 pub mod fixture;
@@ -8,6 +9,7 @@ pub mod frame;
 pub mod geometry;
 pub mod graph;
 pub mod image;
+pub mod keys;
 pub mod pipeline;
 pub mod record;
 pub mod reference;

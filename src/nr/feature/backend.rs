@@ -1,4 +1,4 @@
-//! [`NrBackend`]: the `FeatureBackend` of feature 18. `create` checks the size, loads (or
+//! [`NrBackend`]: the [`Backend`] of DLSS-NR (NGX feature 18). `create` checks the size, loads (or
 //! shares) the model, adopts the caller's device, uploads the weights once per device (recorded
 //! into the caller's command buffer), and builds the feature's network, buffers and passes.
 //!
@@ -7,6 +7,7 @@
 //! objects the recorded upload uses are leaked rather than freed: the application may still
 //! submit that command buffer.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -18,13 +19,12 @@ use super::deferred::Pending;
 use super::errors::{gpu_error, record_error};
 use super::frame::FrameDriver;
 use super::instance::{FrameBuffers, NrFeature, FRAMES_IN_FLIGHT};
+use super::params::{NrCreate, NrInputs};
+use crate::feature::{Backend, DeviceContext, FeatureError, Instance};
 use crate::gpu::{DescriptorArena, GpuContext, Recorder, UploadBatch};
-use crate::ngx::backend::{
-    CreateParams, DeviceContext, FeatureBackend, FeatureError, FeatureInstance,
-};
-use crate::ngx::nr::keys;
 use crate::nr::geometry::Geometry;
 use crate::nr::graph;
+use crate::nr::keys;
 use crate::nr::record::network::{NetworkOptions, NetworkRecorder};
 use crate::nr::record::GpuWeights;
 use crate::nr::reference::Profiles;
@@ -92,20 +92,21 @@ impl NrBackend {
     pub fn create_feature(
         &self,
         device: &DeviceContext,
-        params: &CreateParams,
+        model_dir: &Path,
+        params: &NrCreate,
         cmd: vk::CommandBuffer,
     ) -> Result<NrFeature, FeatureError> {
-        let geometry = Geometry::new(params.width, params.height).map_err(|e| {
-            FeatureError::InvalidParameter {
-                key: keys::WIDTH.to_string_lossy().into_owned(),
-                reason: format!("{}x{}: {e}", params.width, params.height),
-            }
-        })?;
+        let (width, height) = (params.width(), params.height());
+        let geometry =
+            Geometry::new(width, height).map_err(|e| FeatureError::InvalidParameter {
+                key: keys::WIDTH.to_owned(),
+                reason: format!("{width}x{height}: {e}"),
+            })?;
         let model = self
             .models
-            .get(&params.model_dir)
+            .get(model_dir)
             .map_err(|e| FeatureError::Model {
-                path: params.model_dir.clone(),
+                path: model_dir.to_path_buf(),
                 reason: e.to_string(),
             })?;
         let gipa = match device.get_instance_proc_addr {
@@ -126,7 +127,7 @@ impl NrBackend {
         .map_err(gpu_error)?;
 
         // Everything that can fail without touching the command buffer comes first.
-        let pixels = u64::from(params.width) * u64::from(params.height);
+        let pixels = u64::from(width) * u64::from(height);
         let buffers = FrameBuffers::new(&ctx, pixels)?;
         // 2 prepare sets of 4 buffers, 2 compose sets of 6.
         let mut arena = DescriptorArena::new(&ctx, 4, 20).map_err(gpu_error)?;
@@ -209,7 +210,10 @@ impl NrBackend {
     }
 }
 
-impl FeatureBackend for NrBackend {
+impl Backend for NrBackend {
+    type Create = NrCreate;
+    type Eval = NrInputs;
+
     fn name(&self) -> &str {
         "dlss-nr exact (f13)"
     }
@@ -217,10 +221,13 @@ impl FeatureBackend for NrBackend {
     fn create(
         &self,
         device: &DeviceContext,
-        params: &CreateParams,
+        model_dir: &Path,
+        params: &NrCreate,
         cmd: vk::CommandBuffer,
-    ) -> Result<Box<dyn FeatureInstance>, FeatureError> {
-        Ok(Box::new(self.create_feature(device, params, cmd)?))
+    ) -> Result<Box<dyn Instance<NrInputs>>, FeatureError> {
+        Ok(Box::new(
+            self.create_feature(device, model_dir, params, cmd)?,
+        ))
     }
 
     fn memory_in_use(&self) -> u64 {

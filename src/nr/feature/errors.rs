@@ -1,11 +1,11 @@
-//! How failures of the GPU layer and the recorder become NGX errors (and so result codes):
-//! running out of memory is `FAIL_OutOfGPUMemory`, everything else the device or driver refused
-//! is `FAIL_PlatformError`, with the message naming the call or object.
+//! How failures of the GPU layer and the recorder become feature errors: running out of memory
+//! is [`FeatureError::OutOfGpuMemory`], everything else the device or driver refused is
+//! [`FeatureError::Platform`], with the message naming the call or object.
 
 use ash::vk;
 
+use crate::feature::FeatureError;
 use crate::gpu::GpuError;
-use crate::ngx::backend::FeatureError;
 use crate::nr::record::RecordError;
 
 fn out_of_memory(result: vk::Result) -> bool {
@@ -41,7 +41,6 @@ pub fn record_error(e: RecordError) -> FeatureError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ngx::abi::*;
 
     #[test]
     fn memory_exhaustion_is_its_own_code() {
@@ -49,15 +48,15 @@ mod tests {
             call: "vkAllocateMemory",
             result: vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
         });
-        assert_eq!(e.code(), NVSDK_NGX_Result_FAIL_OutOfGPUMemory);
+        assert!(matches!(e, FeatureError::OutOfGpuMemory(_)), "{e}");
         assert!(e.to_string().contains("vkAllocateMemory"), "{e}");
         let e = gpu_error(GpuError::MissingCapabilities {
             device: "llvmpipe".into(),
             missing: vec!["shaderInt8".into()],
         });
-        assert_eq!(e.code(), NVSDK_NGX_Result_FAIL_PlatformError);
+        assert!(matches!(e, FeatureError::Platform(_)), "{e}");
         assert!(e.to_string().contains("shaderInt8"), "{e}");
         let e = record_error(RecordError::Weights("block 3".into()));
-        assert_eq!(e.code(), NVSDK_NGX_Result_FAIL_PlatformError);
+        assert!(matches!(e, FeatureError::Platform(_)), "{e}");
     }
 }

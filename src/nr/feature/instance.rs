@@ -26,9 +26,10 @@ use ash::vk;
 
 use super::deferred::Pending;
 use super::frame::FrameDriver;
+use super::params::NrInputs;
+use crate::feature::{FeatureError, ImageInput, Instance};
 use crate::gpu::{BufferBinding, DescriptorArena, GpuBuffer, GpuContext, MemoryKind, Recorder};
 use crate::model::Model;
-use crate::ngx::backend::{EvalInputs, FeatureError, FeatureInstance, ImageInput};
 use crate::nr::frame::FrameConstants;
 use crate::nr::record::frame::{
     record_export, record_import_color, record_import_motion, CallerImage, ComposeBindings,
@@ -219,17 +220,14 @@ impl NrFeature {
     fn record(
         &mut self,
         rec: &mut Recorder<'_>,
-        inputs: &EvalInputs,
+        inputs: &NrInputs,
         c: &FrameConstants,
         read_slot: usize,
     ) -> Result<(), FeatureError> {
         let ctx = Arc::clone(&self.ctx);
-        let color = self.caller_image(&inputs.color, INPUT_LAYOUT);
-        let output = self.caller_image(&inputs.output, OUTPUT_LAYOUT);
-        let motion = inputs
-            .motion
-            .as_ref()
-            .map(|m| self.caller_image(m, INPUT_LAYOUT));
+        let color = self.caller_image(inputs.color(), INPUT_LAYOUT);
+        let output = self.caller_image(inputs.output(), OUTPUT_LAYOUT);
+        let motion = inputs.motion().map(|m| self.caller_image(m, INPUT_LAYOUT));
         let proxy = self.buffers.proxy.binding();
         record_import_color(&ctx, rec, &mut self.bridge, &color, proxy, c).map_err(gpu_error)?;
         if let Some(m) = &motion {
@@ -249,14 +247,10 @@ impl NrFeature {
     }
 }
 
-impl FeatureInstance for NrFeature {
-    fn evaluate(
-        &mut self,
-        cmd: vk::CommandBuffer,
-        inputs: &EvalInputs,
-    ) -> Result<(), FeatureError> {
+impl Instance<NrInputs> for NrFeature {
+    fn evaluate(&mut self, cmd: vk::CommandBuffer, inputs: &NrInputs) -> Result<(), FeatureError> {
         self.pending.prune();
-        let frame = self.driver.plan(inputs)?;
+        let frame = self.driver.plan(inputs);
         let ctx = Arc::clone(&self.ctx);
         // SAFETY: the NGX caller hands a command buffer of this device in the recording state.
         let mut rec = unsafe { Recorder::new(&ctx, cmd) }.map_err(gpu_error)?;

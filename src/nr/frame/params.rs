@@ -2,47 +2,15 @@
 //! their defaults and validation, and [`FrameConstants`], the flat per-frame block that the CPU
 //! reference and the GPU prepare/compose shaders both read.
 //!
-//! The NGX layer fills [`FrameParams`] from an `NVSDK_NGX_Parameter` map (names in [`names`]);
-//! the frame code never touches the map itself.
+//! The NGX layer fills [`FrameParams`] from an `NVSDK_NGX_Parameter` map (names in
+//! `crate::nr::keys`); the frame code never touches the map itself.
 
 use super::portable::ftz;
 use super::temporal::FrameSetup;
 use crate::nr::geometry::Geometry;
+use crate::nr::keys as names;
 use crate::numerics::f16;
 use std::fmt;
-
-/// The NGX parameter names read at evaluate time.
-pub mod names {
-    pub const COLOR: &str = "DLSSNR.Color";
-    pub const OUTPUT: &str = "DLSSNR.Output";
-    pub const MVEC: &str = "DLSSNR.MVec";
-    pub const MVEC_SCALE_X: &str = "DLSSNR.MVecScaleX";
-    pub const MVEC_SCALE_Y: &str = "DLSSNR.MVecScaleY";
-    pub const ENABLED: &str = "DLSSNR.Enabled";
-    pub const RESET: &str = "DLSSNR.Reset";
-    pub const USE_AUTO_MASK: &str = "DLSSNR.UseAutoMask";
-    pub const INTENSITY: &str = "DLSSNR.Intensity";
-    pub const LOCAL_TONE_STRENGTH: &str = "DLSSNR.LocalToneStrength";
-    pub const LOCAL_STRUCTURE_STRENGTH: &str = "DLSSNR.LocalStructureStrength";
-    pub const SKIN_STRUCTURE_STRENGTH: &str = "DLSSNR.SkinStructureStrength";
-    pub const GLOBAL_TONE_STRENGTH: &str = "DLSSNR.GlobalToneStrength";
-    pub const STYLE: &str = "DLSSNR.Style";
-    pub const UI_CORRECTION: &str = "DLSSNR.UICorrection";
-    pub const DEPTH_INVERTED: &str = "DLSSNR.DepthInverted";
-    /// Subrect keys are `<prefix>BaseX`, `<prefix>BaseY`, `<prefix>Width`, `<prefix>Height`.
-    pub const COLOR_SUBRECT: &str = "DLSSNR.ColorSubrect";
-    pub const OUTPUT_SUBRECT: &str = "DLSSNR.OutputSubrect";
-    pub const MVEC_SUBRECT: &str = "DLSSNR.MVecSubrect";
-    /// Resources the replacement does not implement; a frame that sets one is refused.
-    pub const UNSUPPORTED_RESOURCES: [&str; 6] = [
-        "DLSSNR.Depth",
-        "DLSSNR.ControlMask",
-        "DLSSNR.UI",
-        "DLSSNR.UIAlpha",
-        "DLSSNR.Backbuffer",
-        "DLSSNR.BidirectionalDistortionField",
-    ];
-}
 
 /// The shipped model's temporal blend scale, `block70.layer0.blend_scale` = f16 0x39EB
 /// (0.73974609375); the feature reads the real value from the model.
@@ -91,8 +59,8 @@ impl Subrect {
         }
         if self.width != width || self.height != height {
             return fail(format!(
-                "size {}x{} differs from the feature size {width}x{height} (scaling is not \
-                 supported)",
+                "size ({name}Width x {name}Height) {}x{} differs from the feature size \
+                 {width}x{height} (scaling is not supported)",
                 self.width, self.height
             ));
         }
@@ -182,7 +150,10 @@ impl FrameParams {
             (names::MVEC_SCALE_X, self.mvec_scale[0]),
             (names::MVEC_SCALE_Y, self.mvec_scale[1]),
         ];
-        for (name, value) in finite {
+        let optional = self
+            .global_tone_strength
+            .map(|v| (names::GLOBAL_TONE_STRENGTH, v));
+        for (name, value) in finite.into_iter().chain(optional) {
             if !value.is_finite() {
                 return Err(FrameError::NonFinite { name, value });
             }

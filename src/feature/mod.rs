@@ -1,0 +1,19 @@
+//! The seam every network plugs into, with no knowledge of the C ABI: the caller's device
+//! ([`DeviceContext`]), typed image inputs ([`ImageInput`], [`Rect`]), the error a feature
+//! reports ([`FeatureError`]) and the two traits a network implements ([`Backend`] creates
+//! instances, [`Instance`] records frames).
+//!
+//! A network (`crate::nr`, later `crate::rr`) implements the traits with its own typed creation
+//! and evaluation parameters. The NGX layer (`crate::ngx`) turns a caller's parameter object
+//! into those types and maps [`FeatureError`] to result codes; nothing here names an NGX code,
+//! and nothing here may import `crate::ngx`.
+
+mod backend;
+mod device;
+mod error;
+mod image;
+
+pub use backend::{Backend, Instance};
+pub use device::DeviceContext;
+pub use error::FeatureError;
+pub use image::{ImageInput, Rect};
