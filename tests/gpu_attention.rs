@@ -17,7 +17,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::kernels::{range, run_gpu, slice, sparse_model, Staging};
+use common::kernels::{policy, range, run_gpu, slice, sparse_model, Staging};
 use common::{Harness, Rng};
 use openngx::gpu::{DescriptorArena, GpuBuffer, GpuContext, GpuError, MemoryKind, Recorder};
 use openngx::nr::geometry::{Geometry, Level, Size};
@@ -175,6 +175,7 @@ fn check_window(
             ctx,
             rec,
             arena,
+            policy(ctx),
             range(i, sq),
             range(i, sk),
             range(i, sv),
@@ -274,6 +275,7 @@ fn check_vit(h: &Harness, ctx: &Arc<GpuContext>, g: &Graph, profiles: Profiles, 
             ctx,
             rec,
             arena,
+            policy(ctx),
             range(i, sq),
             range(i, sk),
             range(i, sv),
@@ -392,9 +394,22 @@ fn run_normalize(
         let guarded = |slot: (u64, u64)| range(o, (slot.0, slot.1 + 32));
         let (q, k, v) = (guarded(sq), guarded(sk), guarded(sv));
         let (rows, heads) = (rows as u32, heads as u32);
-        let kernel = kernel.unwrap_or_else(|| NormalizeKernel::for_device(ctx));
+        let kernel = kernel.unwrap_or_else(|| policy(ctx).normalize_kernel());
         record_normalize(
-            ctx, rec, arena, kernel, qkv, t, rt, q, k, v, rows, heads, vit,
+            ctx,
+            rec,
+            arena,
+            policy(ctx),
+            kernel,
+            qkv,
+            t,
+            rt,
+            q,
+            k,
+            v,
+            rows,
+            heads,
+            vit,
         )
     });
     let outputs = [sq, sk, sv].map(|slot| {
@@ -540,6 +555,7 @@ fn rejects_bad_shapes() {
             &ctx,
             &mut rec,
             &mut arena,
+            policy(&ctx),
             b,
             b,
             b,
@@ -556,6 +572,7 @@ fn rejects_bad_shapes() {
             &ctx,
             &mut rec,
             &mut arena,
+            policy(&ctx),
             b,
             b,
             b,
@@ -569,20 +586,54 @@ fn rejects_bad_shapes() {
         ));
         let f32acc = openngx::numerics::Profile::H25_F32;
         errors.push(record_vit_attention(
-            &ctx, &mut rec, &mut arena, b, b, b, b, b, 8, 1, &f32acc,
+            &ctx,
+            &mut rec,
+            &mut arena,
+            policy(&ctx),
+            b,
+            b,
+            b,
+            b,
+            b,
+            8,
+            1,
+            &f32acc,
         ));
         errors.push(record_vit_attention(
-            &ctx, &mut rec, &mut arena, b, b, b, b, b, 0, 1, &p,
+            &ctx,
+            &mut rec,
+            &mut arena,
+            policy(&ctx),
+            b,
+            b,
+            b,
+            b,
+            b,
+            0,
+            1,
+            &p,
         ));
         // 8 tokens x 32 channels fit the 1024 bytes; the attention's lookup table does not.
         errors.push(record_vit_attention(
-            &ctx, &mut rec, &mut arena, b, b, b, b, b, 8, 1, &p,
+            &ctx,
+            &mut rec,
+            &mut arena,
+            policy(&ctx),
+            b,
+            b,
+            b,
+            b,
+            b,
+            8,
+            1,
+            &p,
         ));
         errors.push(record_normalize(
             &ctx,
             &mut rec,
             &mut arena,
-            NormalizeKernel::for_device(&ctx),
+            policy(&ctx),
+            policy(&ctx).normalize_kernel(),
             b,
             b,
             b,
@@ -598,6 +649,7 @@ fn rejects_bad_shapes() {
             &ctx,
             &mut rec,
             &mut arena,
+            policy(&ctx),
             NormalizeKernel::Cooperative,
             b,
             b,

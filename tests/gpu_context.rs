@@ -19,7 +19,7 @@ use openngx::numerics::e4m3;
 fn records_a_pipeline_into_the_callers_command_buffer() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
-    assert!(ctx.capabilities().missing_for_exact_route().is_empty());
+    assert!(openngx::nr::route::ExactRoute::missing(ctx.capabilities()).is_empty());
     assert_eq!(ctx.capabilities().device_name, h.device_name);
     // A second adoption of the same device shares the context.
     let again = h.context();

@@ -206,6 +206,7 @@ impl Gpu {
         let dispatch = match gemm::prepare_node(
             &self.ctx,
             &mut arena,
+            common::kernels::policy(&self.ctx),
             profiles,
             g,
             node,
@@ -492,7 +493,15 @@ fn check_synthetic(
     gpu.h.submit(|cmd| {
         // SAFETY: the harness's command buffer is recording on the context's device.
         let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
-        if let Err(e) = gemm::record_gemm(ctx, &mut rec, &mut arena, profiles, &shape, &bindings) {
+        if let Err(e) = gemm::record_gemm(
+            ctx,
+            &mut rec,
+            &mut arena,
+            common::kernels::policy(ctx),
+            profiles,
+            &shape,
+            &bindings,
+        ) {
             panic!("{shape:?}: {e}");
         }
         rec.to_host();
@@ -818,25 +827,26 @@ fn unsupported_profiles_and_bad_shapes_are_refused() {
         fp8: Profile::H25_F32,
         f16: Profile::F24,
     };
-    let e = gemm::prepare_gemm(ctx, &mut arena, f32acc, &shape, &bindings)
+    let pol = common::kernels::policy(ctx);
+    let e = gemm::prepare_gemm(ctx, &mut arena, pol, f32acc, &shape, &bindings)
         .expect_err("f32 accumulators have no integer kernel");
     assert!(e.to_string().contains("h25-f32"), "{e}");
     let bad = GemmShape { k: 24, ..shape };
-    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &bad, &bindings)
+    let e = gemm::prepare_gemm(ctx, &mut arena, pol, Profiles::NATIVE, &bad, &bindings)
         .expect_err("K must be a multiple of 16");
     assert!(e.to_string().contains("multiple of 16"), "{e}");
     let dual = GemmShape {
         epilogue: Epilogue::Dual,
         ..shape
     };
-    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &dual, &bindings)
+    let e = gemm::prepare_gemm(ctx, &mut arena, pol, Profiles::NATIVE, &dual, &bindings)
         .expect_err("dual needs a raw output");
     assert!(e.to_string().contains("raw output"), "{e}");
     let big = GemmShape {
         rows: 1000,
         ..shape
     };
-    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &big, &bindings)
+    let e = gemm::prepare_gemm(ctx, &mut arena, pol, Profiles::NATIVE, &big, &bindings)
         .expect_err("bindings too small");
     assert!(e.to_string().contains("needs"), "{e}");
     let silu = GemmShape {
@@ -847,14 +857,14 @@ fn unsupported_profiles_and_bad_shapes_are_refused() {
         table: None,
         ..bindings
     };
-    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &silu, &none)
+    let e = gemm::prepare_gemm(ctx, &mut arena, pol, Profiles::NATIVE, &silu, &none)
         .expect_err("SiLU needs the table");
     assert!(e.to_string().contains("epilogue table"), "{e}");
     let short = GemmBindings {
         table: Some(BufferBinding { range: 100, ..b }),
         ..bindings
     };
-    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &silu, &short)
+    let e = gemm::prepare_gemm(ctx, &mut arena, pol, Profiles::NATIVE, &silu, &short)
         .expect_err("a table of 100 bytes");
     assert!(e.to_string().contains("epilogue table"), "{e}");
     let split = GemmShape {
@@ -862,14 +872,14 @@ fn unsupported_profiles_and_bad_shapes_are_refused() {
         epilogue: Epilogue::F16,
         ..shape
     };
-    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &split, &bindings)
+    let e = gemm::prepare_gemm(ctx, &mut arena, pol, Profiles::NATIVE, &split, &bindings)
         .expect_err("split-K without partials");
     assert!(e.to_string().contains("partials"), "{e}");
     let small = GemmBindings {
         partials: Some(BufferBinding { range: 100, ..b }),
         ..bindings
     };
-    let e = gemm::prepare_gemm(ctx, &mut arena, Profiles::NATIVE, &split, &small)
+    let e = gemm::prepare_gemm(ctx, &mut arena, pol, Profiles::NATIVE, &split, &small)
         .expect_err("partials of 100 bytes");
     assert!(e.to_string().contains("gemm partials"), "{e}");
     assert!(gemm::check_profiles(Profiles::NATIVE).is_ok());

@@ -1,7 +1,7 @@
 //! The seam every network plugs into, with no knowledge of the C ABI: the caller's device
 //! ([`DeviceContext`]), typed image inputs ([`ImageInput`], [`Rect`]), the error a feature
-//! reports ([`FeatureError`]) and the two traits a network implements ([`Backend`] creates
-//! instances, [`Instance`] records frames).
+//! reports ([`FeatureError`]), where a network runs ([`Route`]) and the two traits a network
+//! implements ([`Backend`] creates instances, [`Instance`] records frames).
 //!
 //! A network (`crate::nr`, later `crate::rr`) implements the traits with its own typed creation
 //! and evaluation parameters. The NGX layer (`crate::ngx`) turns a caller's parameter object
@@ -12,8 +12,10 @@ mod backend;
 mod device;
 mod error;
 mod image;
+mod route;
 
 pub use backend::{Backend, Instance};
 pub use device::DeviceContext;
 pub use error::FeatureError;
 pub use image::{ImageInput, Rect};
+pub use route::Route;

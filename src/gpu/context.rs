@@ -1,6 +1,6 @@
 //! The library's view of the caller's Vulkan device: function tables loaded through the caller's
-//! `vkGet*ProcAddr`, device properties and limits, the exact-route capability check, the memory
-//! allocator and the per-device pipeline state.
+//! `vkGet*ProcAddr`, device properties and limits, the memory allocator and the per-device
+//! pipeline state. What a route needs of the device is the route's (`nr::route`).
 //!
 //! The library never creates an instance, a device or a queue. One [`GpuContext`] exists per
 //! `VkDevice` (see [`DeviceRegistry`]): every feature created on that device shares it, so
@@ -75,11 +75,6 @@ impl Capabilities {
         self.rounding_mode_rtz_f32 && self.rounding_mode_independent && self.native_f16()
     }
 }
-
-/// Storage buffers per descriptor set the exact route's kernels may use (upstream used 12).
-pub const EXACT_ROUTE_MAX_BUFFERS: u32 = 12;
-/// Push-constant bytes the exact route's kernels may use (the Vulkan minimum guarantee).
-pub const EXACT_ROUTE_PUSH_CONSTANT_BYTES: u32 = 128;
 
 impl Capabilities {
     /// Read the physical device's properties and features.
@@ -156,51 +151,6 @@ impl Capabilities {
         }
         caps
     }
-
-    /// What the exact route needs and this device lacks (empty when it can run).
-    ///
-    /// Timestamps are not required: without them timing is simply unavailable.
-    pub fn missing_for_exact_route(&self) -> Vec<String> {
-        let mut missing = Vec::new();
-        if self.api_version < vk::API_VERSION_1_2 {
-            missing.push(format!(
-                "Vulkan 1.2 (device reports {}.{}.{})",
-                vk::api_version_major(self.api_version),
-                vk::api_version_minor(self.api_version),
-                vk::api_version_patch(self.api_version)
-            ));
-        }
-        let flags = [
-            (self.shader_float16, "shaderFloat16"),
-            (self.shader_int8, "shaderInt8"),
-            (self.storage_buffer_8bit, "storageBuffer8BitAccess"),
-            (self.storage_buffer_16bit, "storageBuffer16BitAccess"),
-        ];
-        for (ok, name) in flags {
-            if !ok {
-                missing.push(name.to_owned());
-            }
-        }
-        if self.max_push_constants_size < EXACT_ROUTE_PUSH_CONSTANT_BYTES {
-            missing.push(format!(
-                "maxPushConstantsSize >= {EXACT_ROUTE_PUSH_CONSTANT_BYTES}"
-            ));
-        }
-        missing
-    }
-}
-
-/// Set, in the caller's feature structs, every feature the exact route needs. A caller (or the
-/// test harness playing one) chains these into `VkDeviceCreateInfo`; the library can only check
-/// that the physical device supports them, not that they were enabled.
-pub fn enable_exact_route_features(
-    f11: &mut vk::PhysicalDeviceVulkan11Features<'_>,
-    f12: &mut vk::PhysicalDeviceVulkan12Features<'_>,
-) {
-    f11.storage_buffer16_bit_access = vk::TRUE;
-    f12.shader_float16 = vk::TRUE;
-    f12.shader_int8 = vk::TRUE;
-    f12.storage_buffer8_bit_access = vk::TRUE;
 }
 
 /// Device functions the library calls; each is checked to resolve before any is used, because
@@ -281,8 +231,9 @@ impl GpuContext {
     /// # Safety
     /// The handles must be valid, `physical` must belong to `instance`, `device` must have been
     /// created from `physical`, and all of them must outlive the returned context (the NGX caller
-    /// guarantees this until `NVSDK_NGX_VULKAN_Shutdown`). The caller must have enabled the
-    /// features of [`enable_exact_route_features`] on `device`.
+    /// guarantees this until `NVSDK_NGX_VULKAN_Shutdown`). Whether the device can run a route
+    /// is the route's check (`nr::route`), made before anything is recorded; the caller must
+    /// have enabled the features the route names.
     pub unsafe fn from_caller(
         instance: vk::Instance,
         physical: vk::PhysicalDevice,
@@ -331,13 +282,6 @@ impl GpuContext {
         };
         let ash_instance = ash::Instance::load(&static_fn, instance);
         let caps = Capabilities::query(&ash_instance, physical);
-        let missing = caps.missing_for_exact_route();
-        if !missing.is_empty() {
-            return Err(GpuError::MissingCapabilities {
-                device: caps.device_name.clone(),
-                missing,
-            });
-        }
         let instance_gdpa = ash_instance.fp_v1_0().get_device_proc_addr;
         let resolve = |name: &CStr| -> vk::PFN_vkVoidFunction {
             match gdpa {

@@ -1,6 +1,6 @@
 //! Vulkan on the caller's device: function tables and capabilities (`context`), memory
 //! (`buffer`), pipelines from the embedded SPIR-V (`pipeline`, `shaders`), descriptor sets,
-//! barriers, timestamps and the command recorder (`dispatch`). Nothing here creates a device or
+//! barriers, timestamps, the command recorder (`dispatch`) and prepared launches (`prepared`). Nothing here creates a device or
 //! a queue or submits work: everything is recorded into command buffers the caller owns.
 pub mod barrier;
 pub mod buffer;
@@ -9,8 +9,8 @@ pub mod descriptors;
 pub mod dispatch;
 pub mod error;
 pub mod pipeline;
+pub mod prepared;
 pub mod shaders;
-pub mod standalone;
 pub mod timestamps;
 
 pub use buffer::{BufferBinding, GpuBuffer, MemoryKind, UploadBatch};
@@ -19,4 +19,5 @@ pub use descriptors::DescriptorArena;
 pub use dispatch::Recorder;
 pub use error::GpuError;
 pub use pipeline::{ComputePipeline, PipelineDesc, PipelineStatistics, SpecConstant};
+pub use prepared::Dispatch;
 pub use timestamps::{StageTime, TimestampPool};

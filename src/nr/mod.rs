@@ -13,3 +13,4 @@ pub mod keys;
 pub mod pipeline;
 pub mod record;
 pub mod reference;
+pub mod route;

@@ -148,3 +148,13 @@ pub fn run_gpu(
 pub fn slice(bytes: &[u8], slot: (u64, u64)) -> &[u8] {
     &bytes[slot.0 as usize..(slot.0 + slot.1) as usize]
 }
+
+/// The kernel builds the tests run on `ctx`'s device: the fast ones where the device has them,
+/// the portable ones under `OPENNGX_PORTABLE_KERNELS=1` (as a network created in this process
+/// would).
+pub fn policy(ctx: &openngx::gpu::GpuContext) -> openngx::nr::record::KernelPolicy {
+    openngx::nr::record::KernelPolicy::resolve(
+        ctx.capabilities(),
+        openngx::nr::record::KernelBuild::from_env(),
+    )
+}

@@ -22,8 +22,9 @@ use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ash::vk;
-use openngx::gpu::context::{enable_exact_route_features, Capabilities};
+use openngx::gpu::context::Capabilities;
 use openngx::gpu::GpuContext;
+use openngx::nr::route::ExactRoute;
 
 pub mod kernels;
 
@@ -155,7 +156,7 @@ impl Harness {
         let mut rejected = Vec::new();
         for pd in physicals {
             let caps = unsafe { Capabilities::query(&instance, pd) };
-            let missing = caps.missing_for_exact_route();
+            let missing = ExactRoute::missing(&caps);
             if !missing.is_empty() {
                 rejected.push(format!(
                     "{}: missing {}",
@@ -195,7 +196,7 @@ impl Harness {
             .queue_priorities(&priorities)];
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
-        enable_exact_route_features(&mut f11, &mut f12);
+        ExactRoute::enable_features(&mut f11, &mut f12);
         let dinfo = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
             .push_next(&mut f11)

@@ -171,7 +171,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         },
         readback: args.check,
         timestamps: true,
-        frames_in_flight: 1,
+        ..NetworkOptions::default()
     };
     let mut gpu = GpuNet::open_with(
         &model,

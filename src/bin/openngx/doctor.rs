@@ -13,8 +13,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use ash::vk;
-use openngx::gpu::context::{Capabilities, EXACT_ROUTE_PUSH_CONSTANT_BYTES};
+use openngx::gpu::context::Capabilities;
 use openngx::model::{LoadOptions, Model};
+use openngx::nr::route::exact::PUSH_CONSTANT_BYTES as EXACT_ROUTE_PUSH_CONSTANT_BYTES;
+use openngx::nr::route::ExactRoute;
 
 /// Environment variable naming the model directory.
 const MODEL_DIR_ENV: &str = "OPENNGX_MODEL_DIR";
@@ -185,7 +187,7 @@ fn device_report(i: usize, caps: &Capabilities, has_coop: bool) -> bool {
         COOPERATIVE_MATRIX.to_string_lossy(),
         if has_coop { "yes" } else { "no" }
     );
-    let missing = caps.missing_for_exact_route();
+    let missing = ExactRoute::missing(caps);
     let exact = missing.is_empty();
     if exact {
         println!("  route exact: available");

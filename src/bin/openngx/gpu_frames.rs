@@ -90,7 +90,7 @@ impl GpuFrames {
             keep: Keep::Boundaries,
             readback: true,
             timestamps: false,
-            frames_in_flight: 1,
+            ..NetworkOptions::default()
         };
         let pixels = graph.geometry.valid.w as u64 * graph.geometry.valid.h as u64;
         let field_rows = graph.rows(graph.features) as u64;

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use openngx::gpu::standalone::StandaloneDevice;
+use crate::standalone::StandaloneDevice;
 use openngx::gpu::{GpuContext, GpuError, Recorder, UploadBatch};
 use openngx::model::Model;
 use openngx::nr::graph::Graph;
@@ -23,7 +23,7 @@ pub struct GpuNet {
 }
 
 impl GpuNet {
-    /// Open device `device` (see [`StandaloneDevice::open`]), upload `model` and build the
+    /// Open device `device` (see [`StandaloneDevice::open_with`]), upload `model` and build the
     /// recorder of `graph`.
     pub fn open(
         model: &Model,

@@ -9,6 +9,7 @@ mod gpu_frames;
 mod gpu_net;
 mod parity;
 mod reference;
+mod standalone;
 mod synth_model;
 mod validate_model;
 mod verify;

@@ -167,7 +167,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         keep: Keep::All,
         readback: false,
         timestamps: false,
-        frames_in_flight: 1,
+        ..NetworkOptions::default()
     };
     let mut gpu = GpuNet::open(&model, graph.clone(), args.device, opts)?;
     println!("device: {}", gpu.device_name());

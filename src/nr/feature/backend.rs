@@ -18,8 +18,9 @@ use super::cache::ModelCache;
 use super::deferred::Pending;
 use super::errors::{gpu_error, record_error};
 use super::frame::FrameDriver;
-use super::instance::{FrameBuffers, NrFeature, FRAMES_IN_FLIGHT};
+use super::instance::{FrameBuffers, NrFeature};
 use super::params::{NrCreate, NrInputs};
+use crate::feature::Route;
 use crate::feature::{Backend, DeviceContext, FeatureError, Instance};
 use crate::gpu::{DescriptorArena, GpuContext, Recorder, UploadBatch};
 use crate::nr::geometry::Geometry;
@@ -27,7 +28,9 @@ use crate::nr::graph;
 use crate::nr::keys;
 use crate::nr::record::network::{NetworkOptions, NetworkRecorder};
 use crate::nr::record::GpuWeights;
+use crate::nr::record::KernelBuild;
 use crate::nr::reference::Profiles;
+use crate::nr::route::{self, RouteError};
 use crate::numerics::f16;
 
 /// The DLSS-NR backend (exact route, native `f13`/`f24` numerics).
@@ -126,7 +129,19 @@ impl NrBackend {
         }
         .map_err(gpu_error)?;
 
-        // Everything that can fail without touching the command buffer comes first.
+        // Everything that can fail without touching the command buffer comes first, the
+        // route's check of the device included. The kernel builds are chosen here, once.
+        let opts = NetworkOptions {
+            route: Route::Exact,
+            profiles: Profiles::NATIVE,
+            kernels: KernelBuild::from_env(),
+            ..NetworkOptions::default()
+        };
+        let route = route::build(opts.route, ctx.capabilities(), opts.profiles, opts.kernels)
+            .map_err(|e| match e {
+                RouteError::Gpu(g) => gpu_error(g),
+                other => FeatureError::Platform(other.to_string()),
+            })?;
         let pixels = u64::from(width) * u64::from(height);
         let buffers = FrameBuffers::new(&ctx, pixels)?;
         // 2 prepare sets of 4 buffers, 2 compose sets of 6.
@@ -142,16 +157,7 @@ impl NrBackend {
         self.track_weights(&weights);
         let staged = batch.staged_bytes() > 0;
         let mut pending = Pending::default();
-        let network = NetworkRecorder::new(
-            &ctx,
-            graph,
-            Arc::clone(&weights),
-            NetworkOptions {
-                profiles: Profiles::NATIVE,
-                frames_in_flight: FRAMES_IN_FLIGHT,
-                ..NetworkOptions::default()
-            },
-        );
+        let network = NetworkRecorder::with_route(&ctx, graph, Arc::clone(&weights), route, opts);
         // From here on a failure must keep what the recorded upload uses alive.
         // The application may still submit the command buffer and the library would never
         // learn when it completed (the device may even be gone by then), so the staging memory

@@ -6,7 +6,8 @@
 //! The attention MMAs (`S = prior + q.k`, `O = P.V`) follow the FP8 MMA profile of the run
 //! ([`Profile::F13`] native or [`Profile::H25`]), passed to the kernels as specialization
 //! constants (fraction bits and the exponent convention of E4M3 subnormals). As in
-//! [`super::elementwise`], functions only record their dispatch (the caller places barriers),
+//! [`super::elementwise`], `prepare_*` builds a [`Dispatch`] once and `record_*` prepares and
+//! records it (the caller places barriers),
 //! ranges may start at any offset that is a multiple of their element size, and results equal
 //! `nr::reference::Executor::exec` byte for byte.
 //!
@@ -17,13 +18,14 @@
 use std::sync::Arc;
 
 use crate::gpu::{
-    BufferBinding, DescriptorArena, GpuContext, GpuError, PipelineDesc, Recorder, SpecConstant,
+    BufferBinding, DescriptorArena, Dispatch, GpuContext, GpuError, PipelineDesc, Recorder,
+    SpecConstant,
 };
 use crate::nr::geometry::{Phase, Size};
 use crate::numerics::{tables, AccRounding, ExponentConvention, Profile};
 
-use super::elementwise::{bind_aligned, grid, grid_of, push_bytes};
-use super::need;
+use super::elementwise::{bind_aligned, grid, grid_of, prepared, push_bytes};
+use super::{need, KernelPolicy};
 
 /// Bytes of one head's stored 64x64 f16 prior.
 pub const PRIOR_BYTES: u64 = 8192;
@@ -65,8 +67,7 @@ pub enum NormalizeKernel {
     /// per workgroup, sums of squares through shared memory: `nr/normalize_rtz` (also the fast
     /// fused f16 form) on devices for the RTZ builds, `nr/normalize_native` (native f16
     /// adds and multiplies) where the device allows it
-    /// ([`Capabilities::native_f16`](crate::gpu::Capabilities::native_f16), not under
-    /// `OPENNGX_PORTABLE_KERNELS=1`), else `nr/normalize_coop` (the same body with emulated
+    /// ([`KernelPolicy::native_f16`]), else `nr/normalize_coop` (the same body with emulated
     /// halves, which the tests run on devices without native f16).
     Cooperative,
 }
@@ -75,31 +76,20 @@ impl NormalizeKernel {
     /// (row, head) units per workgroup of the cooperative kernel (`NORM_UNITS` in
     /// `shaders/nr/normalize_coop.glsl`).
     const UNITS: u64 = 4;
-
-    /// What the network runs on this device: [`Cooperative`](Self::Cooperative) where
-    /// native f16 is allowed, [`PerPart`](Self::PerPart) otherwise (including under
-    /// `OPENNGX_PORTABLE_KERNELS=1`).
-    pub fn for_device(ctx: &GpuContext) -> Self {
-        if super::use_native_f16(ctx) {
-            Self::Cooperative
-        } else {
-            Self::PerPart
-        }
-    }
 }
 
 /// [`Op::Normalize`](crate::nr::graph::Op::Normalize): cosine normalisation of the f16 `qkv`
 /// (`[rows][3 * 32 * heads]`, head-major 96-column groups) into E4 `q`, `k`, `v`
 /// (`[rows][32 * heads]`) with the `kernel` layout (the network runs
-/// [`NormalizeKernel::for_device`]; the tests prove both on any device). `temperatures` holds
+/// [`KernelPolicy::normalize_kernel`]; the tests prove both on any device). `temperatures` holds
 /// `heads` little-endian f32; `table` is [`crate::numerics::tables::NORMALIZE`] of the kernels'
 /// table (the weights of a device hold one: `GpuWeights::normalize_table`; the cooperative
 /// kernels read it); `vit` selects the ViT q formula (extra `* 5.65625`).
 #[allow(clippy::too_many_arguments)]
-pub fn record_normalize(
+pub fn prepare_normalize(
     ctx: &Arc<GpuContext>,
-    rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     kernel: NormalizeKernel,
     qkv: BufferBinding,
     temperatures: BufferBinding,
@@ -110,7 +100,7 @@ pub fn record_normalize(
     rows: u32,
     heads: u32,
     vit: bool,
-) -> Result<(), GpuError> {
+) -> Result<Dispatch, GpuError> {
     check_heads("normalize", heads)?;
     let c = 32 * heads as u64;
     let n = rows as u64 * c;
@@ -129,9 +119,9 @@ pub fn record_normalize(
     let (shader, groups) = match kernel {
         NormalizeKernel::PerPart => ("nr/normalize", grid(ctx, "normalize", units * 3)?),
         NormalizeKernel::Cooperative => (
-            if super::use_rtz_mode(ctx) {
+            if policy.rtz_mode() {
                 "nr/normalize_rtz"
-            } else if super::use_native_f16(ctx) {
+            } else if policy.native_f16() {
                 "nr/normalize_native"
             } else {
                 "nr/normalize_coop"
@@ -149,7 +139,43 @@ pub fn record_normalize(
     )?;
     let set = arena.allocate(&pipeline, &buffers)?;
     let push = push_bytes(&[rows, heads, qkv_off, t_off, q_off, k_off, v_off]);
-    rec.run(&pipeline, set, &push, groups)
+    Ok(prepared(pipeline, set, push, groups))
+}
+
+/// Prepare and record [`prepare_normalize`].
+#[allow(clippy::too_many_arguments)]
+pub fn record_normalize(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    policy: KernelPolicy,
+    kernel: NormalizeKernel,
+    qkv: BufferBinding,
+    temperatures: BufferBinding,
+    table: BufferBinding,
+    q: BufferBinding,
+    k: BufferBinding,
+    v: BufferBinding,
+    rows: u32,
+    heads: u32,
+    vit: bool,
+) -> Result<(), GpuError> {
+    prepare_normalize(
+        ctx,
+        arena,
+        policy,
+        kernel,
+        qkv,
+        temperatures,
+        table,
+        q,
+        k,
+        v,
+        rows,
+        heads,
+        vit,
+    )?
+    .record(rec)
 }
 
 /// [`Op::WindowAttention`](crate::nr::graph::Op::WindowAttention): shifted 8x8-window attention
@@ -158,10 +184,10 @@ pub fn record_normalize(
 /// Tokens of `out` are all written (every token is the query of exactly one window). `table` is
 /// [`tables::ATTENTION`] of the kernels' table (`GpuWeights::attention_table`).
 #[allow(clippy::too_many_arguments)]
-pub fn record_window_attention(
+pub fn prepare_window_attention(
     ctx: &Arc<GpuContext>,
-    rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     q: BufferBinding,
     k: BufferBinding,
     v: BufferBinding,
@@ -172,7 +198,7 @@ pub fn record_window_attention(
     heads: u32,
     phase: u32,
     profile: &Profile,
-) -> Result<(), GpuError> {
+) -> Result<Dispatch, GpuError> {
     check_heads("window attention", heads)?;
     if phase > 3 {
         return Err(GpuError::invalid(
@@ -211,7 +237,7 @@ pub fn record_window_attention(
             format!("{groups:?} windows x heads exceed maxComputeWorkGroupCount {max:?}"),
         ));
     }
-    let shader = if super::use_rtz_kernels(ctx, profile.frac_bits as i32) {
+    let shader = if policy.rtz_terms(profile.frac_bits as i32) {
         "nr/window_attention_rtz"
     } else {
         "nr/window_attention"
@@ -225,7 +251,31 @@ pub fn record_window_attention(
     let push = push_bytes(&[
         size.w, size.h, heads, sx, sy, q_off, k_off, v_off, pr_off, out_off,
     ]);
-    rec.run(&pipeline, set, &push, groups)
+    Ok(prepared(pipeline, set, push, groups))
+}
+
+/// Prepare and record [`prepare_window_attention`].
+#[allow(clippy::too_many_arguments)]
+pub fn record_window_attention(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    policy: KernelPolicy,
+    q: BufferBinding,
+    k: BufferBinding,
+    v: BufferBinding,
+    priors: BufferBinding,
+    out: BufferBinding,
+    table: BufferBinding,
+    size: Size,
+    heads: u32,
+    phase: u32,
+    profile: &Profile,
+) -> Result<(), GpuError> {
+    prepare_window_attention(
+        ctx, arena, policy, q, k, v, priors, out, table, size, heads, phase, profile,
+    )?
+    .record(rec)
 }
 
 /// [`Op::VitAttention`](crate::nr::graph::Op::VitAttention): global attention of `tokens`
@@ -233,10 +283,10 @@ pub fn record_window_attention(
 /// heads. `q`, `k`, `v`, `out` are E4 `[tokens][32 * heads]`; `table` as for
 /// [`record_window_attention`].
 #[allow(clippy::too_many_arguments)]
-pub fn record_vit_attention(
+pub fn prepare_vit_attention(
     ctx: &Arc<GpuContext>,
-    rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     q: BufferBinding,
     k: BufferBinding,
     v: BufferBinding,
@@ -245,7 +295,7 @@ pub fn record_vit_attention(
     tokens: u32,
     heads: u32,
     profile: &Profile,
-) -> Result<(), GpuError> {
+) -> Result<Dispatch, GpuError> {
     check_heads("vit attention", heads)?;
     if tokens == 0 {
         return Err(GpuError::invalid("vit attention", "0 tokens"));
@@ -270,7 +320,7 @@ pub fn record_vit_attention(
             format!("{groups:?} query blocks x heads exceed maxComputeWorkGroupCount {max:?}"),
         ));
     }
-    let shader = if super::use_rtz_kernels(ctx, profile.frac_bits as i32) {
+    let shader = if policy.rtz_terms(profile.frac_bits as i32) {
         "nr/vit_attention_rtz"
     } else {
         "nr/vit_attention"
@@ -282,5 +332,27 @@ pub fn record_vit_attention(
     let pipeline = ctx.pipeline(&desc)?;
     let set = arena.allocate(&pipeline, &[q, k, v, out, table])?;
     let push = push_bytes(&[tokens, heads, q_off, k_off, v_off, out_off]);
-    rec.run(&pipeline, set, &push, groups)
+    Ok(prepared(pipeline, set, push, groups))
+}
+
+/// Prepare and record [`prepare_vit_attention`].
+#[allow(clippy::too_many_arguments)]
+pub fn record_vit_attention(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    policy: KernelPolicy,
+    q: BufferBinding,
+    k: BufferBinding,
+    v: BufferBinding,
+    out: BufferBinding,
+    table: BufferBinding,
+    tokens: u32,
+    heads: u32,
+    profile: &Profile,
+) -> Result<(), GpuError> {
+    prepare_vit_attention(
+        ctx, arena, policy, q, k, v, out, table, tokens, heads, profile,
+    )?
+    .record(rec)
 }

@@ -2,8 +2,8 @@
 //! [`Op::PostBlend`] (kernels `shaders/nr/{pool,upmerge,post_blend}.comp`), plus the small binding
 //! and grid helpers the attention records share.
 //!
-//! Every function only records its dispatch: the caller orders it against producers and
-//! consumers with barriers (`Recorder::compute_to_compute`). Tensors are `[rows][C]` row-major
+//! `prepare_*` builds a [`Dispatch`] once; `record_*` prepares and records it. Neither places
+//! barriers: the caller orders a dispatch against producers and consumers (`Recorder::compute_to_compute`). Tensors are `[rows][C]` row-major
 //! storage-buffer ranges (E4 = 1 byte, F16 = 2 bytes); weight slices are ranges of the one weights
 //! buffer holding the model's bytes as stored. A range need not start at the device's
 //! `minStorageBufferOffsetAlignment` (weight records sit at arbitrary even offsets): it is bound
@@ -17,7 +17,8 @@
 use std::sync::Arc;
 
 use crate::gpu::{
-    BufferBinding, DescriptorArena, GpuContext, GpuError, PipelineDesc, Recorder, SpecConstant,
+    BufferBinding, DescriptorArena, Dispatch, GpuContext, GpuError, PipelineDesc, Recorder,
+    SpecConstant,
 };
 use crate::nr::geometry::Size;
 use crate::nr::graph::DType;
@@ -93,6 +94,22 @@ pub(crate) fn grid_of(ctx: &GpuContext, what: &str, groups: u64) -> Result<[u32;
     Ok([x as u32, y as u32, 1])
 }
 
+/// A single launch.
+pub(crate) fn prepared(
+    pipeline: crate::gpu::ComputePipeline,
+    set: ash::vk::DescriptorSet,
+    push: Vec<u8>,
+    groups: [u32; 3],
+) -> Dispatch {
+    Dispatch {
+        pipeline,
+        set,
+        push,
+        groups,
+        then: None,
+    }
+}
+
 /// Push-constant bytes of a word list.
 pub(crate) fn push_bytes(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_ne_bytes()).collect()
@@ -115,16 +132,15 @@ fn tokens(s: Size) -> u64 {
 /// [`Op::Pool`](crate::nr::graph::Op::Pool): 2x2 pool of the raw f16 `input` (`[in_size][C]`)
 /// into E4 `out` (`[out_size][C]`); output tokens whose 2x2 source leaves the input are 0.
 #[allow(clippy::too_many_arguments)]
-pub fn record_pool(
+pub fn prepare_pool(
     ctx: &Arc<GpuContext>,
-    rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
     input: BufferBinding,
     out: BufferBinding,
     in_size: Size,
     out_size: Size,
     channels: u32,
-) -> Result<(), GpuError> {
+) -> Result<Dispatch, GpuError> {
     check_channels("pool", channels)?;
     let c = channels as u64;
     let (input, in_off) = bind_aligned(ctx, "pool input", input, tokens(in_size) * c * 2, 2)?;
@@ -135,7 +151,22 @@ pub fn record_pool(
         in_size.w, in_size.h, out_size.w, out_size.h, channels, in_off, out_off,
     ]);
     let groups = grid(ctx, "pool", tokens(out_size) * c / 4)?;
-    rec.run(&pipeline, set, &push, groups)
+    Ok(prepared(pipeline, set, push, groups))
+}
+
+/// Prepare and record [`prepare_pool`].
+#[allow(clippy::too_many_arguments)]
+pub fn record_pool(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    input: BufferBinding,
+    out: BufferBinding,
+    in_size: Size,
+    out_size: Size,
+    channels: u32,
+) -> Result<(), GpuError> {
+    prepare_pool(ctx, arena, input, out, in_size, out_size, channels)?.record(rec)
 }
 
 /// [`Op::UpMerge`](crate::nr::graph::Op::UpMerge): `merged = f16(up + skip * scale[c])` with
@@ -143,9 +174,8 @@ pub fn record_pool(
 /// (`skip_dtype`) at `size`, `scale` `C` little-endian halves. Writes E4 `out` and, when given,
 /// the raw f16 `out_raw`.
 #[allow(clippy::too_many_arguments)]
-pub fn record_upmerge(
+pub fn prepare_upmerge(
     ctx: &Arc<GpuContext>,
-    rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
     low: BufferBinding,
     skip: BufferBinding,
@@ -156,7 +186,7 @@ pub fn record_upmerge(
     low_size: Size,
     size: Size,
     channels: u32,
-) -> Result<(), GpuError> {
+) -> Result<Dispatch, GpuError> {
     check_channels("upmerge", channels)?;
     if low_size.w < size.w.div_ceil(2) || low_size.h < size.h.div_ceil(2) {
         return Err(GpuError::invalid(
@@ -194,16 +224,37 @@ pub fn record_upmerge(
         size.w, size.h, low_size.w, channels, low_off, skip_off, scale_off, out_off, raw_off,
     ]);
     let groups = grid(ctx, "upmerge", n / 4)?;
-    rec.run(&pipeline, set, &push, groups)
+    Ok(prepared(pipeline, set, push, groups))
+}
+
+/// Prepare and record [`prepare_upmerge`].
+#[allow(clippy::too_many_arguments)]
+pub fn record_upmerge(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    low: BufferBinding,
+    skip: BufferBinding,
+    skip_dtype: DType,
+    scale: BufferBinding,
+    out: BufferBinding,
+    out_raw: Option<BufferBinding>,
+    low_size: Size,
+    size: Size,
+    channels: u32,
+) -> Result<(), GpuError> {
+    prepare_upmerge(
+        ctx, arena, low, skip, skip_dtype, scale, out, out_raw, low_size, size, channels,
+    )?
+    .record(rec)
 }
 
 /// [`Op::PostBlend`](crate::nr::graph::Op::PostBlend): block 70's input from E4 `low` (block 69,
 /// `[low_size][32]`) and E4 `skip` (block 0, `[size][32]`):
 /// `m = f16(f16(low[x>>1, y>>1] * input_scale) + skip * adapter_scale)` -> f16 `out_raw`, E4 `out`.
 #[allow(clippy::too_many_arguments)]
-pub fn record_post_blend(
+pub fn prepare_post_blend(
     ctx: &Arc<GpuContext>,
-    rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
     low: BufferBinding,
     skip: BufferBinding,
@@ -213,7 +264,7 @@ pub fn record_post_blend(
     out: BufferBinding,
     low_size: Size,
     size: Size,
-) -> Result<(), GpuError> {
+) -> Result<Dispatch, GpuError> {
     const C: u64 = 32;
     if low_size.w < size.w.div_ceil(2) || low_size.h < size.h.div_ceil(2) {
         return Err(GpuError::invalid(
@@ -237,5 +288,35 @@ pub fn record_post_blend(
         size.w, size.h, low_size.w, C as u32, low_off, skip_off, is_off, as_off, raw_off, out_off,
     ]);
     let groups = grid(ctx, "post blend", n / 4)?;
-    rec.run(&pipeline, set, &push, groups)
+    Ok(prepared(pipeline, set, push, groups))
+}
+
+/// Prepare and record [`prepare_post_blend`].
+#[allow(clippy::too_many_arguments)]
+pub fn record_post_blend(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder<'_>,
+    arena: &mut DescriptorArena,
+    low: BufferBinding,
+    skip: BufferBinding,
+    input_scale: BufferBinding,
+    adapter_scale: BufferBinding,
+    out_raw: BufferBinding,
+    out: BufferBinding,
+    low_size: Size,
+    size: Size,
+) -> Result<(), GpuError> {
+    prepare_post_blend(
+        ctx,
+        arena,
+        low,
+        skip,
+        input_scale,
+        adapter_scale,
+        out_raw,
+        out,
+        low_size,
+        size,
+    )?
+    .record(rec)
 }

@@ -18,45 +18,18 @@
 
 use std::sync::Arc;
 
-use ash::vk;
-
+pub use crate::gpu::Dispatch;
 use crate::gpu::{
-    BufferBinding, ComputePipeline, DescriptorArena, GpuContext, GpuError, PipelineDesc, Recorder,
-    SpecConstant,
+    BufferBinding, DescriptorArena, GpuContext, GpuError, PipelineDesc, Recorder, SpecConstant,
 };
 use crate::nr::graph::{DType, Epilogue, Graph, InputMode, Node, Op, TensorId};
 use crate::nr::reference::Profiles;
 use crate::numerics::{tables, AccRounding, ExponentConvention, Profile};
 
-use super::{need, GpuWeights};
+use super::{need, GpuWeights, KernelPolicy};
 
 /// Push-constant bytes of every kernel here (the GEMM uses all 40).
 const PUSH_BYTES: u32 = 40;
-
-/// A kernel launch prepared once and recorded any number of times, possibly followed by a
-/// second launch that reads the first's results (the sum of a split-K GEMM).
-#[derive(Clone, Debug)]
-pub struct Dispatch {
-    pub pipeline: ComputePipeline,
-    pub set: vk::DescriptorSet,
-    pub push: Vec<u8>,
-    pub groups: [u32; 3],
-    /// Recorded after this one, behind a compute->compute barrier.
-    pub then: Option<Box<Dispatch>>,
-}
-
-impl Dispatch {
-    /// Bind, push and dispatch into `rec` (no barrier before: the caller orders dispatches; a
-    /// barrier between this launch and [`Dispatch::then`]).
-    pub fn record(&self, rec: &mut Recorder<'_>) -> Result<(), GpuError> {
-        rec.run(&self.pipeline, self.set, &self.push, self.groups)?;
-        if let Some(next) = &self.then {
-            rec.compute_to_compute();
-            next.record(rec)?;
-        }
-        Ok(())
-    }
-}
 
 fn words(w: &[u32]) -> Vec<u8> {
     let mut v: Vec<u8> = w.iter().flat_map(|x| x.to_ne_bytes()).collect();
@@ -235,7 +208,7 @@ const NARROW_BELOW: usize = 3000;
 const NARROW_CHAIN: usize = 512;
 
 /// The GEMM kernel for tiles of `bn` columns, RTZ build (`rtz`, see
-/// [`super::use_rtz_kernels`]) or portable, and its rows per workgroup (`16 * GEMM_TM` of the
+/// [`KernelPolicy::rtz_terms`]) or portable, and its rows per workgroup (`16 * GEMM_TM` of the
 /// build: 4 x 4 outputs per invocation in the RTZ builds, 8 x 4 in the portable one). 32-column
 /// tiles take the RTZ build that keeps operand values as halves (less shared memory; see
 /// `gemm_rtz_narrow.comp`).
@@ -251,6 +224,7 @@ fn gemm_shader(rtz: bool, bn: u32) -> (&'static str, u32) {
 pub fn prepare_gemm(
     ctx: &Arc<GpuContext>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     profiles: Profiles,
     s: &GemmShape,
     b: &GemmBindings,
@@ -374,7 +348,7 @@ pub fn prepare_gemm(
             ))
         }
     };
-    let rtz = super::use_rtz_kernels(ctx, p);
+    let rtz = policy.rtz_terms(p);
     let tiles = s.rows.div_ceil(64) * s.n.div_ceil(64) * s.groups * parts;
     let bn = tile(s.n, tiles, part, rtz);
     let (shader, bm) = gemm_shader(rtz, bn);
@@ -482,11 +456,12 @@ pub fn record_gemm(
     ctx: &Arc<GpuContext>,
     rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     profiles: Profiles,
     shape: &GemmShape,
     bindings: &GemmBindings,
 ) -> Result<(), GpuError> {
-    prepare_gemm(ctx, arena, profiles, shape, bindings)?.record(rec)
+    prepare_gemm(ctx, arena, policy, profiles, shape, bindings)?.record(rec)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -583,11 +558,13 @@ pub fn record_head(
 
 /// Prepare the kernel of a GEMM-family node (`Gemm`, `Adapter`, `Head`) of `graph`, with tensor
 /// bindings from `tensor`, weights from `weights` and, for a split-K GEMM, the partials scratch
-/// `partials` ([`GemmShape::partials_bytes`]); `Ok(None)` for every other op.
+/// `partials` ([`GemmShape::partials_bytes`]); `Ok(None)` for every other op (the route
+/// prepares those: `nr::route::exact`).
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_node(
     ctx: &Arc<GpuContext>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     profiles: Profiles,
     graph: &Graph,
     node: &Node,
@@ -626,7 +603,7 @@ pub fn prepare_node(
                 },
                 partials,
             };
-            prepare_gemm(ctx, arena, profiles, &shape, &bindings)?
+            prepare_gemm(ctx, arena, policy, profiles, &shape, &bindings)?
         }
         Op::Adapter {
             input,

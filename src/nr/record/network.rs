@@ -4,29 +4,22 @@
 //! recording is correct whatever the caller records around it, optional timestamps per node, and
 //! copies of the kept tensors into a readback buffer.
 //!
-//! The GEMM-family kernels are prepared once (their descriptor sets never change). The attention
-//! and element-wise kernels allocate their descriptor sets per call, so those come from one of
-//! `frames_in_flight` arenas used in turn: an arena is reset when its turn comes again, which is
-//! safe as long as no more than `frames_in_flight` recordings are pending on the GPU at once.
+//! The route (`nr::route`) prepares every node's kernel once, at creation: descriptor sets never
+//! change, a frame's recording allocates nothing, and any number of recordings may be pending
+//! on the GPU at once.
 
 use std::sync::Arc;
 
+use crate::feature::Route;
 use crate::gpu::{
-    BufferBinding, DescriptorArena, GpuBuffer, GpuContext, GpuError, MemoryKind, Recorder,
-    StageTime, TimestampPool, UploadBatch,
+    BufferBinding, DescriptorArena, Dispatch, GpuBuffer, GpuContext, GpuError, MemoryKind,
+    Recorder, StageTime, TimestampPool, UploadBatch,
 };
-use crate::nr::graph::{Graph, Node, Op, TensorId};
+use crate::nr::graph::{Graph, TensorId};
 use crate::nr::reference::Profiles;
+use crate::nr::route::{self, NetworkRoute, NodeBindings, RouteError};
 
-use super::attention::{
-    record_normalize, record_vit_attention, record_window_attention, NormalizeKernel,
-};
-use super::elementwise::{record_pool, record_post_blend, record_upmerge};
-use super::gemm::{self, Dispatch};
-use super::{GpuWeights, RecordError, Workspace};
-
-/// Bytes of one head's attention prior.
-const PRIOR_BYTES: u64 = 8192;
+use super::{GpuWeights, KernelBuild, RecordError, Workspace};
 
 /// Which tensors stay readable after a frame (unshared in the workspace, copied to readback).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,43 +35,48 @@ pub enum Keep {
 /// How a [`NetworkRecorder`] is built.
 #[derive(Clone, Copy, Debug)]
 pub struct NetworkOptions {
+    /// The GPU route.
+    pub route: Route,
+    /// The MMA profiles.
     pub profiles: Profiles,
+    /// The kernel builds the route may use (resolved against the device once, in
+    /// [`NetworkRecorder::new`]).
+    pub kernels: KernelBuild,
     pub keep: Keep,
     /// Record copies of the kept tensors into a host-visible readback buffer.
     pub readback: bool,
     /// Write a timestamp after every node, labelled with the node's label (when the device has
     /// compute timestamps); group them by [`Node::block`] for a per-block profile.
     pub timestamps: bool,
-    /// Recordings that may be pending on the GPU at once (at least 1).
-    pub frames_in_flight: usize,
 }
 
 impl Default for NetworkOptions {
+    /// The exact route in the native profiles, the kernel builds `OPENNGX_PORTABLE_KERNELS`
+    /// asks for (read here, once), only the head kept.
     fn default() -> Self {
         NetworkOptions {
+            route: Route::Exact,
             profiles: Profiles::NATIVE,
+            kernels: KernelBuild::from_env(),
             keep: Keep::Head,
             readback: false,
             timestamps: false,
-            frames_in_flight: 3,
         }
     }
 }
 
 /// The network of one geometry on one device.
 pub struct NetworkRecorder {
-    ctx: Arc<GpuContext>,
+    /// The device and the weights the prepared descriptor sets point into, kept alive.
+    _ctx: Arc<GpuContext>,
     graph: Graph,
-    weights: Arc<GpuWeights>,
+    _weights: Arc<GpuWeights>,
     workspace: Workspace,
-    profiles: Profiles,
+    route: Box<dyn NetworkRoute>,
     /// Kept alive for the prepared descriptor sets.
-    _prepared_arena: DescriptorArena,
-    prepared: Vec<Option<Dispatch>>,
-    frame_arenas: Vec<DescriptorArena>,
-    frame: usize,
-    /// The arena of the frame being recorded.
-    slot: usize,
+    _arena: DescriptorArena,
+    /// One launch per node of the graph.
+    prepared: Vec<Dispatch>,
     timestamps: Option<TimestampPool>,
     readback: Option<GpuBuffer>,
     /// Offset of each kept tensor in the readback buffer.
@@ -86,15 +84,31 @@ pub struct NetworkRecorder {
 }
 
 impl NetworkRecorder {
-    /// Allocate the workspace of `graph`, build its pipelines and prepare the GEMM-family
-    /// dispatches.
+    /// Allocate the workspace of `graph`, choose the route of `opts` on this device and
+    /// prepare every node's kernel.
     pub fn new(
         ctx: &Arc<GpuContext>,
         graph: Graph,
         weights: Arc<GpuWeights>,
         opts: NetworkOptions,
     ) -> Result<NetworkRecorder, RecordError> {
-        gemm::check_profiles(opts.profiles)?;
+        let route = route::build(opts.route, ctx.capabilities(), opts.profiles, opts.kernels)
+            .map_err(|e| match e {
+                RouteError::Gpu(g) => RecordError::Gpu(g),
+                other => RecordError::Graph(other.to_string()),
+            })?;
+        Self::with_route(ctx, graph, weights, route, opts)
+    }
+
+    /// As [`NetworkRecorder::new`] with a route the caller already built (and so checked
+    /// against the device) from `opts`; `opts.route`, `profiles` and `kernels` are not read.
+    pub fn with_route(
+        ctx: &Arc<GpuContext>,
+        graph: Graph,
+        weights: Arc<GpuWeights>,
+        route: Box<dyn NetworkRoute>,
+        opts: NetworkOptions,
+    ) -> Result<NetworkRecorder, RecordError> {
         let kept: Vec<TensorId> = match opts.keep {
             Keep::Head => vec![graph.head],
             Keep::Boundaries => graph
@@ -106,33 +120,17 @@ impl NetworkRecorder {
             Keep::All => (0..graph.tensors.len()).collect(),
         };
         let workspace = Workspace::new(ctx, &graph, &kept)?;
-        let gemm_nodes = graph
-            .nodes
-            .iter()
-            .filter(|n| matches!(n.op, Op::Gemm { .. } | Op::Adapter { .. } | Op::Head { .. }))
-            .count() as u32;
-        let other_nodes = graph.nodes.len() as u32 - gemm_nodes;
-        // A GEMM binds 7 buffers (the adapter and head fewer), the sum of a split-K GEMM 4 more
-        // in a second set.
-        let mut prepared_arena =
-            DescriptorArena::new(ctx, 2 * gemm_nodes.max(1), 11 * gemm_nodes.max(1))?;
+        let (sets, buffers) = route.descriptor_budget(&graph);
+        let mut arena = DescriptorArena::new(ctx, sets, buffers)?;
         let mut prepared = Vec::with_capacity(graph.nodes.len());
         for (i, node) in graph.nodes.iter().enumerate() {
-            let binding = |t: TensorId| workspace.binding(t);
-            prepared.push(gemm::prepare_node(
-                ctx,
-                &mut prepared_arena,
-                opts.profiles,
-                &graph,
-                node,
-                &weights,
-                &binding,
-                workspace.scratch(i),
-            )?);
+            let tensor = |t: TensorId| workspace.binding(t);
+            let bindings = NodeBindings {
+                tensor: &tensor,
+                scratch: workspace.scratch(i),
+            };
+            prepared.push(route.prepare(ctx, &mut arena, &graph, node, &weights, &bindings)?);
         }
-        let frame_arenas = (0..opts.frames_in_flight.max(1))
-            .map(|_| DescriptorArena::new(ctx, other_nodes.max(1), 6 * other_nodes.max(1)))
-            .collect::<Result<Vec<_>, _>>()?;
         let timestamps = if opts.timestamps {
             TimestampPool::new(ctx, graph.nodes.len() as u32 + 2)?
         } else {
@@ -155,16 +153,13 @@ impl NetworkRecorder {
             None
         };
         Ok(NetworkRecorder {
-            ctx: Arc::clone(ctx),
+            _ctx: Arc::clone(ctx),
             graph,
-            weights,
+            _weights: weights,
             workspace,
-            profiles: opts.profiles,
-            _prepared_arena: prepared_arena,
+            route,
+            _arena: arena,
             prepared,
-            frame_arenas,
-            frame: 0,
-            slot: 0,
             timestamps,
             readback,
             readback_at,
@@ -173,6 +168,11 @@ impl NetworkRecorder {
 
     pub fn graph(&self) -> &Graph {
         &self.graph
+    }
+
+    /// The route the network runs, e.g. for logs: `route().describe()`.
+    pub fn route(&self) -> &dyn NetworkRoute {
+        self.route.as_ref()
     }
 
     /// The workspace binding of a tensor (e.g. the features the caller's prepare pass writes:
@@ -237,18 +237,12 @@ impl NetworkRecorder {
                 ts.reset(rec);
                 ts.mark(rec, "start")?;
             }
-            self.slot = self.frame % self.frame_arenas.len();
-            self.frame += 1;
-            self.frame_arenas[self.slot].reset()?;
         }
         for i in range.clone() {
             if i > range.start {
                 rec.compute_to_compute();
             }
-            match &self.prepared[i] {
-                Some(d) => d.record(rec)?,
-                None => self.record_other(i, self.slot, rec)?,
-            }
+            self.prepared[i].record(rec)?;
             if let Some(ts) = self.timestamps.as_mut() {
                 ts.mark(rec, &self.graph.nodes[i].label)?;
             }
@@ -266,150 +260,6 @@ impl NetworkRecorder {
                     }
                 }
                 rec.to_host();
-            }
-        }
-        Ok(())
-    }
-
-    fn record_other(
-        &mut self,
-        i: usize,
-        slot: usize,
-        rec: &mut Recorder<'_>,
-    ) -> Result<(), RecordError> {
-        let node: &Node = &self.graph.nodes[i];
-        let g = &self.graph;
-        let ws = &self.workspace;
-        let w = &self.weights;
-        let ctx = &self.ctx;
-        let arena = &mut self.frame_arenas[slot];
-        let b = |t: TensorId| ws.binding(t);
-        let size = |t: TensorId| g.geometry.level(g.tensors[t].level);
-        let p = &self.profiles.fp8;
-        match &node.op {
-            Op::Normalize {
-                qkv,
-                heads,
-                temperatures,
-                vit,
-                q,
-                k,
-                v,
-            } => record_normalize(
-                ctx,
-                rec,
-                arena,
-                NormalizeKernel::for_device(ctx),
-                b(*qkv),
-                w.binding(*temperatures, 4 * *heads as u64)?,
-                w.normalize_table()?,
-                b(*q),
-                b(*k),
-                b(*v),
-                g.rows(*qkv) as u32,
-                *heads as u32,
-                *vit,
-            )?,
-            Op::WindowAttention {
-                q,
-                k,
-                v,
-                heads,
-                priors,
-                phase,
-                out,
-            } => record_window_attention(
-                ctx,
-                rec,
-                arena,
-                b(*q),
-                b(*k),
-                b(*v),
-                w.binding(*priors, *heads as u64 * PRIOR_BYTES)?,
-                b(*out),
-                w.attention_table()?,
-                size(*q),
-                *heads as u32,
-                *phase as u32,
-                p,
-            )?,
-            Op::VitAttention {
-                q,
-                k,
-                v,
-                heads,
-                out,
-            } => record_vit_attention(
-                ctx,
-                rec,
-                arena,
-                b(*q),
-                b(*k),
-                b(*v),
-                b(*out),
-                w.attention_table()?,
-                g.rows(*q) as u32,
-                *heads as u32,
-                p,
-            )?,
-            Op::Pool { input, out } => record_pool(
-                ctx,
-                rec,
-                arena,
-                b(*input),
-                b(*out),
-                size(*input),
-                size(*out),
-                g.tensors[*input].channels as u32,
-            )?,
-            Op::UpMerge {
-                low,
-                skip,
-                scale,
-                out,
-                out_raw,
-            } => {
-                let c = g.tensors[*skip].channels;
-                record_upmerge(
-                    ctx,
-                    rec,
-                    arena,
-                    b(*low),
-                    b(*skip),
-                    g.tensors[*skip].dtype,
-                    w.binding(*scale, 2 * c as u64)?,
-                    b(*out),
-                    out_raw.map(b),
-                    size(*low),
-                    size(*skip),
-                    c as u32,
-                )?
-            }
-            Op::PostBlend {
-                low,
-                skip,
-                input_scale,
-                adapter_scale,
-                out_raw,
-                out,
-            } => record_post_blend(
-                ctx,
-                rec,
-                arena,
-                b(*low),
-                b(*skip),
-                w.binding(*input_scale, 64)?,
-                w.binding(*adapter_scale, 64)?,
-                b(*out_raw),
-                b(*out),
-                size(*low),
-                size(*skip),
-            )?,
-            Op::Gemm { .. } | Op::Adapter { .. } | Op::Head { .. } => {
-                return Err(RecordError::Graph(format!(
-                    "{}: GEMM-family node without a prepared dispatch",
-                    node.label
-                )))
             }
         }
         Ok(())

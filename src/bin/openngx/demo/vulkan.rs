@@ -4,7 +4,8 @@
 //! Nothing here calls the library except to ask which device features to enable.
 
 use ash::vk;
-use openngx::gpu::context::{enable_exact_route_features, Capabilities};
+use openngx::gpu::context::Capabilities;
+use openngx::nr::route::ExactRoute;
 
 /// The application side of the demo on one Vulkan device.
 pub struct App {
@@ -88,7 +89,7 @@ impl App {
             // SAFETY: each physical device belongs to the instance.
             .map(|&pd| unsafe { Capabilities::query(instance, pd) })
             .collect();
-        let usable = |i: usize| caps[i].missing_for_exact_route().is_empty();
+        let usable = |i: usize| ExactRoute::missing(&caps[i]).is_empty();
         let chosen = match index {
             Some(i) if i >= physicals.len() => {
                 let names: Vec<String> = caps
@@ -106,7 +107,7 @@ impl App {
                 return Err(format!(
                     "--device {i} ({}) cannot run the exact route, missing: {}",
                     caps[i].device_name,
-                    caps[i].missing_for_exact_route().join(", ")
+                    ExactRoute::missing(&caps[i]).join(", ")
                 ))
             }
             Some(i) => i,
@@ -129,7 +130,7 @@ impl App {
                                 format!(
                                     "{}: missing {}",
                                     c.device_name,
-                                    c.missing_for_exact_route().join(", ")
+                                    ExactRoute::missing(c).join(", ")
                                 )
                             })
                             .collect();
@@ -159,7 +160,7 @@ impl App {
             .queue_priorities(&priorities)];
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
-        enable_exact_route_features(&mut f11, &mut f12);
+        ExactRoute::enable_features(&mut f11, &mut f12);
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
             .push_next(&mut f11)

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use super::context::{enable_exact_route_features, Capabilities};
-use super::{GpuContext, GpuError, Recorder};
+use openngx::gpu::{Capabilities, GpuContext, GpuError, Recorder};
+use openngx::nr::route::ExactRoute;
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
@@ -33,12 +33,7 @@ fn vk_err(call: &'static str) -> impl Fn(vk::Result) -> GpuError {
 
 impl StandaloneDevice {
     /// Open device `index` of those that support the exact route (discrete GPUs first), or the
-    /// first one when `index` is `None`.
-    pub fn open(index: Option<usize>) -> Result<StandaloneDevice, GpuError> {
-        Self::open_with(index, false)
-    }
-
-    /// [`StandaloneDevice::open`], and with `statistics` the device also gets
+    /// first one when `index` is `None`. With `statistics` the device also gets
     /// `VK_KHR_pipeline_executable_properties` when it offers it, so that the context's
     /// [`GpuContext::pipeline_statistics`] reports what the driver made of each kernel.
     pub fn open_with(index: Option<usize>, statistics: bool) -> Result<StandaloneDevice, GpuError> {
@@ -75,7 +70,7 @@ impl StandaloneDevice {
         let mut rejected = Vec::new();
         for pd in physicals {
             let caps = unsafe { Capabilities::query(&instance, pd) };
-            let missing = caps.missing_for_exact_route();
+            let missing = ExactRoute::missing(&caps);
             if missing.is_empty() {
                 let rank = match caps.device_type {
                     vk::PhysicalDeviceType::DISCRETE_GPU => 0,
@@ -123,7 +118,7 @@ impl StandaloneDevice {
             .queue_priorities(&priorities)];
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
-        enable_exact_route_features(&mut f11, &mut f12);
+        ExactRoute::enable_features(&mut f11, &mut f12);
         let stats_ext = ash::khr::pipeline_executable_properties::NAME;
         let statistics = statistics
             && unsafe { instance.enumerate_device_extension_properties(physical) }

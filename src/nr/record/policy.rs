@@ -1,0 +1,98 @@
+//! [`KernelPolicy`]: which build of each kernel the exact route runs on a device, resolved once
+//! when a network is created, never while recording. The GEMM, attention and normalisation
+//! kernels have fast builds (the round-toward-zero f32 mode and native f16 arithmetic, where
+//! the device offers them) and portable builds (exact float products and integer rounding,
+//! every device); both give the same bytes.
+
+use crate::gpu::Capabilities;
+
+use super::attention::NormalizeKernel;
+
+/// Which builds a network may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KernelBuild {
+    /// The fast builds wherever the device allows them.
+    #[default]
+    Fast,
+    /// The portable builds everywhere (to measure them, or to check them on a device that
+    /// has the fast modes).
+    Portable,
+}
+
+/// The environment variable that asks for [`KernelBuild::Portable`].
+pub const PORTABLE_KERNELS_ENV: &str = "OPENNGX_PORTABLE_KERNELS";
+
+impl KernelBuild {
+    /// `Portable` when `OPENNGX_PORTABLE_KERNELS=1`, else `Fast`. Read by whoever creates a
+    /// network (the feature at creation, the tools at start), once.
+    pub fn from_env() -> KernelBuild {
+        if std::env::var(PORTABLE_KERNELS_ENV).is_ok_and(|v| v == "1") {
+            KernelBuild::Portable
+        } else {
+            KernelBuild::Fast
+        }
+    }
+}
+
+/// The kernel builds of one network on one device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelPolicy {
+    /// Kernels may run in the RTZ f32 mode beside native f16 arithmetic
+    /// ([`Capabilities::rtz_kernels`]).
+    rtz_mode: bool,
+    /// Kernels may use native f16 arithmetic ([`Capabilities::native_f16`]).
+    native_f16: bool,
+}
+
+impl KernelPolicy {
+    /// The policy for a device with `caps` and the requested `build`.
+    pub fn resolve(caps: &Capabilities, build: KernelBuild) -> KernelPolicy {
+        let fast = build == KernelBuild::Fast;
+        KernelPolicy {
+            rtz_mode: fast && caps.rtz_kernels(),
+            native_f16: fast && caps.native_f16(),
+        }
+    }
+
+    /// The portable builds only (any device).
+    pub const PORTABLE: KernelPolicy = KernelPolicy {
+        rtz_mode: false,
+        native_f16: false,
+    };
+
+    /// Whether a kernel that computes its MMA terms in the RTZ f32 mode may run for a profile
+    /// with `frac_bits` fraction bits: the mode must be allowed and the profile F13-like
+    /// (P = 13, which the one-FMA term trick needs).
+    pub fn rtz_terms(&self, frac_bits: i32) -> bool {
+        frac_bits == 13 && self.rtz_mode
+    }
+
+    /// Whether kernels may run in the RTZ f32 mode whatever the profile (the normalisation's
+    /// fused squares use the fast form of `f16.glsl`).
+    pub fn rtz_mode(&self) -> bool {
+        self.rtz_mode
+    }
+
+    /// Whether kernels with an f16-native build may use it.
+    pub fn native_f16(&self) -> bool {
+        self.native_f16
+    }
+
+    /// The normalisation layout the network runs: cooperative where native f16 is allowed.
+    pub fn normalize_kernel(&self) -> NormalizeKernel {
+        if self.native_f16 {
+            NormalizeKernel::Cooperative
+        } else {
+            NormalizeKernel::PerPart
+        }
+    }
+
+    /// A short description for logs and tools (`"fast (rtz + native f16)"`, `"portable"`).
+    pub fn describe(&self) -> &'static str {
+        match (self.rtz_mode, self.native_f16) {
+            (true, _) => "fast (rtz + native f16)",
+            (false, true) => "fast (native f16)",
+            (false, false) => "portable",
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! DLSS-NR's GPU routes: how each op of the graph becomes a kernel on a device. A route states
+//! what it needs of the device, the features an application must enable for it, its MMA
+//! profiles, and prepares one [`Dispatch`] per node of a schedule when a network is created
+//! (so a frame's recording allocates nothing).
+//!
+//! Adding a route takes a folder beside `exact` implementing [`NetworkRoute`] and one line in
+//! [`build`].
+
+pub mod exact;
+
+use std::sync::Arc;
+
+use crate::feature::Route;
+use crate::gpu::{BufferBinding, Capabilities, DescriptorArena, Dispatch, GpuContext, GpuError};
+use crate::nr::graph::{Graph, Node, TensorId};
+use crate::nr::record::{GpuWeights, KernelBuild, RecordError};
+use crate::nr::reference::Profiles;
+
+pub use exact::ExactRoute;
+
+/// The tensors of one schedule as a route binds them.
+pub struct NodeBindings<'a> {
+    /// The workspace binding of a tensor.
+    pub tensor: &'a dyn Fn(TensorId) -> BufferBinding,
+    /// The node's scratch (split-K partials), when it has one.
+    pub scratch: Option<BufferBinding>,
+}
+
+/// A GPU route of the network.
+pub trait NetworkRoute: Send + Sync {
+    /// Which route this is.
+    fn route(&self) -> Route;
+    /// The MMA profiles every byte follows.
+    fn profiles(&self) -> Profiles;
+    /// For logs and tools, e.g. `"exact f13, fast kernels (rtz + native f16)"`.
+    fn describe(&self) -> String;
+    /// Descriptor sets and storage-buffer descriptors the prepared dispatches of `graph` take.
+    fn descriptor_budget(&self, graph: &Graph) -> (u32, u32);
+    /// Prepares the kernel of `node`.
+    fn prepare(
+        &self,
+        ctx: &Arc<GpuContext>,
+        arena: &mut DescriptorArena,
+        graph: &Graph,
+        node: &Node,
+        weights: &GpuWeights,
+        bindings: &NodeBindings<'_>,
+    ) -> Result<Dispatch, RecordError>;
+}
+
+/// Why a route cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum RouteError {
+    /// The route has no GPU implementation (the CPU reference is not a device route).
+    #[error("route `{0}` does not run on a Vulkan device")]
+    NotADeviceRoute(Route),
+    /// The device lacks what the route needs, or the route cannot run the profiles.
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+}
+
+/// The route `route` on a device with `caps`, in `profiles`, with kernel builds `kernels`: the
+/// one place routes are registered.
+pub fn build(
+    route: Route,
+    caps: &Capabilities,
+    profiles: Profiles,
+    kernels: KernelBuild,
+) -> Result<Box<dyn NetworkRoute>, RouteError> {
+    match route {
+        Route::Exact => Ok(Box::new(ExactRoute::new(caps, profiles, kernels)?)),
+        Route::Cpu => Err(RouteError::NotADeviceRoute(route)),
+    }
+}
