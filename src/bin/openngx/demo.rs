@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ash::vk::{self, Handle};
+use openngx::feature::Route;
 use openngx::model::synth::{self, SynthParams};
 use openngx::model::{LoadOptions, Model};
 use openngx::ngx::abi::*;
@@ -63,18 +64,11 @@ pub struct Args {
     /// long as a lavapipe frame).
     #[arg(long)]
     no_check: bool,
-    /// Which implementation renders the frames.
-    #[arg(long, value_enum, default_value = "exact")]
+    /// Which implementation renders the frames: `exact` (the library through the public NGX
+    /// C ABI on a Vulkan device) or `cpu` (the CPU reference alone, no Vulkan needed; frames
+    /// carry their temporal history).
+    #[arg(long, default_value = "exact")]
     route: Route,
-}
-
-/// The demo's routes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Route {
-    /// The library through the public NGX C ABI on a Vulkan device (the exact GPU kernels).
-    Exact,
-    /// The CPU reference alone (no Vulkan needed); frames carry their temporal history.
-    Cpu,
 }
 
 pub fn run(args: Args) -> ExitCode {

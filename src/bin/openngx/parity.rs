@@ -28,14 +28,7 @@ use openngx::numerics::f16;
 
 use crate::gpu_frames::{FrameIn, FrameOut, GpuFrames};
 use crate::gpu_net::Progress;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Route {
-    /// The CPU reference (in the fixture's MMA profile; native F13/F24 by default).
-    Cpu,
-    /// The GPU exact route.
-    Gpu,
-}
+use openngx::feature::Route;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -53,8 +46,9 @@ pub struct Args {
     /// (and `frames/NNN/{head,output}.f32` for the later frames of a sequence on the GPU).
     #[arg(long)]
     dump: Option<PathBuf>,
-    /// Which executor runs the network.
-    #[arg(long, value_enum, default_value = "cpu")]
+    /// Which executor runs the network: `cpu` (the CPU reference, in the fixture's MMA
+    /// profile) or `exact` (the GPU exact route; `gpu` is accepted for it too).
+    #[arg(long, default_value = "cpu")]
     route: Route,
     /// Skip the SHA-256 check of the model's stage files.
     #[arg(long)]
@@ -142,7 +136,7 @@ struct Runs {
 fn run_network(args: &Args, fx: &Fixture) -> Result<Runs, String> {
     let repeat = args.repeat.unwrap_or(match args.route {
         Route::Cpu => 1,
-        Route::Gpu => 3,
+        Route::Exact => 3,
     });
     if repeat == 0 {
         return Err("--repeat must be at least 1".into());
@@ -161,7 +155,7 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<Runs, String> {
     // Later frames of a sequence are planned (files read, parameters validated) before anything
     // runs; only the GPU route runs them.
     let frames = match args.route {
-        Route::Gpu => plan_frames(fx, &input, blend_scale)?,
+        Route::Exact => plan_frames(fx, &input, blend_scale)?,
         Route::Cpu => Vec::new(),
     };
     let g = &fx.geometry;
@@ -198,7 +192,7 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<Runs, String> {
     let graph = graph::build(g);
     let ops = graph.nodes.len();
     let mut gpu = match args.route {
-        Route::Gpu => Some(GpuFrames::new(&model, graph.clone(), profiles, None)?),
+        Route::Exact => Some(GpuFrames::new(&model, graph.clone(), profiles, None)?),
         Route::Cpu => None,
     };
     let mut first: Option<Runs> = None;
