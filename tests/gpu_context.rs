@@ -197,7 +197,10 @@ fn harness_catches_validation_errors() {
         println!("SKIP: VK_LAYER_KHRONOS_validation is not installed; the harness cannot check it");
         return;
     }
-    // A dispatch with no pipeline bound is invalid at record time; the buffer is never submitted.
+    // SAFETY: deliberately invalid usage (the point of the test): a dispatch with no pipeline
+    // bound breaks a valid-usage rule at record time, which the validation layer (present, checked
+    // above) reports; `cmd` is the harness's recording buffer and is never submitted, so the
+    // driver never executes the dispatch.
     h.record_only(|cmd| unsafe { h.device.cmd_dispatch(cmd, 1, 1, 1) });
     let errors = h.take_validation_errors();
     assert!(

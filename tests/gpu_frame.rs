@@ -151,6 +151,8 @@ fn check_prepare(h: &Harness, ctx: &Arc<GpuContext>, case: &Case) -> f64 {
     };
     let t = Instant::now();
     h.submit(|cmd| {
+        // SAFETY: `cmd` is the harness's command buffer, recording, on `ctx`'s device (the
+        // harness's context), from its compute family's pool, used only by this thread.
         let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
         record_prepare(ctx, &mut rec, &mut arena, &bindings, c).expect("record prepare");
         rec.to_host();
@@ -255,6 +257,8 @@ fn check_compose(h: &Harness, ctx: &Arc<GpuContext>, case: &Case, head: &[[f32; 
     };
     let t = Instant::now();
     h.submit(|cmd| {
+        // SAFETY: `cmd` is the harness's command buffer, recording, on `ctx`'s device (the
+        // harness's context), from its compute family's pool, used only by this thread.
         let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
         record_compose(ctx, &mut rec, &mut arena, &bindings, c).expect("record compose");
         rec.to_host();
@@ -467,6 +471,9 @@ fn barrier(
             base_array_layer: 0,
             layer_count: 1,
         });
+    // SAFETY: callers pass a command buffer of the harness in the recording state (inside
+    // `submit`) and one of the harness's live images; the barrier names its only mip and layer
+    // and the layout the caller last left it in.
     unsafe {
         h.device.cmd_pipeline_barrier(
             cmd,
@@ -515,6 +522,9 @@ fn fill_image(
         vk::ImageLayout::UNDEFINED,
         vk::ImageLayout::TRANSFER_DST_OPTIMAL,
     );
+    // SAFETY: `cmd` is recording (as for `barrier`); the image was created with TRANSFER_DST
+    // usage and was just moved to TRANSFER_DST_OPTIMAL; `staging` holds the whole image's texels
+    // (the callers size it so), and the region is the whole image.
     unsafe {
         h.device.cmd_copy_buffer_to_image(
             cmd,
@@ -568,6 +578,8 @@ fn run_import(
     let layout = vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL;
     h.submit(|cmd| {
         fill_image(h, cmd, &img, &staging, layout);
+        // SAFETY: `cmd` is the harness's command buffer, recording, on `ctx`'s device (the
+        // harness's context), from its compute family's pool, used only by this thread.
         let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
         let src = caller(&img, layout);
         if motion {
@@ -746,6 +758,8 @@ fn run_export(
     let layout = vk::ImageLayout::GENERAL;
     h.submit(|cmd| {
         fill_image(h, cmd, &img, &staging, layout);
+        // SAFETY: `cmd` is the harness's command buffer, recording, on `ctx`'s device (the
+        // harness's context), from its compute family's pool, used only by this thread.
         let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
         record_export(
             ctx,
@@ -763,6 +777,8 @@ fn run_export(
             layout,
             vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
         );
+        // SAFETY: `cmd` is recording; the image has TRANSFER_SRC usage and was just moved to
+        // TRANSFER_SRC_OPTIMAL after the export; `staging` is `size` bytes, the whole image.
         unsafe {
             h.device.cmd_copy_image_to_buffer(
                 cmd,
@@ -861,6 +877,8 @@ fn bridge_refuses_bad_formats_layouts_and_rectangles() {
     let dst = readback(&ctx, "dst", (FEATURE * FEATURE * 16) as u64);
     let mut bridge = ImageBridge::new(&ctx);
     h.record_only(|cmd| {
+        // SAFETY: `cmd` is the harness's command buffer, recording, on `ctx`'s device (the
+        // harness's context), from its compute family's pool, used only by this thread.
         let mut rec = unsafe { Recorder::new(&ctx, cmd) }.expect("recorder");
         let ok = caller(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
         let e = record_import_motion(&ctx, &mut rec, &mut bridge, &ok, dst.binding(), &c)
@@ -896,6 +914,8 @@ fn bridge_refuses_bad_formats_layouts_and_rectangles() {
     // A good image: one view, reused by the next frame; forgetting the image destroys it.
     for _ in 0..2 {
         h.record_only(|cmd| {
+            // SAFETY: `cmd` is the harness's command buffer, recording, on `ctx`'s device (the
+            // harness's context), from its compute family's pool, used only by this thread.
             let mut rec = unsafe { Recorder::new(&ctx, cmd) }.expect("recorder");
             let ok = caller(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
             record_import_color(&ctx, &mut rec, &mut bridge, &ok, dst.binding(), &c)

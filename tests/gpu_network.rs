@@ -110,6 +110,7 @@ fn whole_network_matches_the_reference_byte_for_byte() {
 
     let mut batch = UploadBatch::new(&ctx);
     let weights = h.submit(|cmd| {
+        // SAFETY: the harness's command buffer is recording on the context's device.
         let mut rec = unsafe { Recorder::new(&ctx, cmd) }.expect("recorder");
         GpuWeights::shared(&ctx, &model, &mut rec, &mut batch)
     });

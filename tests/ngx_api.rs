@@ -153,8 +153,8 @@ fn model_dir(name: &str, with_manifest: bool) -> PathBuf {
 
 fn alloc() -> *mut NVSDK_NGX_Parameter {
     let mut p = std::ptr::null_mut();
-    // SAFETY: valid out pointer.
     assert_eq!(
+        // SAFETY: `p` is a local `*mut NVSDK_NGX_Parameter`, a writable out pointer for the call.
         unsafe { NVSDK_NGX_VULKAN_AllocateParameters(&mut p) },
         NVSDK_NGX_Result_Success
     );
@@ -219,21 +219,23 @@ fn full_lifecycle_with_a_registered_backend() {
 
     // Capabilities report the backend and expose working callbacks.
     let mut caps = std::ptr::null_mut();
-    // SAFETY: valid out pointer.
     assert_eq!(
+        // SAFETY: `caps` is a local out pointer of the matching type.
         unsafe { NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps) },
         NVSDK_NGX_Result_Success
     );
     let mut avail = -1;
-    // SAFETY: live map.
     assert_eq!(
+        // SAFETY: `caps` is the live map GetCapabilityParameters just returned; the key is a
+        // C-string literal and `avail` a local `i32`.
         unsafe { NVSDK_NGX_Parameter_GetI(caps, c"DLSSNR.Available".as_ptr(), &mut avail) },
         NVSDK_NGX_Result_Success
     );
     assert_eq!(avail, 1);
     let mut cb: *mut c_void = std::ptr::null_mut();
-    // SAFETY: live map.
     assert_eq!(
+        // SAFETY: the same live map and a C-string literal key; `cb` is a local `*mut c_void` out
+        // pointer.
         unsafe {
             NVSDK_NGX_Parameter_GetVoidPointer(caps, c"DLSSNRGetStatsCallback".as_ptr(), &mut cb)
         },
@@ -245,14 +247,16 @@ fn full_lifecycle_with_a_registered_backend() {
     // SAFETY: live map.
     assert_eq!(unsafe { stats(caps) }, NVSDK_NGX_Result_Success);
     let mut bytes = 0u64;
-    // SAFETY: live map.
     assert_eq!(
+        // SAFETY: the same live map and a C-string literal key; `bytes` is a local `u64` out
+        // pointer.
         unsafe { NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes) },
         NVSDK_NGX_Result_Success
     );
     assert_eq!(bytes, 12345);
-    // SAFETY: our map.
     assert_eq!(
+        // SAFETY: `caps` is an application-owned map from GetCapabilityParameters, destroyed once
+        // and not used afterwards.
         unsafe { NVSDK_NGX_VULKAN_DestroyParameters(caps) },
         NVSDK_NGX_Result_Success
     );
@@ -289,15 +293,17 @@ fn full_lifecycle_with_a_registered_backend() {
     let e = alloc();
     set_vp(e, c"DLSSNR.Color", &color as *const _ as *const c_void);
     set_vp(e, c"DLSSNR.Output", &out as *const _ as *const c_void);
-    // SAFETY: valid pointers.
     assert_eq!(
+        // SAFETY: `h` is the live handle CreateFeature1 returned; `e` is a live map whose resource
+        // pointers point to locals (`color`, `out`) alive for the call. The Vulkan handles are
+        // fake, but the mock backend never hands them to Vulkan.
         unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd(), h, e, None) },
         NVSDK_NGX_Result_Success
     );
     // SAFETY: live map.
     unsafe { NVSDK_NGX_Parameter_SetF(e, c"DLSSNR.Intensity".as_ptr(), 0.5) };
-    // SAFETY: valid pointers.
     assert_eq!(
+        // SAFETY: as above: the same live handle, map and local resources.
         unsafe { NVSDK_NGX_VULKAN_EvaluateFeature(cmd(), h, e, None) },
         NVSDK_NGX_Result_Success
     );
@@ -314,8 +320,8 @@ fn full_lifecycle_with_a_registered_backend() {
     // Wrong output format and a too-small colour image are refused with their codes.
     let bad_out = image(30, vk::Format::B8G8R8A8_UNORM, 128, 96, true);
     set_vp(e, c"DLSSNR.Output", &bad_out as *const _ as *const c_void);
-    // SAFETY: valid pointers.
     assert_eq!(
+        // SAFETY: as above; `bad_out` is a local alive for the call too.
         unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd(), h, e, None) },
         NVSDK_NGX_Result_FAIL_UnsupportedFormat
     );
@@ -323,27 +329,30 @@ fn full_lifecycle_with_a_registered_backend() {
     let small = image(40, vk::Format::R8G8B8A8_UNORM, 64, 96, false);
     set_vp(e, c"DLSSNR.Output", &out as *const _ as *const c_void);
     set_vp(e, c"DLSSNR.Color", &small as *const _ as *const c_void);
-    // SAFETY: valid pointers.
     assert_eq!(
+        // SAFETY: as above; `small` is a local alive for the call too.
         unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd(), h, e, None) },
         NVSDK_NGX_Result_FAIL_InvalidParameter
     );
     assert!(logged("64x96"));
 
     // Release, then every later use of the handle is refused.
-    // SAFETY: our handle.
     assert_eq!(
+        // SAFETY: `h` is the live handle CreateFeature1 returned; the library finds it in its
+        // registry and releases it once.
         unsafe { NVSDK_NGX_VULKAN_ReleaseFeature(h) },
         NVSDK_NGX_Result_Success
     );
-    // SAFETY: stale handle: only compared by address.
     assert_eq!(
+        // SAFETY: ReleaseFeature only compares the pointer against its registry (its contract); the
+        // released handle is never dereferenced.
         unsafe { NVSDK_NGX_VULKAN_ReleaseFeature(h) },
         NVSDK_NGX_Result_FAIL_FeatureNotFound
     );
     set_vp(e, c"DLSSNR.Color", &color as *const _ as *const c_void);
-    // SAFETY: stale handle: only compared by address.
     assert_eq!(
+        // SAFETY: `e` is still a live map with local resources; the released handle `h` is only
+        // looked up in the registry, never dereferenced.
         unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd(), h, e, None) },
         NVSDK_NGX_Result_FAIL_FeatureNotFound
     );
@@ -400,31 +409,35 @@ fn without_a_backend_creation_fails_cleanly() {
     );
     assert!(logged("no backend for feature 18"));
     let mut caps = std::ptr::null_mut();
-    // SAFETY: valid out pointer.
     assert_eq!(
+        // SAFETY: `caps` is a local out pointer of the matching type.
         unsafe { NVSDK_NGX_VULKAN_GetParameters(&mut caps) },
         NVSDK_NGX_Result_Success
     );
     let mut avail = -1;
-    // SAFETY: live map.
     assert_eq!(
+        // SAFETY: `caps` is the live library-owned map GetParameters returned; the key is a
+        // C-string literal and `avail` a local `i32`.
         unsafe { NVSDK_NGX_Parameter_GetI(caps, c"DLSSNR.Available".as_ptr(), &mut avail) },
         NVSDK_NGX_Result_Success
     );
     assert_eq!(avail, 0);
     // The library-owned map cannot be destroyed by the application.
-    // SAFETY: our map.
     assert_eq!(
+        // SAFETY: DestroyParameters only compares the pointer against its registry (its contract)
+        // and refuses the library-owned map untouched.
         unsafe { NVSDK_NGX_VULKAN_DestroyParameters(caps) },
         NVSDK_NGX_Result_FAIL_InvalidParameter
     );
-    // SAFETY: our map.
     assert_eq!(
+        // SAFETY: `p` is an application-owned map from `alloc`, destroyed once here and not used
+        // afterwards.
         unsafe { NVSDK_NGX_VULKAN_DestroyParameters(p) },
         NVSDK_NGX_Result_Success
     );
-    // SAFETY: already destroyed: only compared by address.
     assert_eq!(
+        // SAFETY: DestroyParameters only compares the pointer against its registry (its contract);
+        // the destroyed map is never dereferenced.
         unsafe { NVSDK_NGX_VULKAN_DestroyParameters(p) },
         NVSDK_NGX_Result_FAIL_InvalidParameter
     );
@@ -516,15 +529,18 @@ fn foreign_parameter_objects_are_read_through_their_vtable() {
     assert_eq!(r, NVSDK_NGX_Result_FAIL_InvalidParameter);
     // The C accessors dispatch through the object's vtable too.
     let mut w = 0u32;
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: `p` is the live `Foreign` object, whose first word points at a 17-slot vtable in
+        // Itanium order whose UI getter reads only its fields; the key is a C-string literal and
+        // `w` a local `u32`.
         unsafe { NVSDK_NGX_Parameter_GetUI(p, c"DLSSNR.Height".as_ptr(), &mut w) },
         NVSDK_NGX_Result_Success
     );
     assert_eq!(w, 512);
     // And DestroyParameters refuses it without touching it.
-    // SAFETY: only compared by address.
     assert_eq!(
+        // SAFETY: DestroyParameters only compares the pointer against its registry (its contract)
+        // and refuses a foreign object without touching it.
         unsafe { NVSDK_NGX_VULKAN_DestroyParameters(p) },
         NVSDK_NGX_Result_FAIL_InvalidParameter
     );
@@ -553,8 +569,9 @@ fn discovery_queries_and_result_strings() {
         vk::Instance::from_raw(INSTANCE),
         vk::PhysicalDevice::from_raw(PD),
     );
-    // SAFETY: valid pointers; callable before Init.
     assert_eq!(
+        // SAFETY: `info` and `req` are initialised locals; the instance and physical device are
+        // fake but ignored by the library, and the query is callable before Init.
         unsafe { NVSDK_NGX_VULKAN_GetFeatureRequirements(i, pd, &info, &mut req) },
         NVSDK_NGX_Result_Success
     );
@@ -563,16 +580,16 @@ fn discovery_queries_and_result_strings() {
         NVSDK_NGX_FeatureSupportResult_NotImplemented
     );
     info.FeatureID = NVSDK_NGX_Feature_SuperSampling;
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above (the same locals, only the feature id changed).
         unsafe { NVSDK_NGX_VULKAN_GetFeatureRequirements(i, pd, &info, &mut req) },
         NVSDK_NGX_Result_FAIL_FeatureNotSupported
     );
     info.FeatureID = NVSDK_NGX_Feature_Reserved18;
     let mut n = 99u32;
     let mut props: *mut VkExtensionProperties = std::ptr::null_mut();
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above; `n` and `props` are local out pointers of the matching types.
         unsafe {
             NVSDK_NGX_VULKAN_GetFeatureDeviceExtensionRequirements(i, pd, &info, &mut n, &mut props)
         },
@@ -580,8 +597,9 @@ fn discovery_queries_and_result_strings() {
     );
     assert_eq!(n, 0);
     assert!(!props.is_null());
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: `info` and `n` are locals and NULL out arrays are allowed by the contract (and
+        // rejected).
         unsafe {
             NVSDK_NGX_VULKAN_GetFeatureInstanceExtensionRequirements(
                 &info,

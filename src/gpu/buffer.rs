@@ -69,6 +69,7 @@ impl GpuBuffer {
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: valid create info on the caller's live device.
         let buffer = unsafe { device.create_buffer(&info, None) }.vk("vkCreateBuffer")?;
+        // SAFETY: `buffer` was just created on this device and not destroyed.
         let requirements = unsafe { device.get_buffer_memory_requirements(buffer) };
         let location = match kind {
             MemoryKind::DeviceLocal => MemoryLocation::GpuOnly,
@@ -87,6 +88,8 @@ impl GpuBuffer {
         let allocation = match allocated {
             Some(Ok(a)) => a,
             Some(Err(source)) => {
+                // SAFETY: `buffer` was created on this device above, has no memory bound and
+                // was never handed out or used by any submitted work.
                 unsafe { device.destroy_buffer(buffer, None) };
                 return Err(GpuError::Alloc {
                     name: name.to_owned(),
@@ -95,6 +98,8 @@ impl GpuBuffer {
                 });
             }
             None => {
+                // SAFETY: `buffer` was created on this device above, has no memory bound and
+                // was never handed out or used by any submitted work.
                 unsafe { device.destroy_buffer(buffer, None) };
                 return Err(GpuError::invalid(
                     format!("buffer `{name}`"),
@@ -102,10 +107,15 @@ impl GpuBuffer {
                 ));
             }
         };
-        // SAFETY: the allocation satisfies the buffer's requirements.
         if let Err(result) =
-            unsafe { device.bind_buffer_memory(buffer, allocation.memory(), allocation.offset()) }
+            // SAFETY: the allocation was made for this buffer's own requirements, from this
+            // device's allocator, and `buffer` has no memory bound yet.
+            unsafe {
+                device.bind_buffer_memory(buffer, allocation.memory(), allocation.offset())
+            }
         {
+            // SAFETY: `buffer` was created on this device above and was never handed out or
+            // used by any submitted work; its memory is freed separately just below.
             unsafe { device.destroy_buffer(buffer, None) };
             let _ = ctx.with_allocator(|a| a.free(allocation));
             return Err(GpuError::Vk {

@@ -163,6 +163,8 @@ impl PipelineStore {
         let layout = match unsafe { device.create_pipeline_layout(&info, None) } {
             Ok(l) => l,
             Err(result) => {
+                // SAFETY: `set_layout` was created on this device just above and nothing else
+                // (no pipeline layout, no cache entry) refers to it yet.
                 unsafe { device.destroy_descriptor_set_layout(set_layout, None) };
                 return Err(GpuError::Vk {
                     call: "vkCreatePipelineLayout",
@@ -243,6 +245,9 @@ impl GpuContext {
         }
         // SAFETY: as above; the module may be destroyed once the pipeline exists.
         let created = unsafe { device.create_compute_pipelines(store.cache, &[info], None) };
+        // SAFETY: `module` was created on this device above and is only referenced by the
+        // pipeline creation, which has returned; a module may be destroyed once its pipelines
+        // exist (or failed to).
         unsafe { device.destroy_shader_module(module, None) };
         let pipeline = match created {
             Ok(p) => p.first().copied().ok_or(GpuError::Vk {
@@ -266,6 +271,8 @@ impl GpuContext {
         let mut pipelines = store.pipelines.lock();
         if let Some(raced) = pipelines.get(desc) {
             // Another thread built it meanwhile: keep one.
+            // SAFETY: `pipeline` was created on this device above and never left this
+            // function, so no command buffer has recorded it.
             unsafe { device.destroy_pipeline(pipeline, None) };
             return Ok(*raced);
         }

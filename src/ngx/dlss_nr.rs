@@ -491,33 +491,33 @@ mod tests {
     fn callbacks_write_their_outputs() {
         let o = obj();
         let p = pref(&o);
-        // SAFETY: live object.
         assert_eq!(
+            // SAFETY: `o` is a live parameter object of ours, alive for the whole test.
             unsafe { get_stats_callback(o.as_c()) },
             NVSDK_NGX_Result_Success
         );
         assert_eq!(o.raw(b"#\x44"), Some(Value::Ui(40)));
         assert!(matches!(o.raw(b"SizeInBytes"), Some(Value::Ull(_))));
-        // SAFETY: live object.
         assert_eq!(
+            // SAFETY: `o` is a live parameter object of ours, alive for the whole test.
             unsafe { compute_scaling_ratio_callback(o.as_c()) },
             NVSDK_NGX_Result_FAIL_InvalidParameter
         );
         p.set_i(keys::PERF_QUALITY_VALUE, 3);
-        // SAFETY: live object.
         assert_eq!(
+            // SAFETY: `o` is a live parameter object of ours, alive for the whole test.
             unsafe { compute_scaling_ratio_callback(o.as_c()) },
             NVSDK_NGX_Result_FAIL_InvalidParameter
         );
         p.set_i(keys::PERF_QUALITY_VALUE, 5);
-        // SAFETY: live object.
         assert_eq!(
+            // SAFETY: `o` is a live parameter object of ours, alive for the whole test.
             unsafe { compute_scaling_ratio_callback(o.as_c()) },
             NVSDK_NGX_Result_Success
         );
         assert_eq!(p.get_f(keys::SCALING_RATIO), Ok(1.0));
-        // SAFETY: NULL is rejected.
         assert_eq!(
+            // SAFETY: the contract allows NULL (or a live object); NULL is rejected.
             unsafe { get_stats_callback(std::ptr::null_mut()) },
             NVSDK_NGX_Result_FAIL_InvalidParameter
         );

@@ -150,8 +150,8 @@ mod tests {
     #[test]
     fn wide_strings_decode_and_reject_garbage() {
         let w: Vec<wchar_t> = "/tmp/ä".chars().map(|c| c as wchar_t).chain([0]).collect();
-        // SAFETY: NUL-terminated local buffer.
         assert_eq!(
+            // SAFETY: `w` is a local, NUL-terminated wide string that outlives the call.
             unsafe { wide_str(w.as_ptr()) },
             Ok(Some("/tmp/ä".to_string()))
         );
@@ -160,8 +160,8 @@ mod tests {
         #[cfg(not(windows))]
         {
             let bad: Vec<wchar_t> = vec![0x41, 0xD800, 0];
-            // SAFETY: NUL-terminated local buffer.
             assert_eq!(
+                // SAFETY: `bad` is a local, NUL-terminated wide string that outlives the call.
                 unsafe { wide_str(bad.as_ptr()) },
                 Err(WideError::Invalid(0xD800, 1))
             );

@@ -735,6 +735,7 @@ mod tests {
     #[test]
     fn values_convert_between_numeric_types_and_pointers_stay_pointers() {
         let o = ParamObject::new(None);
+        // SAFETY: `o` is a live parameter object of ours and outlives `p`.
         let p = unsafe { ParamRef::new(o.as_c()) }.expect("non-null");
         assert!(p.is_own());
         p.set_i(&k("n"), -3);
@@ -772,6 +773,7 @@ mod tests {
     #[test]
     fn missing_keys_leave_outputs_untouched() {
         let o = ParamObject::new(None);
+        // SAFETY: `o` is a live parameter object of ours and outlives `p`.
         let p = unsafe { ParamRef::new(o.as_c()) }.expect("non-null");
         let mut v: u32 = 0xDEAD_BEEF;
         // SAFETY: out type matches GetUi.

@@ -94,10 +94,12 @@ impl Harness {
             Ok(e) => e,
             Err(e) => return skip(&format!("no Vulkan loader: {e}")),
         };
+        // SAFETY: a global query on the loaded entry; it needs no instance.
         let layers = unsafe { entry.enumerate_instance_layer_properties() }.unwrap_or_default();
         let validation = layers
             .iter()
             .any(|l| l.layer_name_as_c_str().ok() == Some(VALIDATION_LAYER));
+        // SAFETY: a global query on the loaded entry (no layer named); it needs no instance.
         let exts =
             unsafe { entry.enumerate_instance_extension_properties(None) }.unwrap_or_default();
         let has_debug_utils = exts
@@ -115,6 +117,8 @@ impl Harness {
         if has_debug_utils {
             info = info.enabled_extension_names(&ext_names);
         }
+        // SAFETY: `info` and what it points to (`app`, the layer and extension names) are locals
+        // alive for the call; the layer and extension are named only when enumerated above.
         let instance = match unsafe { entry.create_instance(&info, None) } {
             Ok(i) => i,
             Err(e) => return skip(&format!("vkCreateInstance: {e}")),
@@ -134,6 +138,9 @@ impl Harness {
                 )
                 .pfn_user_callback(Some(on_message))
                 .user_data(Arc::as_ptr(&errors) as *mut c_void);
+            // SAFETY: `du` is loaded from our live instance, which enables debug utils; the user
+            // data is the `errors` mutex, kept in the harness (and alive) until the messenger is
+            // destroyed in `Drop`, and `on_message` only reads it as that type.
             match unsafe { du.create_debug_utils_messenger(&info, None) } {
                 Ok(m) => Some((du, m)),
                 Err(_) => None,
@@ -141,6 +148,8 @@ impl Harness {
         } else {
             None
         };
+        // SAFETY: only called on the paths below that give up before a device exists; the
+        // messenger (if any) was created from this instance, which nothing uses afterwards.
         let destroy_instance = |debug: &Option<(
             ash::ext::debug_utils::Instance,
             vk::DebugUtilsMessengerEXT,
@@ -150,11 +159,13 @@ impl Harness {
             }
             instance.destroy_instance(None);
         };
+        // SAFETY: `instance` was created above and is alive.
         let physicals = unsafe { instance.enumerate_physical_devices() }.unwrap_or_default();
         // Prefer real GPUs, then anything (lavapipe is a CPU device).
         let mut candidates: Vec<(u32, vk::PhysicalDevice, Capabilities)> = Vec::new();
         let mut rejected = Vec::new();
         for pd in physicals {
+            // SAFETY: `pd` was just enumerated from this live `instance`.
             let caps = unsafe { Capabilities::query(&instance, pd) };
             let missing = ExactRoute::missing(&caps);
             if !missing.is_empty() {
@@ -181,6 +192,7 @@ impl Harness {
                 rejected.join("; ")
             ));
         };
+        // SAFETY: `physical` was enumerated from this live `instance`.
         let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
         let Some(queue_family) = families
             .iter()
@@ -201,6 +213,8 @@ impl Harness {
             .queue_create_infos(&queues)
             .push_next(&mut f11)
             .push_next(&mut f12);
+        // SAFETY: `physical` belongs to `instance`; `dinfo`'s chain (queues, priorities, the
+        // feature structs) are locals alive for the call; the family index was read from it.
         let device = match unsafe { instance.create_device(physical, &dinfo, None) } {
             Ok(d) => d,
             Err(e) => {
@@ -208,10 +222,12 @@ impl Harness {
                 panic!("vkCreateDevice on {} failed: {e}", caps.device_name);
             }
         };
+        // SAFETY: the device was created with one queue of `queue_family` (index 0).
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
         let pinfo = vk::CommandPoolCreateInfo::default()
             .queue_family_index(queue_family)
             .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        // SAFETY: `device` was just created with a queue of `queue_family`; `pinfo` is a local.
         let pool = match unsafe { device.create_command_pool(&pinfo, None) } {
             Ok(p) => p,
             Err(e) => panic!("vkCreateCommandPool failed: {e}"),
@@ -266,6 +282,9 @@ impl Harness {
             .command_pool(self.pool)
             .level(vk::CommandBufferLevel::PRIMARY)
             .command_buffer_count(1);
+        // SAFETY: the pool, queue and device are the harness's own, used by one test thread at
+        // a time (harnesses are serialised); `cmd` is allocated, begun, ended and submitted once,
+        // and it and the fence are freed only after the fence signalled, i.e. the work is done.
         unsafe {
             let cmd = self
                 .device
@@ -301,6 +320,7 @@ impl Harness {
     }
 
     fn memory_type(&self, bits: u32, flags: vk::MemoryPropertyFlags) -> u32 {
+        // SAFETY: `self.physical` belongs to the harness's live instance.
         let props = unsafe {
             self.instance
                 .get_physical_device_memory_properties(self.physical)
@@ -317,6 +337,10 @@ impl Harness {
 
     /// A host-visible, coherent storage buffer owned by the "caller".
     pub fn host_buffer(&self, size: u64) -> HostBuffer {
+        // SAFETY: everything is created on the harness's live device from local create infos;
+        // the memory is allocated for this buffer's requirements from a host-visible type, bound
+        // once at offset 0, and mapped over `size` (within the allocation). The `HostBuffer`
+        // owns the objects and frees them on drop.
         unsafe {
             let info = vk::BufferCreateInfo::default().size(size).usage(
                 vk::BufferUsageFlags::STORAGE_BUFFER
@@ -366,6 +390,9 @@ impl Harness {
         format: vk::Format,
         usage: vk::ImageUsageFlags,
     ) -> TestImage {
+        // SAFETY: the image is created on the harness's live device from a local create info;
+        // its memory is allocated for its requirements from a device-local type and bound once
+        // at offset 0. The `TestImage` owns both and frees them on drop.
         unsafe {
             let info = vk::ImageCreateInfo::default()
                 .image_type(vk::ImageType::TYPE_2D)
@@ -429,6 +456,8 @@ impl Harness {
             .command_pool(self.pool)
             .level(vk::CommandBufferLevel::PRIMARY)
             .command_buffer_count(1);
+        // SAFETY: the harness's own pool and device, used by one test thread at a time; `cmd`
+        // is never submitted, so it may be freed as soon as recording ends.
         unsafe {
             let cmd = self
                 .device
@@ -457,6 +486,10 @@ impl Harness {
 
 impl Drop for Harness {
     fn drop(&mut self) {
+        // SAFETY: the handles are the harness's own; after the device went idle no work uses
+        // them, every library object on the device has been dropped before the harness (the
+        // module's rule), and they are destroyed children first (pool, device, messenger,
+        // instance).
         unsafe {
             let _ = self.device.device_wait_idle();
             self.device.destroy_command_pool(self.pool, None);
@@ -509,6 +542,9 @@ impl HostBuffer {
 
 impl Drop for HostBuffer {
     fn drop(&mut self) {
+        // SAFETY: the buffer and its mapped memory are ours, on the harness's device (tests drop
+        // them before the harness); the harness's `submit` waits for its work, so no submitted
+        // work still uses them.
         unsafe {
             self.device.unmap_memory(self.memory);
             self.device.destroy_buffer(self.buffer, None);
@@ -529,6 +565,9 @@ pub struct TestImage {
 
 impl Drop for TestImage {
     fn drop(&mut self) {
+        // SAFETY: the image and its memory are ours, on the harness's device (tests drop them
+        // before the harness); the harness's `submit` waits for its work, so no submitted work
+        // still uses them.
         unsafe {
             self.device.destroy_image(self.image, None);
             self.device.free_memory(self.memory, None);

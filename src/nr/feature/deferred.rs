@@ -59,8 +59,9 @@ impl AfterSubmission {
 
     /// True once the recorded commands have completed (the held objects may then be dropped).
     pub fn done(&self) -> bool {
-        // SAFETY: our live event.
         matches!(
+            // SAFETY: `event` was created on this context's device in `record` (without
+            // DEVICE_ONLY, so the host may query it) and is destroyed only when `self` drops.
             unsafe { self.ctx.device().get_event_status(self.event) },
             Ok(true)
         )
