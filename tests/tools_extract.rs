@@ -4,8 +4,9 @@
 
 mod tools_common;
 
+use openngx::model::blocks::STAGES;
 use openngx::model::dll::{self, DllError};
-use openngx::model::layout::{self, STAGES};
+use openngx::model::layout;
 use openngx::model::{LoadOptions, Model};
 use tools_common::{
     container, model_records, openngx, pe, stderr, stdout, synthetic_model, tempdir, PeSpec,

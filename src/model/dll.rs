@@ -19,8 +19,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
+use super::blocks::{BLOCK_COUNT, STAGES};
 use super::error::ModelError;
-use super::layout::{self, Param, RecordId, BLOCK_COUNT, RECORD_COUNT, STAGES};
+use super::layout::{self, Param, RecordId, RECORD_COUNT};
 use super::manifest::{Manifest, Stage, Tensor, Totals};
 
 /// Resource type id of RCDATA.

@@ -1,6 +1,7 @@
 //! The fixed shape of the DLSS-NR 310.8.0 model: which records exist, how long each is, which stage
 //! file the reference packing puts it in, and the FusedLayout byte offsets of every field inside a
-//! record (spec nr-network §1.3, §3.2, §3.3).
+//! record (spec nr-network §1.3, §3.2, §3.3). Block kinds, widths and stage files come from
+//! [`super::blocks`], the one block table.
 //!
 //! Nothing here reads files: offsets are computed by walking each record's fields in order with a
 //! cursor, so every offset is the sum of the sizes before it, exactly as the format defines them.
@@ -12,99 +13,15 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::OnceLock;
 
+use super::blocks::{self, BlockKind, BLOCK_COUNT, PRIOR_BYTES, VIT_ENTRY_BLOCK};
 use super::pack;
 
-/// Blocks 0..=70.
-pub const BLOCK_COUNT: usize = 71;
 /// Tensor records in a model.
 pub const RECORD_COUNT: usize = 153;
 /// Sum of all record lengths (= sum of the 11 reference stage files).
 pub const TOTAL_BYTES: usize = 147_683_778;
-/// Bytes of one window head's 64x64 f16 prior.
-pub const PRIOR_BYTES: usize = 8192;
 /// The f16 bits of the shipped blend scale (0.73974609375).
 pub const SHIPPED_BLEND_SCALE: u16 = 0x39EB;
-
-/// The reference stage files, in model order.
-pub const STAGES: [&str; 11] = [
-    "enc32", "enc64", "enc128", "enc256", "enc512", "vit", "dec512", "dec256", "dec128", "dec64",
-    "dec32",
-];
-
-/// What a record's block does (spec §1.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BlockKind {
-    /// Block 0: C=32 window block on the field with the f16 input adapter.
-    Pre,
-    /// A plain window block (C = 32, 64, 128 or 256).
-    Window,
-    /// Last encoder window block of a stage (4, 8, 14, 22): carries the C->2C transition matrix.
-    EncoderLast,
-    /// First decoder window block of a stage (48, 56, 62, 66): carries the 2C->C up matrix.
-    DecoderFirst,
-    /// Block 70: C=32 window block on the field with the post-blend scales and the f16 head.
-    Post,
-    /// Split-512 block (23-30, 40-47); block 30 additionally owns the 512->1024 ViT entry (layer4).
-    Split512,
-    /// Global ViT block (31-38).
-    Vit,
-    /// Block 39: only the ViT-exit 1024->512 transition and its skip scale.
-    VitExit,
-}
-
-/// Kind of block `block`, or `None` outside 0..=70.
-pub fn block_kind(block: usize) -> Option<BlockKind> {
-    Some(match block {
-        0 => BlockKind::Pre,
-        4 | 8 | 14 | 22 => BlockKind::EncoderLast,
-        48 | 56 | 62 | 66 => BlockKind::DecoderFirst,
-        70 => BlockKind::Post,
-        23..=30 | 40..=47 => BlockKind::Split512,
-        31..=38 => BlockKind::Vit,
-        39 => BlockKind::VitExit,
-        1..=21 | 49..=69 => BlockKind::Window,
-        _ => return None,
-    })
-}
-
-/// Channel count of a block's state (for block 39: its output, 512).
-pub fn channels(block: usize) -> Option<usize> {
-    Some(match block {
-        0..=4 | 66..=70 => 32,
-        5..=8 | 62..=65 => 64,
-        9..=14 | 56..=61 => 128,
-        15..=22 | 48..=55 => 256,
-        23..=30 | 39..=47 => 512,
-        31..=38 => 1024,
-        _ => return None,
-    })
-}
-
-/// Attention heads of a block (C/32); block 39 has none.
-pub fn heads(block: usize) -> Option<usize> {
-    match block {
-        39 => Some(0),
-        b => channels(b).map(|c| c / 32),
-    }
-}
-
-/// Reference stage file holding `block`'s records.
-pub fn stage_of(block: usize) -> Option<&'static str> {
-    Some(match block {
-        0..=4 => "enc32",
-        5..=8 => "enc64",
-        9..=14 => "enc128",
-        15..=22 => "enc256",
-        23..=30 => "enc512",
-        31..=38 => "vit",
-        39..=47 => "dec512",
-        48..=55 => "dec256",
-        56..=61 => "dec128",
-        62..=65 => "dec64",
-        66..=70 => "dec32",
-        _ => return None,
-    })
-}
 
 /// The `<parameter>` part of a record name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -185,12 +102,14 @@ pub struct RecordSpec {
 
 /// Length of record `id`, or `None` if the model has no such record.
 pub fn record_len(id: RecordId) -> Option<usize> {
-    let kind = block_kind(id.block)?;
+    let kind = blocks::block_kind(id.block)?;
     match (kind, id.param, id.layer) {
         (BlockKind::Post, Param::BlendScale, 0) => Some(2),
         (_, Param::BlendScale, _) => None,
         (BlockKind::Split512, _, 0..=3) => Some(split512_layout().record_lens[id.layer]),
-        (BlockKind::Split512, _, 4) if id.block == 30 => Some(vit_entry_layout().record_len),
+        (BlockKind::Split512, _, 4) if id.block == VIT_ENTRY_BLOCK => {
+            Some(vit_entry_layout().record_len)
+        }
         (BlockKind::Split512, _, _) => None,
         (BlockKind::Vit, _, 0..=4) => Some(vit_layout().record_lens[id.layer]),
         (BlockKind::Vit, _, _) => None,
@@ -202,8 +121,8 @@ pub fn record_len(id: RecordId) -> Option<usize> {
 
 /// Layers of `block`, in order.
 fn layers_of(block: usize) -> Range<usize> {
-    match block_kind(block) {
-        Some(BlockKind::Split512) if block == 30 => 0..5,
+    match blocks::block_kind(block) {
+        Some(BlockKind::Split512) if block == VIT_ENTRY_BLOCK => 0..5,
         Some(BlockKind::Split512) => 0..4,
         Some(BlockKind::Vit) => 0..5,
         Some(_) => 0..1,
@@ -221,9 +140,12 @@ fn table() -> &'static RecordTable {
     TABLE.get_or_init(|| {
         let mut specs = Vec::with_capacity(RECORD_COUNT);
         for block in 0..BLOCK_COUNT {
-            let stage = stage_of(block).unwrap_or("");
+            let Some(b) = blocks::block(block) else {
+                continue;
+            };
+            let stage = b.stage;
             // The reference packing puts the blend scale before block 70's layer record.
-            if block == 70 {
+            if b.kind == BlockKind::Post {
                 specs.push(RecordSpec {
                     id: RecordId::BLEND_SCALE,
                     len: 2,
@@ -601,7 +523,8 @@ pub struct WindowLayout {
 
 /// FusedLayout of window block `block` (0-22, 48-70), `None` for other blocks.
 pub fn window_layout(block: usize) -> Option<WindowLayout> {
-    let kind = block_kind(block)?;
+    let b = blocks::block(block)?;
+    let kind = b.kind;
     if !matches!(
         kind,
         BlockKind::Pre
@@ -612,8 +535,8 @@ pub fn window_layout(block: usize) -> Option<WindowLayout> {
     ) {
         return None;
     }
-    let c = channels(block)?;
-    let heads = c / 32;
+    let c = b.channels;
+    let heads = b.heads();
     let experts = if c == 32 { 1 } else { c / 32 };
     let mut cur = Cursor::new();
     let (expand, contract, w3) = if c == 32 {
@@ -1047,7 +970,7 @@ pub fn vit_exit_layout() -> VitExitLayout {
 /// Every field of record `id` in storage order, or `None` if the model has no such record.
 pub fn record_fields(id: RecordId) -> Option<Vec<Field>> {
     record_len(id)?;
-    let kind = block_kind(id.block)?;
+    let kind = blocks::block_kind(id.block)?;
     Some(match (kind, id.param) {
         (_, Param::BlendScale) => vec![Field::new("blend_scale", FieldKind::BlendScale)],
         (BlockKind::Split512, _) if id.layer == 4 => vec![Field::new(
@@ -1073,6 +996,7 @@ pub fn record_fields(id: RecordId) -> Option<Vec<Field>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::blocks::{block_kind, STAGES};
 
     /// Record sizes of spec §3.2, by block.
     fn spec_len(block: usize, layer: usize) -> usize {

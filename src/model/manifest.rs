@@ -8,8 +8,9 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::blocks::BLOCK_COUNT;
 use super::error::ModelError;
-use super::layout::{self, Param, RecordId, BLOCK_COUNT, RECORD_COUNT};
+use super::layout::{self, Param, RecordId, RECORD_COUNT};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,10 +1,11 @@
-//! The model directory: manifest parsing and validation, loading stage files (with SHA-256
-//! checks), the FusedLayout of every record, the storage orders of weights (packing/unpacking),
+//! The model directory: the block table of the network, manifest parsing and validation, loading
+//! stage files (with SHA-256 checks), the FusedLayout of every record, the storage orders of weights (packing/unpacking),
 //! deterministic synthetic models and weight statistics (spec nr-network §3).
 //!
 //! This module owns the bytes of the weights and where they are; it knows nothing about how the
 //! network computes with them (that is `nr::graph` / `nr::reference` and the GPU code).
 
+pub mod blocks;
 pub mod dll;
 pub mod error;
 pub mod layout;
@@ -14,11 +15,12 @@ pub mod pack;
 pub mod stats;
 pub mod synth;
 
+pub use blocks::{block_kind, BlockKind};
 pub use error::ModelError;
 pub use layout::{
-    block_kind, record_fields, records, split512_layout, vit_entry_layout, vit_exit_layout,
-    vit_layout, window_layout, BlockKind, F16Mat, F16Vec, F32Vec, Field, FieldKind, Fp8Mat, Priors,
-    RecordId, Split512Layout, VitEntryLayout, VitExitLayout, VitLayout, WindowLayout,
+    record_fields, records, split512_layout, vit_entry_layout, vit_exit_layout, vit_layout,
+    window_layout, F16Mat, F16Vec, F32Vec, Field, FieldKind, Fp8Mat, Priors, RecordId,
+    Split512Layout, VitEntryLayout, VitExitLayout, VitLayout, WindowLayout,
 };
 pub use load::{LoadOptions, Model, ShaStatus, StageData};
 pub use manifest::Manifest;

@@ -7,6 +7,8 @@
 //! transforms; shapes come from [`super::layout`] and are checked with assertions because a wrong
 //! shape is a programming error, never bad input.
 
+use super::blocks::PRIOR_BYTES;
+
 /// The chained activation index: A-operand position `k` holds activation channel `packed(k)`.
 /// Bits 0 and 4 stay; new bit1 = old bit2, new bit2 = old bit3, new bit3 = old bit1. Only the low
 /// five bits move, so the map stays inside every aligned group of 32.
@@ -203,7 +205,11 @@ pub const fn prior_index(q: usize, k: usize) -> usize {
 
 /// One head's 8192 stored bytes -> `[q_phys][k_phys]` f16 bits (64x64).
 pub fn prior_physical(bytes: &[u8]) -> Vec<u16> {
-    assert_eq!(bytes.len(), 8192, "prior: one head is 8192 bytes");
+    assert_eq!(
+        bytes.len(),
+        PRIOR_BYTES,
+        "prior: one head is {PRIOR_BYTES} bytes"
+    );
     let mut out = vec![0u16; 4096];
     for q in 0..64 {
         for k in 0..64 {
@@ -217,7 +223,7 @@ pub fn prior_physical(bytes: &[u8]) -> Vec<u16> {
 /// `[q_phys][k_phys]` f16 bits -> one head's 8192 stored bytes (inverse of [`prior_physical`]).
 pub fn pack_prior_physical(physical: &[u16]) -> Vec<u8> {
     assert_eq!(physical.len(), 4096, "prior: one head is 64x64");
-    let mut out = vec![0u8; 8192];
+    let mut out = vec![0u8; PRIOR_BYTES];
     for q in 0..64 {
         for k in 0..64 {
             let i = 2 * prior_index(q, k);

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
+use super::blocks::{BLOCK_COUNT, PRIOR_BYTES, STAGES};
 use super::error::ModelError;
 use super::layout::{
-    self, F16Role, FieldKind, MatRole, RecordSpec, ScaleRole, PRIOR_BYTES, SHIPPED_BLEND_SCALE,
-    STAGES,
+    self, F16Role, FieldKind, MatRole, RecordSpec, ScaleRole, SHIPPED_BLEND_SCALE,
 };
 use super::manifest::{Manifest, Stage, Tensor, Totals};
 use super::pack;
@@ -388,7 +388,7 @@ pub fn synthesize_stages(
     let manifest = Manifest {
         generator: Some(format!("openngx synth-model (seed {seed})")),
         totals: Totals {
-            block_count: layout::BLOCK_COUNT as u64,
+            block_count: BLOCK_COUNT as u64,
             tensor_count: Some(tensors.len() as u64),
             byte_length: Some(bufs.iter().map(|b| b.len() as u64).sum()),
         },

@@ -4,8 +4,13 @@
 //! Everything is derived from the valid (requested) size alone, with integer arithmetic, exactly
 //! as spec `nr-network.md` §1.2, §1.3 and §1.5 state it. This module owns no buffers and knows
 //! nothing of weights; the graph, the CPU reference and the GPU recorder read their sizes here.
+//! Which level each block runs at, and its width, come from the block table (`model::blocks`).
 
 use std::fmt;
+
+use crate::model::blocks::{self, BlockKind};
+
+pub use crate::model::blocks::Level;
 
 /// Largest accepted valid size per axis. Far above any NGX size (8192); it only keeps every
 /// derived product comfortably inside `u64` and every coordinate inside `i32`.
@@ -13,9 +18,6 @@ pub const MAX_AXIS: u32 = 32_768;
 
 /// Number of pooling levels below the field (L0..L5).
 pub const LEVEL_COUNT: usize = 6;
-
-/// Number of blocks of the network (0..=70).
-pub const BLOCK_COUNT: usize = 71;
 
 /// Window side in tokens (8x8 windows).
 pub const WINDOW: u32 = 8;
@@ -132,14 +134,6 @@ pub const fn reductions(v: u32) -> u32 {
     count
 }
 
-/// A resolution of the U-net: the full-resolution field or one of L0..L5.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Level {
-    Field,
-    /// Pooling level 0..=5 (L5 is the ViT grid).
-    L(u8),
-}
-
 /// A window-shift phase 0..=3 (spec §1.5): the window grid origin is `(8i - sx, 8j - sy)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Phase(pub u8);
@@ -179,29 +173,13 @@ pub enum BlockSite {
 
 /// Where block `block` runs, or `None` past block 70.
 pub const fn block_site(block: usize) -> Option<BlockSite> {
-    Some(match block {
-        0 | 70 => BlockSite::Window(Level::Field),
-        1..=4 | 66..=69 => BlockSite::Window(Level::L(0)),
-        5..=8 | 62..=65 => BlockSite::Window(Level::L(1)),
-        9..=14 | 56..=61 => BlockSite::Window(Level::L(2)),
-        15..=22 | 48..=55 => BlockSite::Window(Level::L(3)),
-        23..=30 | 40..=47 => BlockSite::Window(Level::L(4)),
-        31..=38 => BlockSite::Vit,
-        39 => BlockSite::Merge,
-        _ => return None,
-    })
-}
-
-/// Channel count of a block's state (32..1024; block 39 publishes the 512-channel merge).
-pub const fn block_channels(block: usize) -> Option<u32> {
-    Some(match block {
-        0..=4 | 66..=70 => 32,
-        5..=8 | 62..=65 => 64,
-        9..=14 | 56..=61 => 128,
-        15..=22 | 48..=55 => 256,
-        23..=30 | 39..=47 => 512,
-        31..=38 => 1024,
-        _ => return None,
+    let Some(b) = blocks::block(block) else {
+        return None;
+    };
+    Some(match b.kind {
+        BlockKind::Vit => BlockSite::Vit,
+        BlockKind::VitExit => BlockSite::Merge,
+        _ => BlockSite::Window(b.level),
     })
 }
 
@@ -370,40 +348,30 @@ impl Geometry {
 
     /// The 75 boundary tensors in graph order (spec §4.1): `block-0`, `transition-0-1`,
     /// `block-1`..`block-4`, `transition-4-5`, ..., `transition-22-23`, `block-23`..`block-69`.
+    /// Every block but the post block publishes its output (block 39: the L4 merge); block 0 and
+    /// the last block of each encoder window stage also publish their transition.
     pub fn boundaries(&self) -> Vec<Boundary> {
         let mut out = Vec::with_capacity(75);
-        let site_size = |block: usize| match block_site(block) {
-            Some(BlockSite::Window(level)) => self.level(level),
-            Some(BlockSite::Vit) => self.levels[5],
-            // Block 39 (and anything else) publishes the L4 merge.
-            _ => self.levels[4],
-        };
-        for block in 0..70usize {
-            let channels = block_channels(block).unwrap_or(0);
+        let publish = |out: &mut Vec<Boundary>, name: String, block: &blocks::Block| {
+            let s = self.level(block.level);
             out.push(Boundary {
-                name: format!("block-{block}"),
-                width: site_size(block).w,
-                height: site_size(block).h,
-                channels,
+                name,
+                width: s.w,
+                height: s.h,
+                channels: block.channels as u32,
             });
+        };
+        for (n, b) in (0..blocks::BLOCK_COUNT).filter_map(|n| Some((n, blocks::block(n)?))) {
+            if b.kind == BlockKind::Post {
+                continue;
+            }
+            publish(&mut out, format!("block-{n}"), &b);
             // Encoder transitions: after block 0 (pool only) and after the last block of
             // each encoder window stage below the ViT (pool + C -> 2C GEMM).
-            let next = match block {
-                0 => Some(1),
-                4 => Some(5),
-                8 => Some(9),
-                14 => Some(15),
-                22 => Some(23),
-                _ => None,
-            };
-            if let Some(next) = next {
-                let s = site_size(next);
-                out.push(Boundary {
-                    name: format!("transition-{block}-{next}"),
-                    width: s.w,
-                    height: s.h,
-                    channels: block_channels(next).unwrap_or(0),
-                });
+            if matches!(b.kind, BlockKind::Pre | BlockKind::EncoderLast) {
+                if let Some(next) = blocks::block(n + 1) {
+                    publish(&mut out, format!("transition-{n}-{}", n + 1), &next);
+                }
             }
         }
         out

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use openngx::gpu::{
     BufferBinding, DescriptorArena, GpuBuffer, GpuContext, GpuError, MemoryKind, Recorder,
 };
-use openngx::model::layout::{self, RecordId, BLOCK_COUNT, STAGES};
+use openngx::model::blocks::{BLOCK_COUNT, STAGES};
+use openngx::model::layout::{self, RecordId};
 use openngx::model::manifest::{Manifest, Stage, Tensor, Totals};
 use openngx::model::{LoadOptions, Model};
 use openngx::nr::graph::WeightRef;

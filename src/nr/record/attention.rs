@@ -21,14 +21,12 @@ use crate::gpu::{
     BufferBinding, DescriptorArena, Dispatch, GpuContext, GpuError, PipelineDesc, Recorder,
     SpecConstant,
 };
+use crate::model::blocks::PRIOR_BYTES;
 use crate::nr::geometry::{Phase, Size};
 use crate::numerics::{tables, AccRounding, ExponentConvention, Profile};
 
 use super::elementwise::{bind_aligned, grid, grid_of, prepared, push_bytes};
 use super::{need, KernelPolicy};
-
-/// Bytes of one head's stored 64x64 f16 prior.
-pub const PRIOR_BYTES: u64 = 8192;
 
 /// The kernels' specialization for an FP8 MMA profile: constant 0 = fraction bits P, constant
 /// 1 = E4M3 subnormals widened to their f16 exponent. Only profiles with groups of 16 and an f16
@@ -180,7 +178,7 @@ pub fn record_normalize(
 
 /// [`Op::WindowAttention`](crate::nr::graph::Op::WindowAttention): shifted 8x8-window attention
 /// of one level of `size` with `heads` heads in window `phase` (0..=3). `q`, `k`, `v`, `out` are
-/// E4 `[size][32 * heads]`; `priors` is `heads * 8192` bytes of stored priors (spec §3.5 order).
+/// E4 `[size][32 * heads]`; `priors` is `heads * PRIOR_BYTES` bytes of stored priors (spec §3.5 order).
 /// Tokens of `out` are all written (every token is the query of exactly one window). `table` is
 /// [`tables::ATTENTION`] of the kernels' table (`GpuWeights::attention_table`).
 #[allow(clippy::too_many_arguments)]
@@ -219,7 +217,7 @@ pub fn prepare_window_attention(
         ctx,
         "window attention priors",
         priors,
-        heads as u64 * PRIOR_BYTES,
+        heads as u64 * PRIOR_BYTES as u64,
         1,
     )?;
     let (out, out_off) = bind_aligned(ctx, "window attention output", out, n, 1)?;

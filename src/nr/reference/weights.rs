@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::model::blocks::PRIOR_BYTES;
 use crate::model::{pack, Model};
 use crate::nr::graph::{MatRef, WeightRef};
 use crate::numerics::{ExponentConvention, PackedE4m3};
@@ -125,10 +126,10 @@ impl<'m> Weights<'m> {
 
     /// The 64x64 priors of `heads` heads as `[head][q_phys][k_phys]` halves.
     pub fn priors(&self, w: WeightRef, heads: usize) -> Result<Vec<u16>, ReferenceError> {
-        let b = self.bytes(w, heads * 8192)?;
+        let b = self.bytes(w, heads * PRIOR_BYTES)?;
         let mut out = Vec::with_capacity(heads * 4096);
-        for h in 0..heads {
-            out.extend(pack::prior_physical(&b[h * 8192..(h + 1) * 8192]));
+        for prior in b.chunks_exact(PRIOR_BYTES) {
+            out.extend(pack::prior_physical(prior));
         }
         Ok(out)
     }

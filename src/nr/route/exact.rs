@@ -10,7 +10,7 @@ use ash::vk;
 use super::{NetworkRoute, NodeBindings};
 use crate::feature::Route;
 use crate::gpu::{Capabilities, DescriptorArena, Dispatch, GpuContext, GpuError};
-use crate::model::layout::PRIOR_BYTES;
+use crate::model::blocks::PRIOR_BYTES;
 use crate::nr::graph::{Graph, Node, Op, TensorId};
 use crate::nr::record::attention::{
     prepare_normalize, prepare_vit_attention, prepare_window_attention,
