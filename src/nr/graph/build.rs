@@ -1,13 +1,17 @@
 //! Construction of the schedule (spec nr-network §1.3-§1.7, §4.1).
 
+//!
+//! The order of the blocks, their kinds and widths come from the block table (`model::blocks`),
+//! every weight's offset and shape from the record layout (`model::layout`); what is stated here
+//! is the wiring between them.
+
 use super::*;
-use crate::model::layout::{self, WindowLayout};
+use crate::model::blocks::{self, Block, BlockKind, BLOCK_COUNT, HEAD_CHANNELS, VIT_ENTRY_BLOCK};
+use crate::model::layout::{self, Fp8Mat, WindowLayout};
 
 use crate::nr::geometry::{self, Level};
 
 const FIELD: Level = Level::Field;
-const L4: Level = Level::L(4);
-const L5: Level = Level::L(5);
 
 struct Builder {
     tensors: Vec<Tensor>,
@@ -88,16 +92,17 @@ impl Builder {
         (out, out_raw)
     }
 
-    fn mat(block: usize, layer: usize, offset: usize, k: usize, n: usize, groups: usize) -> MatRef {
+    /// The graph's view of a stored matrix: `m.batches` groups of `m.batch_k() x m.n`.
+    fn mat(block: usize, layer: usize, m: Fp8Mat) -> MatRef {
         MatRef {
             at: WeightRef {
                 block,
                 layer,
-                offset,
+                offset: m.offset,
             },
-            k,
-            n,
-            groups,
+            k: m.batch_k(),
+            n: m.n,
+            groups: m.batches,
         }
     }
 
@@ -109,26 +114,26 @@ impl Builder {
         }
     }
 
-    /// QKV -> normalise -> window attention; returns the E4 attention output.
-    #[allow(clippy::too_many_arguments)]
+    /// QKV -> normalise -> window attention (window and split-512 blocks, weights in record
+    /// `layer`); returns the E4 attention output.
     fn window_attention(
         &mut self,
         block: usize,
         layer: usize,
         y: TensorId,
-        c: usize,
-        qkv: usize,
+        qkv: Fp8Mat,
         temps: usize,
         priors: usize,
     ) -> TensorId {
-        let heads = c / 32;
+        let c = qkv.k;
+        let heads = c / HEAD_CHANNELS;
         let level = self.tensors[y].level;
         let (qkv_t, _) = self.gemm(
             block,
             "qkv",
             y,
             InputMode::Shared,
-            Self::mat(block, layer, qkv, c, 3 * c, 1),
+            Self::mat(block, layer, qkv),
             None,
             None,
             Epilogue::F16,
@@ -191,7 +196,7 @@ impl Builder {
                 "ffn1",
                 x,
                 InputMode::Shared,
-                Self::mat(block, 0, lay.expand.offset, 32, 128, 1),
+                Self::mat(block, 0, lay.expand),
                 None,
                 None,
                 Epilogue::SiluE4,
@@ -202,7 +207,7 @@ impl Builder {
                 "ffn2",
                 h,
                 InputMode::Shared,
-                Self::mat(block, 0, lay.contract.offset, 128, 32, 1),
+                Self::mat(block, 0, lay.contract),
                 ffn_seed,
                 None,
                 Epilogue::Dual,
@@ -211,13 +216,12 @@ impl Builder {
             // C = 32: the raw f16 y is the attention skip.
             (y, y_raw.expect("dual epilogue"))
         } else {
-            let e = c / 32;
             let (h, _) = self.gemm(
                 block,
                 "ffn1",
                 x,
                 InputMode::Shared,
-                Self::mat(block, 0, lay.expand.offset, c, 128, e),
+                Self::mat(block, 0, lay.expand),
                 None,
                 None,
                 Epilogue::SiluE4,
@@ -228,19 +232,19 @@ impl Builder {
                 "ffn2",
                 h,
                 InputMode::Split,
-                Self::mat(block, 0, lay.contract.offset, 128, 32, e),
+                Self::mat(block, 0, lay.contract),
                 None,
                 None,
                 Epilogue::E4,
                 None,
             );
-            let w3 = lay.w3.expect("expert blocks have W3").offset;
+            let w3 = lay.w3.expect("expert blocks have W3");
             let (y, _) = self.gemm(
                 block,
                 "ffn3",
                 n,
                 InputMode::Shared,
-                Self::mat(block, 0, w3, c, c, 1),
+                Self::mat(block, 0, w3),
                 ffn_seed,
                 None,
                 Epilogue::E4,
@@ -253,8 +257,7 @@ impl Builder {
             block,
             0,
             y,
-            c,
-            lay.qkv.offset,
+            lay.qkv,
             lay.temperatures.offset,
             lay.priors.offset,
         );
@@ -264,7 +267,7 @@ impl Builder {
             "proj",
             att,
             InputMode::Shared,
-            Self::mat(block, 0, lay.projection.offset, c, c, 1),
+            Self::mat(block, 0, lay.projection),
             Some(Seed {
                 skip: attn_skip,
                 scale: Self::w(block, 0, lay.attn_scale.offset),
@@ -288,7 +291,7 @@ impl Builder {
             "win",
             x,
             InputMode::Shared,
-            Self::mat(block, 0, l.win.offset, 512, 512, 1),
+            Self::mat(block, 0, l.win),
             None,
             None,
             Epilogue::E4,
@@ -299,7 +302,7 @@ impl Builder {
             "branch1",
             b,
             InputMode::Split,
-            Self::mat(block, 0, l.branch_up.offset, 64, 256, 8),
+            Self::mat(block, 0, l.branch_up),
             None,
             None,
             Epilogue::SiluE4,
@@ -310,7 +313,7 @@ impl Builder {
             "branch2",
             m,
             InputMode::Split,
-            Self::mat(block, 0, l.branch_down.offset, 256, 64, 8),
+            Self::mat(block, 0, l.branch_down),
             None,
             None,
             Epilogue::E4,
@@ -325,64 +328,19 @@ impl Builder {
             "contract",
             o,
             InputMode::Shared,
-            Self::mat(block, 1, l.contract.offset, 512, 512, 1),
+            Self::mat(block, 1, l.contract),
             seed,
             None,
             Epilogue::E4,
             None,
         );
-        let heads = 16;
-        let level = self.tensors[y].level;
-        let (qkv, _) = self.gemm(
-            block,
-            "qkv",
-            y,
-            InputMode::Shared,
-            Self::mat(block, 2, l.qkv.offset, 512, 1536, 1),
-            None,
-            None,
-            Epilogue::F16,
-            None,
-        );
-        let q = self.tensor(format!("block-{block}.q"), level, 512, DType::E4);
-        let k = self.tensor(format!("block-{block}.k"), level, 512, DType::E4);
-        let v = self.tensor(format!("block-{block}.v"), level, 512, DType::E4);
-        self.push(
-            block,
-            format!("block-{block}.normalize"),
-            Op::Normalize {
-                qkv,
-                heads,
-                temperatures: Self::w(block, 2, l.temperatures.offset),
-                vit: false,
-                q,
-                k,
-                v,
-            },
-            None,
-        );
-        let phase = geometry::block_phase(block).map_or(0, |p| p.0 as usize);
-        let att = self.tensor(format!("block-{block}.attention"), level, 512, DType::E4);
-        self.push(
-            block,
-            format!("block-{block}.attention"),
-            Op::WindowAttention {
-                q,
-                k,
-                v,
-                heads,
-                priors: Self::w(block, 2, l.priors.offset),
-                phase,
-                out: att,
-            },
-            None,
-        );
+        let att = self.window_attention(block, 2, y, l.qkv, l.temperatures.offset, l.priors.offset);
         let (out, raw) = self.gemm(
             block,
             "proj",
             att,
             InputMode::Shared,
-            Self::mat(block, 3, l.projection.offset, 512, 512, 1),
+            Self::mat(block, 3, l.projection),
             Some(Seed {
                 skip: y,
                 scale: Self::w(block, 3, l.attn_scale.offset),
@@ -399,14 +357,15 @@ impl Builder {
     }
 
     /// A ViT block (31-38) over all L5 tokens.
-    fn vit_block(&mut self, block: usize, x: TensorId) -> TensorId {
+    fn vit_block(&mut self, block: usize, b: Block, x: TensorId) -> TensorId {
         let l = layout::vit_layout();
+        let (c, heads, level) = (b.channels, b.heads(), b.level);
         let (h, _) = self.gemm(
             block,
             "ffn1",
             x,
             InputMode::Shared,
-            Self::mat(block, 0, l.w1.offset, 1024, 4096, 1),
+            Self::mat(block, 0, l.w1),
             None,
             None,
             Epilogue::SiluE4,
@@ -421,7 +380,7 @@ impl Builder {
             "ffn2",
             h,
             InputMode::Shared,
-            Self::mat(block, 1, l.w2.offset, 4096, 1024, 1),
+            Self::mat(block, 1, l.w2),
             seed,
             Some(1024),
             Epilogue::E4,
@@ -432,21 +391,21 @@ impl Builder {
             "qkv",
             y,
             InputMode::Shared,
-            Self::mat(block, 2, l.qkv.offset, 1024, 3072, 1),
+            Self::mat(block, 2, l.qkv),
             None,
             Some(512),
             Epilogue::F16,
             None,
         );
-        let q = self.tensor(format!("block-{block}.q"), L5, 1024, DType::E4);
-        let k = self.tensor(format!("block-{block}.k"), L5, 1024, DType::E4);
-        let v = self.tensor(format!("block-{block}.v"), L5, 1024, DType::E4);
+        let q = self.tensor(format!("block-{block}.q"), level, c, DType::E4);
+        let k = self.tensor(format!("block-{block}.k"), level, c, DType::E4);
+        let v = self.tensor(format!("block-{block}.v"), level, c, DType::E4);
         self.push(
             block,
             format!("block-{block}.normalize"),
             Op::Normalize {
                 qkv,
-                heads: 32,
+                heads,
                 temperatures: Self::w(block, 2, l.temperatures.offset),
                 vit: true,
                 q,
@@ -455,7 +414,7 @@ impl Builder {
             },
             None,
         );
-        let att = self.tensor(format!("block-{block}.attention"), L5, 1024, DType::E4);
+        let att = self.tensor(format!("block-{block}.attention"), level, c, DType::E4);
         self.push(
             block,
             format!("block-{block}.attention"),
@@ -463,7 +422,7 @@ impl Builder {
                 q,
                 k,
                 v,
-                heads: 32,
+                heads,
                 out: att,
             },
             None,
@@ -477,7 +436,7 @@ impl Builder {
             "proj",
             att,
             InputMode::Shared,
-            Self::mat(block, 4, l.projection.offset, 1024, 1024, 1),
+            Self::mat(block, 4, l.projection),
             seed,
             Some(256),
             Epilogue::E4,
@@ -504,19 +463,17 @@ impl Builder {
     /// Encoder transition a -> a+1 (C -> 2C): pool, E4, GEMM (matrix at the end of block a's record).
     fn encoder_transition(&mut self, a: usize, raw: TensorId) -> TensorId {
         let lay = layout::window_layout(a).expect("transition blocks are window blocks");
-        let c = lay.c;
         let pooled = self.pool(a, raw, format!("pooled-{a}-{}", a + 1), None);
-        let at = lay
+        let m = lay
             .transition
-            .expect("last encoder blocks carry the transition matrix")
-            .offset;
+            .expect("last encoder blocks carry the transition matrix");
         let name = format!("transition-{a}-{}", a + 1);
         let (out, _) = self.gemm(
             a,
             "transition",
             pooled,
             InputMode::Shared,
-            Self::mat(a, 0, at, c, 2 * c, 1),
+            Self::mat(a, 0, m),
             None,
             None,
             Epilogue::E4,
@@ -535,16 +492,15 @@ impl Builder {
     ) -> (TensorId, Option<TensorId>) {
         let lay = layout::window_layout(b).expect("decoder-first blocks are window blocks");
         let c = lay.c;
-        let up_at = lay
+        let m = lay
             .upsample
-            .expect("decoder-first blocks carry the up matrix")
-            .offset;
+            .expect("decoder-first blocks carry the up matrix");
         let (up, _) = self.gemm(
             b,
             "up",
             low,
             InputMode::Shared,
-            Self::mat(b, 0, up_at, 2 * c, c, 1),
+            Self::mat(b, 0, m),
             None,
             None,
             Epilogue::F16,
@@ -574,6 +530,56 @@ impl Builder {
             None,
         );
         (out, out_raw)
+    }
+
+    /// Transition `block -> block + 1` into the ViT: pool the raw f16 output, then the 512->1024
+    /// GEMM stored in the block's record `layer4`.
+    fn vit_entry(&mut self, block: usize, raw: TensorId) -> TensorId {
+        let pooled = self.pool(block, raw, format!("pooled-{block}-{}", block + 1), None);
+        let (v, _) = self.gemm(
+            block,
+            "vit-entry",
+            pooled,
+            InputMode::Shared,
+            Self::mat(block, 4, layout::vit_entry_layout().matrix),
+            None,
+            None,
+            Epilogue::E4,
+            None,
+        );
+        v
+    }
+
+    /// Block 39: ViT exit 1024 -> 512 (split-K 256), nearest 2x up, + the skip of the block before
+    /// the ViT.
+    fn vit_exit(&mut self, block: usize, b: Block, v: TensorId, skip: TensorId) -> TensorId {
+        let l = layout::vit_exit_layout();
+        let (up, _) = self.gemm(
+            block,
+            "vit-exit",
+            v,
+            InputMode::Shared,
+            Self::mat(block, 0, l.matrix),
+            None,
+            Some(256),
+            Epilogue::F16,
+            None,
+        );
+        let name = format!("block-{block}");
+        let merged = self.tensor(name.clone(), b.level, b.channels, DType::E4);
+        self.push(
+            block,
+            format!("{name}.merge"),
+            Op::UpMerge {
+                low: up,
+                skip,
+                scale: Self::w(block, 0, l.skip_scale.offset),
+                out: merged,
+                out_raw: None,
+            },
+            Some(name),
+        );
+        merged
     }
 }
 
@@ -614,96 +620,42 @@ pub fn build(geometry: &Geometry) -> Graph {
         Some("transition-0-1".into()),
     );
 
-    // Encoder: C = 32 (1-4), 64 (5-8), 128 (9-14), 256 (15-22), each ending in a transition.
-    let mut skips = Vec::new(); // E4 outputs of blocks 4, 8, 14, 22
-    for (first, last) in [(1, 4), (5, 8), (9, 14), (15, 22)] {
-        for b in first..=last {
-            let out = g.window_block(b, x, x, b == last);
-            x = out.e4;
-            if b == last {
+    // Blocks 1..=69 in table order: the encoder window stages (each ending in a transition), the
+    // split-512 encoder, the ViT, block 39, the split-512 decoder and the decoder window stages
+    // (each starting with a merge of the previous stage and an encoder skip).
+    let mut skips = Vec::new(); // E4 outputs of the last encoder window blocks (4, 8, 14, 22)
+    let mut vit_skip = None; // E4 output of the block before the ViT (30)
+    for block in 1..BLOCK_COUNT {
+        let b = blocks::block(block).expect("every block below BLOCK_COUNT is in the table");
+        match b.kind {
+            BlockKind::Window => x = g.window_block(block, x, x, false).e4,
+            BlockKind::EncoderLast => {
+                let out = g.window_block(block, x, x, true);
                 skips.push(out.e4);
-                x = g.encoder_transition(b, out.raw.expect("last block of a stage publishes raw"));
+                let raw = out.raw.expect("last block of a stage publishes raw");
+                x = g.encoder_transition(block, raw);
             }
-        }
-    }
-    debug_assert_eq!(g.tensors[x].level, L4);
-
-    // Split-512 encoder (23-30); block 30 also publishes raw f16 for the pool into the ViT.
-    let mut b30 = None;
-    for b in 23..=30 {
-        let out = g.split512_block(b, x, b == 30);
-        x = out.e4;
-        if b == 30 {
-            b30 = Some(out);
-        }
-    }
-    let b30 = b30.expect("block 30 ran");
-    let pooled = g.pool(
-        30,
-        b30.raw.expect("block 30 raw"),
-        "pooled-30-31".into(),
-        None,
-    );
-    let lay30 = layout::vit_entry_layout().matrix.offset;
-    let (mut v, _) = g.gemm(
-        30,
-        "vit-entry",
-        pooled,
-        InputMode::Shared,
-        Builder::mat(30, 4, lay30, 512, 1024, 1),
-        None,
-        None,
-        Epilogue::E4,
-        None,
-    );
-
-    // ViT (31-38).
-    for b in 31..=38 {
-        v = g.vit_block(b, v);
-    }
-
-    // Block 39: ViT exit 1024 -> 512 (split-K 256), nearest 2x up, + block 30 skip.
-    let l39 = layout::vit_exit_layout();
-    let (up, _) = g.gemm(
-        39,
-        "vit-exit",
-        v,
-        InputMode::Shared,
-        Builder::mat(39, 0, l39.matrix.offset, 1024, 512, 1),
-        None,
-        Some(256),
-        Epilogue::F16,
-        None,
-    );
-    let merged = g.tensor("block-39".into(), L4, 512, DType::E4);
-    g.push(
-        39,
-        "block-39.merge".into(),
-        Op::UpMerge {
-            low: up,
-            skip: b30.e4,
-            scale: Builder::w(39, 0, l39.skip_scale.offset),
-            out: merged,
-            out_raw: None,
-        },
-        Some("block-39".into()),
-    );
-    x = merged;
-
-    // Split-512 decoder (40-47).
-    for b in 40..=47 {
-        x = g.split512_block(b, x, false).e4;
-    }
-
-    // Decoder window stages: each starts with a merge of the previous stage and an encoder skip.
-    for (first, last) in [(48, 55), (56, 61), (62, 65), (66, 69)] {
-        let skip = skips.pop().expect("one encoder skip per decoder stage");
-        let (m, m_raw) = g.decoder_merge(first, x, skip);
-        // Block 66 (C = 32) takes the raw f16 merge as its FFN skip; 48/56/62 the E4 merge.
-        let ffn_skip = m_raw.unwrap_or(m);
-        x = g.window_block(first, m, ffn_skip, false).e4;
-        for b in first + 1..=last {
-            x = g.window_block(b, x, x, false).e4;
+            // The split-512 block before the ViT also publishes raw f16 for the pool into it.
+            BlockKind::Split512 if block == VIT_ENTRY_BLOCK => {
+                let out = g.split512_block(block, x, true);
+                vit_skip = Some(out.e4);
+                x = g.vit_entry(block, out.raw.expect("the ViT entry block publishes raw"));
+            }
+            BlockKind::Split512 => x = g.split512_block(block, x, false).e4,
+            BlockKind::Vit => x = g.vit_block(block, b, x),
+            BlockKind::VitExit => {
+                let skip = vit_skip.expect("the ViT entry block runs before the ViT exit");
+                x = g.vit_exit(block, b, x, skip);
+            }
+            BlockKind::DecoderFirst => {
+                let skip = skips.pop().expect("one encoder skip per decoder stage");
+                let (m, m_raw) = g.decoder_merge(block, x, skip);
+                // Block 66 (C = 32) takes the raw f16 merge as its FFN skip; 48/56/62 the E4 merge.
+                let ffn_skip = m_raw.unwrap_or(m);
+                x = g.window_block(block, m, ffn_skip, false).e4;
+            }
+            // Blocks 0 and 70 are built around the loop (adapter, post blend, head).
+            BlockKind::Pre | BlockKind::Post => {}
         }
     }
 
