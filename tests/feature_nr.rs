@@ -23,8 +23,7 @@ use openngx::ngx::exports::*;
 use openngx::ngx::param_exports::*;
 use openngx::nr::frame::{scene, FrameParams};
 use openngx::nr::pipeline::CpuPipeline;
-use openngx::nr::reference::Profiles;
-use openngx::numerics::f16;
+use openngx::numerics::{f16, Profiles};
 
 static LOCK: Mutex<()> = Mutex::new(());
 

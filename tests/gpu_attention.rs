@@ -25,8 +25,8 @@ use openngx::nr::graph::{self, Graph, Node, Op};
 use openngx::nr::record::attention::{
     record_normalize, record_vit_attention, record_window_attention, NormalizeKernel,
 };
-use openngx::nr::reference::{Executor, Profiles, TensorData, Weights};
-use openngx::numerics::tables;
+use openngx::nr::reference::{Executor, TensorData, Weights};
+use openngx::numerics::{tables, Profiles};
 
 // ------------------------------------------------------------------------------------------------
 // Support: test data (the sparse model and staging are in common::kernels).

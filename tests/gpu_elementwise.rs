@@ -16,7 +16,8 @@ use openngx::gpu::{DescriptorArena, GpuBuffer, GpuError, MemoryKind, Recorder};
 use openngx::nr::geometry::{Geometry, Size};
 use openngx::nr::graph::{self, DType, Graph, Node, Op};
 use openngx::nr::record::elementwise::{record_pool, record_post_blend, record_upmerge};
-use openngx::nr::reference::{Executor, Profiles, TensorData, Weights};
+use openngx::nr::reference::{Executor, TensorData, Weights};
+use openngx::numerics::Profiles;
 
 // ------------------------------------------------------------------------------------------------
 // Support: test data (the sparse model and staging are in common::kernels).

@@ -20,7 +20,8 @@ use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
 use openngx::nr::record::network::{Keep, NetworkOptions, NetworkRecorder};
 use openngx::nr::record::GpuWeights;
-use openngx::nr::reference::{self, Profiles};
+use openngx::nr::reference;
+use openngx::numerics::Profiles;
 
 fn synthetic_model() -> Model {
     let dir = std::env::temp_dir().join(format!("openngx-gpu-network-{}", std::process::id()));

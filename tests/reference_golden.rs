@@ -8,7 +8,7 @@ use openngx::model::{synth, LoadOptions, Model};
 use openngx::nr::fixture::{self, Fixture, FrameParameters, RecordedFrame};
 use openngx::nr::frame::{scene, FrameParams};
 use openngx::nr::pipeline::{CpuPipeline, FrameResult};
-use openngx::nr::reference::Profiles;
+use openngx::numerics::Profiles;
 use sha2::{Digest, Sha256};
 
 /// The synthetic model (seed 0), written once per test process.

@@ -5,8 +5,9 @@ use crate::model::Model;
 use crate::nr::frame::{FrameError, FrameParams, TemporalLoop};
 use crate::nr::geometry::{Geometry, GeometryError};
 use crate::nr::graph::{self, Graph};
-use crate::nr::reference::{self, Output, Profiles, ReferenceError};
+use crate::nr::reference::{self, Output, ReferenceError};
 use crate::numerics::f16::{self, F16};
+use crate::numerics::Profiles;
 
 /// Why a CPU frame failed.
 #[derive(Debug, thiserror::Error)]

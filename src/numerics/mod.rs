@@ -12,6 +12,7 @@ mod gemm_panel;
 pub mod mma;
 pub mod norm;
 pub mod ops;
+pub mod profiles;
 pub mod recip;
 pub mod silu;
 pub mod softmax;
@@ -28,3 +29,4 @@ pub use gemm::{
     gemm_e4m3, gemm_e4m3_packed, gemm_f16, gemm_f16_packed, GemmError, PackedE4m3, PackedF16,
 };
 pub use mma::{AccRounding, ExponentConvention, Profile};
+pub use profiles::Profiles;

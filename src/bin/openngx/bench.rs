@@ -12,7 +12,8 @@ use openngx::model::{synth, LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
 use openngx::nr::record::network::{Keep, NetworkOptions};
-use openngx::nr::reference::{self, Profiles};
+use openngx::nr::reference;
+use openngx::numerics::Profiles;
 
 use crate::gpu_net::{synthetic_features, GpuNet};
 

@@ -28,8 +28,7 @@ use openngx::nr::frame::{scene, FrameParams};
 use openngx::nr::geometry::Geometry;
 use openngx::nr::image;
 use openngx::nr::pipeline::CpuPipeline;
-use openngx::nr::reference::Profiles;
-use openngx::numerics::f16;
+use openngx::numerics::{f16, Profiles};
 
 use vulkan::{App, HostBuffer, Image};
 

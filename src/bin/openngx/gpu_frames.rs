@@ -20,8 +20,8 @@ use openngx::nr::record::frame::{
     HISTORY_TEXEL_BYTES, MOTION_TEXEL_BYTES, PROXY_TEXEL_BYTES,
 };
 use openngx::nr::record::network::{Keep, NetworkOptions, NetworkRecorder};
-use openngx::nr::reference::Profiles;
 use openngx::numerics::f16::F16;
+use openngx::numerics::Profiles;
 
 use crate::gpu_net::GpuNet;
 

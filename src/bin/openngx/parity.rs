@@ -23,8 +23,8 @@ use openngx::nr::compare::{self, FixtureInput, Produced};
 use openngx::nr::fixture::{bytes_to_f32, f32_to_bytes, Fixture, FixtureError};
 use openngx::nr::frame::{FrameConstants, FrameParams, FrameState};
 use openngx::nr::graph;
-use openngx::nr::reference::{self, Profiles};
-use openngx::numerics::f16;
+use openngx::nr::reference;
+use openngx::numerics::{f16, Profiles};
 
 use crate::gpu_frames::{FrameIn, FrameOut, GpuFrames};
 use crate::gpu_net::Progress;

@@ -12,7 +12,8 @@ use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
 use openngx::nr::image;
 use openngx::nr::pipeline::{CpuPipeline, FrameResult};
-use openngx::nr::reference::{self, Profiles};
+use openngx::nr::reference;
+use openngx::numerics::Profiles;
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["image", "features", "synthetic_scene"])))]

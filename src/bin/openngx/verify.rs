@@ -19,8 +19,8 @@ use openngx::nr::fixture::Fixture;
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph::{self, DType, Graph, TensorId};
 use openngx::nr::record::network::{Keep, NetworkOptions};
-use openngx::nr::reference::{Executor, Profiles, TensorData, Weights};
-use openngx::numerics::f16;
+use openngx::nr::reference::{Executor, TensorData, Weights};
+use openngx::numerics::{f16, Profiles};
 
 use crate::gpu_net::{synthetic_features, GpuNet, Progress};
 

@@ -29,9 +29,8 @@ use crate::nr::keys;
 use crate::nr::record::network::{NetworkOptions, NetworkRecorder};
 use crate::nr::record::GpuWeights;
 use crate::nr::record::KernelBuild;
-use crate::nr::reference::Profiles;
 use crate::nr::route::{self, RouteError};
-use crate::numerics::f16;
+use crate::numerics::{f16, Profiles};
 
 /// The DLSS-NR backend (exact route, native `f13`/`f24` numerics).
 pub struct NrBackend {

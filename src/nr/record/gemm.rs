@@ -23,8 +23,7 @@ use crate::gpu::{
     BufferBinding, DescriptorArena, GpuContext, GpuError, PipelineDesc, Recorder, SpecConstant,
 };
 use crate::nr::graph::{DType, Epilogue, Graph, InputMode, Node, Op, TensorId};
-use crate::nr::reference::Profiles;
-use crate::numerics::{tables, AccRounding, ExponentConvention, Profile};
+use crate::numerics::{tables, AccRounding, ExponentConvention, Profile, Profiles};
 
 use super::{need, GpuWeights, KernelPolicy};
 

@@ -16,8 +16,8 @@ use crate::gpu::{
     Recorder, StageTime, TimestampPool, UploadBatch,
 };
 use crate::nr::graph::{Graph, TensorId};
-use crate::nr::reference::Profiles;
 use crate::nr::route::{self, NetworkRoute, NodeBindings, RouteError};
+use crate::numerics::Profiles;
 
 use super::{GpuWeights, KernelBuild, RecordError, Workspace};
 

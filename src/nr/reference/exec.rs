@@ -3,9 +3,9 @@
 use rayon::prelude::*;
 
 use crate::nr::graph::{DType, Epilogue, Graph, InputMode, Node, Op, TensorId};
-use crate::numerics::{e4m3, f16, gemm_e4m3_packed, mma, norm, ops, silu};
+use crate::numerics::{e4m3, f16, gemm_e4m3_packed, mma, norm, ops, silu, Profiles};
 
-use super::{Output, Profiles, Weights};
+use super::{Output, Weights};
 
 /// Why a reference run failed.
 #[derive(Debug, thiserror::Error)]

@@ -17,7 +17,7 @@ use crate::nr::record::attention::{
 };
 use crate::nr::record::elementwise::{prepare_pool, prepare_post_blend, prepare_upmerge};
 use crate::nr::record::{gemm, GpuWeights, KernelBuild, KernelPolicy, RecordError};
-use crate::nr::reference::Profiles;
+use crate::numerics::Profiles;
 
 /// Storage buffers per descriptor set the route's kernels may use (upstream used 12).
 pub const MAX_BUFFERS: u32 = 12;

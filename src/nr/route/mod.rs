@@ -14,7 +14,7 @@ use crate::feature::Route;
 use crate::gpu::{BufferBinding, Capabilities, DescriptorArena, Dispatch, GpuContext, GpuError};
 use crate::nr::graph::{Graph, Node, TensorId};
 use crate::nr::record::{GpuWeights, KernelBuild, RecordError};
-use crate::nr::reference::Profiles;
+use crate::numerics::Profiles;
 
 pub use exact::ExactRoute;
 
