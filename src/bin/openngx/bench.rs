@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use openngx::gpu::PipelineStatistics;
+use openngx::model::blocks::{self, Block, BlockKind, BLOCK_COUNT, VIT_ENTRY_BLOCK};
 use openngx::model::{synth, LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
@@ -69,24 +70,48 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// Stage of a block for the profile table.
-fn stage(b: usize) -> &'static str {
-    match b {
-        0 => "block 0 (field)",
-        1..=4 => "enc C32 (1-4)",
-        5..=8 => "enc C64 (5-8)",
-        9..=14 => "enc C128 (9-14)",
-        15..=22 => "enc C256 (15-22)",
-        23..=30 => "enc split-512 (23-30)",
-        31..=38 => "ViT (31-38)",
-        39 => "ViT exit (39)",
-        40..=47 => "dec split-512 (40-47)",
-        48..=55 => "dec C256 (48-55)",
-        56..=61 => "dec C128 (56-61)",
-        62..=65 => "dec C64 (62-65)",
-        66..=69 => "dec C32 (66-69)",
-        70 => "block 70 + head (field)",
-        _ => "other",
+/// What the profile table groups by: blocks of one family on one level.
+#[derive(PartialEq)]
+enum Family {
+    Field,
+    Window,
+    Split,
+    Vit,
+    VitExit,
+}
+
+fn family(b: Block) -> Family {
+    match b.kind {
+        BlockKind::Pre | BlockKind::Post => Family::Field,
+        BlockKind::Window | BlockKind::EncoderLast | BlockKind::DecoderFirst => Family::Window,
+        BlockKind::Split512 => Family::Split,
+        BlockKind::Vit => Family::Vit,
+        BlockKind::VitExit => Family::VitExit,
+    }
+}
+
+/// Stage of a block for the profile table, from the block table: the run of neighbouring blocks
+/// of its family on its level ("enc C64 (5-8)"), the ViT, block 39, or a field block.
+fn stage(b: usize) -> String {
+    let Some(this) = blocks::block(b) else {
+        return "other".into();
+    };
+    let same = |n: usize| {
+        blocks::block(n).is_some_and(|o| family(o) == family(this) && o.level == this.level)
+    };
+    let first = (0..b).rev().take_while(|&n| same(n)).last().unwrap_or(b);
+    let last = (b + 1..BLOCK_COUNT)
+        .take_while(|&n| same(n))
+        .last()
+        .unwrap_or(b);
+    let side = if b <= VIT_ENTRY_BLOCK { "enc" } else { "dec" };
+    match family(this) {
+        Family::Field if this.kind == BlockKind::Pre => format!("block {b} (field)"),
+        Family::Field => format!("block {b} + head (field)"),
+        Family::Vit => format!("ViT ({first}-{last})"),
+        Family::VitExit => format!("ViT exit ({b})"),
+        Family::Split => format!("{side} split-{} ({first}-{last})", this.channels),
+        Family::Window => format!("{side} C{} ({first}-{last})", this.channels),
     }
 }
 
@@ -184,7 +209,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     gpu.upload_features(&features)?;
 
     let mut totals = Vec::new();
-    let mut per_stage: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    let mut per_stage: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut per_kind: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let by_label: HashMap<&str, &graph::Node> =
         graph.nodes.iter().map(|n| (n.label.as_str(), n)).collect();
@@ -216,7 +241,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
             .unwrap_or_default();
         let total: f64 = times.iter().map(|s| s.ms).sum();
         totals.push(if times.is_empty() { wall } else { total });
-        let mut frame_stage: BTreeMap<&'static str, f64> = BTreeMap::new();
+        let mut frame_stage: BTreeMap<String, f64> = BTreeMap::new();
         let mut frame_kind: BTreeMap<String, f64> = BTreeMap::new();
         for s in &times {
             if let Some(node) = by_label.get(s.label.as_str()) {
@@ -272,8 +297,10 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         .pipeline_stats
         .then(|| gpu.ctx().pipeline_statistics().map_err(|e| e.to_string()));
     if args.json {
-        let stages: BTreeMap<&str, f64> =
-            per_stage.iter_mut().map(|(k, v)| (*k, median(v))).collect();
+        let stages: BTreeMap<&str, f64> = per_stage
+            .iter_mut()
+            .map(|(k, v)| (k.as_str(), median(v)))
+            .collect();
         let kinds: BTreeMap<&str, serde_json::Value> = per_kind
             .iter_mut()
             .map(|(k, v)| {
@@ -284,7 +311,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         let j = serde_json::json!({
             "device": device, "width": args.width, "height": args.height,
             "field": [geometry.field.w, geometry.field.h], "profile": profiles.name,
-            "frames": args.frames, "blocks": args.blocks.unwrap_or(71), "median_ms": med, "min_ms": min, "dispatches": dispatches,
+            "frames": args.frames, "blocks": args.blocks.unwrap_or(BLOCK_COUNT), "median_ms": med, "min_ms": min, "dispatches": dispatches,
             "weights_bytes": weights_bytes, "workspace_bytes": workspace_bytes,
             "stages_median_ms": stages, "op_kinds": kinds,
             "exact": exact.as_ref().map(|b| b.is_empty()),
@@ -389,5 +416,34 @@ struct TempDir(PathBuf);
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stage;
+
+    #[test]
+    fn stage_labels_follow_the_block_table() {
+        let want = |b: usize| match b {
+            0 => "block 0 (field)",
+            1..=4 => "enc C32 (1-4)",
+            5..=8 => "enc C64 (5-8)",
+            9..=14 => "enc C128 (9-14)",
+            15..=22 => "enc C256 (15-22)",
+            23..=30 => "enc split-512 (23-30)",
+            31..=38 => "ViT (31-38)",
+            39 => "ViT exit (39)",
+            40..=47 => "dec split-512 (40-47)",
+            48..=55 => "dec C256 (48-55)",
+            56..=61 => "dec C128 (56-61)",
+            62..=65 => "dec C64 (62-65)",
+            66..=69 => "dec C32 (66-69)",
+            70 => "block 70 + head (field)",
+            _ => "other",
+        };
+        for b in 0..80 {
+            assert_eq!(stage(b), want(b), "block {b}");
+        }
     }
 }
