@@ -17,13 +17,14 @@ use std::time::Instant;
 
 use ash::vk;
 use common::{Harness, HostBuffer, TestImage};
-use openngx::model::{synth, LoadOptions, Model};
+use openngx::model::{LoadOptions, Model};
 use openngx::ngx::abi::*;
 use openngx::ngx::exports::*;
 use openngx::ngx::param_exports::*;
 use openngx::nr::frame::{scene, FrameParams};
 use openngx::nr::pipeline::CpuPipeline;
 use openngx::numerics::{f16, Profiles};
+use openngx_tools::synth;
 
 static LOCK: Mutex<()> = Mutex::new(());
 

@@ -13,13 +13,14 @@ use common::{Harness, Rng};
 use openngx::gpu::{
     BufferBinding, DescriptorArena, GpuBuffer, GpuContext, MemoryKind, Recorder, UploadBatch,
 };
-use openngx::model::{synth, LoadOptions, Model};
+use openngx::model::{LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph::{self, DType, Epilogue, Graph, InputMode, TensorId};
 use openngx::nr::record::gemm::{self, GemmBindings, GemmShape};
 use openngx::nr::record::GpuWeights;
 use openngx::nr::reference::{Executor, TensorData, Weights};
 use openngx::numerics::{e4m3, f16, gemm_e4m3, gemm_f16, ops, silu, Profile, Profiles};
+use openngx_tools::synth;
 
 /// One synthetic model per test binary (written to a temporary directory, loaded, deleted).
 fn model() -> &'static Model {

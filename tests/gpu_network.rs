@@ -15,13 +15,14 @@ use std::time::Instant;
 
 use common::Harness;
 use openngx::gpu::{GpuContext, Recorder, UploadBatch};
-use openngx::model::{synth, LoadOptions, Model};
+use openngx::model::{LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
 use openngx::nr::record::network::{Keep, NetworkOptions, NetworkRecorder};
 use openngx::nr::record::GpuWeights;
 use openngx::nr::reference;
 use openngx::numerics::Profiles;
+use openngx_tools::synth;
 
 fn synthetic_model() -> Model {
     let dir = std::env::temp_dir().join(format!("openngx-gpu-network-{}", std::process::id()));

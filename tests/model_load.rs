@@ -11,9 +11,9 @@ use std::sync::OnceLock;
 
 use openngx::model::layout::{self, RecordId, SHIPPED_BLEND_SCALE};
 use openngx::model::manifest::Manifest;
-use openngx::model::stats::ModelStats;
-use openngx::model::synth::{self, SynthParams};
 use openngx::model::{pack, LoadOptions, Model, ModelError, ShaStatus};
+use openngx_tools::stats::ModelStats;
+use openngx_tools::synth::{self, SynthParams};
 use sha2::{Digest, Sha256};
 
 /// SHA-256 of the seed-0 synthetic `manifest.json` (it lists every stage file's SHA-256, so this

@@ -4,11 +4,12 @@
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use openngx::model::{synth, LoadOptions, Model};
-use openngx::nr::fixture::{self, Fixture, FrameParameters, RecordedFrame};
+use openngx::model::{LoadOptions, Model};
 use openngx::nr::frame::{scene, FrameParams};
 use openngx::nr::pipeline::{CpuPipeline, FrameResult};
 use openngx::numerics::Profiles;
+use openngx_tools::fixture::{self, Fixture, FrameParameters, RecordedFrame};
+use openngx_tools::synth;
 use sha2::{Digest, Sha256};
 
 /// The synthetic model (seed 0), written once per test process.

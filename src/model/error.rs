@@ -95,7 +95,7 @@ pub enum ModelError {
 }
 
 impl ModelError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> ModelError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> ModelError {
         let path = path.into();
         if source.kind() == std::io::ErrorKind::NotFound {
             ModelError::FileMissing { path }

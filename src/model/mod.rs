@@ -1,19 +1,17 @@
 //! The model directory: the block table of the network, manifest parsing and validation, loading
-//! stage files (with SHA-256 checks), the FusedLayout of every record, the storage orders of weights (packing/unpacking),
-//! deterministic synthetic models and weight statistics (spec nr-network §3).
+//! stage files (with SHA-256 checks), the FusedLayout of every record and the storage orders of
+//! weights (packing/unpacking) (spec nr-network §3). Writing models (synthesis, extraction from
+//! a DLL) and weight statistics are the tools' (`openngx_tools`), not the shipped library's.
 //!
 //! This module owns the bytes of the weights and where they are; it knows nothing about how the
 //! network computes with them (that is `nr::graph` / `nr::reference` and the GPU code).
 
 pub mod blocks;
-pub mod dll;
 pub mod error;
 pub mod layout;
 pub mod load;
 pub mod manifest;
 pub mod pack;
-pub mod stats;
-pub mod synth;
 
 pub use blocks::{block_kind, BlockKind};
 pub use error::ModelError;

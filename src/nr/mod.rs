@@ -2,13 +2,10 @@
 //! the GPU recorder that both walk it, the per-pixel frame work (prepare/compose and the
 //! temporal state), its parameter names, and the feature that `crate::ngx` offers as NGX
 //! feature 18 (through `crate::feature`; nothing here imports `crate::ngx`).
-pub mod compare;
 pub mod feature;
-pub mod fixture;
 pub mod frame;
 pub mod geometry;
 pub mod graph;
-pub mod image;
 pub mod keys;
 pub mod pipeline;
 pub mod record;

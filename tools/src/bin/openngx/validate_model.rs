@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use openngx::model::stats::{ModelStats, Range};
 use openngx::model::{layout, LoadOptions, Model, ShaStatus};
 use openngx::numerics::f16;
+use openngx_tools::stats::{ModelStats, Range};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -4,6 +4,7 @@
 //! the per-stage and per-op-kind profiles and the frame count. Bad arguments are refused before
 //! any device work.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 mod tools_common;
 

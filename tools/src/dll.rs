@@ -19,10 +19,10 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use super::blocks::{BLOCK_COUNT, STAGES};
-use super::error::ModelError;
-use super::layout::{self, Param, RecordId, RECORD_COUNT};
-use super::manifest::{Manifest, Stage, Tensor, Totals};
+use openngx::model::blocks::{BLOCK_COUNT, STAGES};
+use openngx::model::layout::{self, Param, RecordId, RECORD_COUNT};
+use openngx::model::manifest::{Manifest, Stage, Tensor, Totals};
+use openngx::model::ModelError;
 
 /// Resource type id of RCDATA.
 pub const RT_RCDATA: u32 = 10;

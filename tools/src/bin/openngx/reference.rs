@@ -6,14 +6,14 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use openngx::model::{LoadOptions, Model};
-use openngx::nr::fixture::{self, FrameParameters, RecordedFrame};
 use openngx::nr::frame::scene;
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
-use openngx::nr::image;
 use openngx::nr::pipeline::{CpuPipeline, FrameResult};
 use openngx::nr::reference;
 use openngx::numerics::Profiles;
+use openngx_tools::fixture::{self, FrameParameters, RecordedFrame};
+use openngx_tools::image;
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["image", "features", "synthetic_scene"])))]

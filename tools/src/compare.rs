@@ -18,10 +18,10 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::nr::fixture::{bytes_to_f32, f32_to_bytes, Fixture, FixtureError};
-use crate::nr::frame::{FrameConstants, FrameInputs, FrameParams, FrameSetup, LANES};
-use crate::nr::geometry::Geometry;
-use crate::numerics::{e4m3, f16};
+use crate::fixture::{bytes_to_f32, f32_to_bytes, Fixture, FixtureError};
+use openngx::nr::frame::{FrameConstants, FrameInputs, FrameParams, FrameSetup, LANES};
+use openngx::nr::geometry::Geometry;
+use openngx::numerics::{e4m3, f16};
 
 /// Histogram bins: signed code deltas -9..=9 (the ends collect everything beyond).
 pub const HISTOGRAM_BINS: usize = 19;
@@ -527,7 +527,7 @@ fn invalid(fx: &Fixture, what: String) -> FixtureError {
     }
 }
 
-fn proxy_params(p: &crate::nr::fixture::ProxyRef) -> FrameParams {
+fn proxy_params(p: &crate::fixture::ProxyRef) -> FrameParams {
     FrameParams {
         use_auto_mask: p.auto_mask,
         local_tone_strength: p.conditioning.local_tone,
@@ -609,8 +609,8 @@ pub fn fixture_input(fx: &Fixture, blend_scale: f32) -> Result<FixtureInput, Fix
         history: None,
     };
     let lanes =
-        crate::nr::frame::prepare(c, &inputs).map_err(|e| invalid(fx, format!("proxy: {e}")))?;
-    let features = crate::nr::frame::prepare::features_f32(&lanes);
+        openngx::nr::frame::prepare(c, &inputs).map_err(|e| invalid(fx, format!("proxy: {e}")))?;
+    let features = openngx::nr::frame::prepare::features_f32(&lanes);
     Ok(FixtureInput {
         features,
         source: "proxy",
@@ -624,7 +624,7 @@ pub fn fixture_input(fx: &Fixture, blend_scale: f32) -> Result<FixtureInput, Fix
 pub fn compose_output(
     input: &FixtureInput,
     head: &[f32],
-) -> Result<Option<Vec<[f16::F16; 4]>>, crate::nr::frame::FrameError> {
+) -> Result<Option<Vec<[f16::F16; 4]>>, openngx::nr::frame::FrameError> {
     let (Some(proxy), Some(c)) = (&input.proxy, &input.constants) else {
         return Ok(None);
     };
@@ -634,7 +634,7 @@ pub fn compose_output(
         history: None,
     };
     let head = pixels4(head);
-    Ok(Some(crate::nr::frame::compose(c, &inputs, &head)?.output))
+    Ok(Some(openngx::nr::frame::compose(c, &inputs, &head)?.output))
 }
 
 /// The result of checking a fixture.

@@ -4,13 +4,14 @@
 //! (prepared features) must be exact; one on synthetic features with the test hook that flips a
 //! bit of one op's GPU output must name that op, its tensor and the element.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 mod tools_common;
 
-use openngx::nr::fixture::{f32_to_bytes, FileRef, Manifest, ProxyRef};
 use openngx::nr::frame::scene;
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph::{self, Graph};
+use openngx_tools::fixture::{f32_to_bytes, FileRef, Manifest, ProxyRef};
 use tools_common::{openngx, stderr, stdout, synthetic_model, tempdir};
 
 /// The 64x64 schedule and the number of its ops in blocks 0 and 1.

@@ -239,7 +239,7 @@ impl GpuFrames {
                 None => {
                     let mut v = vec![0u8; feat_bytes as usize];
                     bufs.features_rb.read(0, &mut v).map_err(read_err)?;
-                    Some(openngx::nr::fixture::bytes_to_f32(&v))
+                    Some(openngx_tools::fixture::bytes_to_f32(&v))
                 }
             };
             let g = self.gpu.net.graph();

@@ -9,12 +9,13 @@ use std::time::Instant;
 
 use openngx::gpu::PipelineStatistics;
 use openngx::model::blocks::{self, Block, BlockKind, BLOCK_COUNT, VIT_ENTRY_BLOCK};
-use openngx::model::{synth, LoadOptions, Model};
+use openngx::model::{LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
 use openngx::nr::record::network::{Keep, NetworkOptions};
 use openngx::nr::reference;
 use openngx::numerics::Profiles;
+use openngx_tools::synth;
 
 use crate::gpu_net::{synthetic_features, GpuNet};
 

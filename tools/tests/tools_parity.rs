@@ -4,6 +4,7 @@
 //! fixtures are refused before anything runs. `--route gpu` runs a two-frame sequence on the test
 //! device: frame 0 matches the CPU run, frame 1 the CPU's frame code on the GPU's head.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 mod tools_common;
 
@@ -11,14 +12,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use openngx::nr::compare::{self, Position, Produced, Value, Verdict};
-use openngx::nr::fixture::{
-    f32_to_bytes, BlockRef, FileRef, Fixture, FrameParameters, Manifest, OutputRef, ProxyRef,
-    Sequence, SequenceFrame, TransitionRef,
-};
 use openngx::nr::frame::{self, FrameConstants, FrameInputs, FrameParams, FrameSetup};
 use openngx::nr::geometry::Geometry;
 use openngx::numerics::f16::{self, F16};
+use openngx_tools::compare::{self, Position, Produced, Value, Verdict};
+use openngx_tools::fixture::{
+    f32_to_bytes, BlockRef, FileRef, Fixture, FrameParameters, Manifest, OutputRef, ProxyRef,
+    Sequence, SequenceFrame, TransitionRef,
+};
 use tools_common::{openngx, stderr, stdout, synthetic_model, tempdir};
 
 const SIZE: u32 = 64;
@@ -87,7 +88,7 @@ fn shared_run() -> &'static Run {
         let text = stdout(&o);
         assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
         let read = |n: &str| std::fs::read(dump.join(n)).unwrap();
-        let f32s = |n: &str| openngx::nr::fixture::bytes_to_f32(&read(n));
+        let f32s = |n: &str| openngx_tools::fixture::bytes_to_f32(&read(n));
         let boundaries = geometry
             .boundaries()
             .iter()
@@ -316,14 +317,14 @@ fn the_run_prepares_and_composes_like_an_independent_path() {
         }),
     };
     let motion = vec![[0.0f32; 2]; run.proxy.len()];
-    let frame = openngx::nr::fixture::RecordedFrame {
+    let frame = openngx_tools::fixture::RecordedFrame {
         proxy: &run.proxy,
         motion: &motion,
         parameters: Default::default(),
         result: &result,
     };
     let dir = tmp.path().join("fx");
-    openngx::nr::fixture::write(&dir, &run.geometry, &[frame], "f13").unwrap();
+    openngx_tools::fixture::write(&dir, &run.geometry, &[frame], "f13").unwrap();
     let fx = Fixture::load(&dir).unwrap();
     let report = compare::compare_fixture(&fx, &produced(run)).unwrap();
     assert_eq!(report.comparisons.len(), 77);
@@ -729,9 +730,9 @@ fn gpu_route_runs_every_frame_of_a_sequence() {
     assert_eq!(read("head.f32"), f32_to_bytes(&run.head));
     // Frame 1 on the CPU: the temporal loop from the manifest's seed, frame 0 with the CPU's
     // head, frame 1 with the GPU's head.
-    let gpu_features = openngx::nr::fixture::bytes_to_f32(&read("frames/001/features.f32"));
-    let gpu_head = openngx::nr::fixture::bytes_to_f32(&read("frames/001/head.f32"));
-    let gpu_output = openngx::nr::fixture::bytes_to_f32(&read("frames/001/output.f32"));
+    let gpu_features = openngx_tools::fixture::bytes_to_f32(&read("frames/001/features.f32"));
+    let gpu_head = openngx_tools::fixture::bytes_to_f32(&read("frames/001/head.f32"));
+    let gpu_output = openngx_tools::fixture::bytes_to_f32(&read("frames/001/output.f32"));
     let mut tl = frame::TemporalLoop::new(run.geometry, f16::to_f32(model.blend_scale()));
     tl.state.seed = FRAME_SEED;
     let heads = |h: &[f32]| -> Vec<[f32; 4]> {

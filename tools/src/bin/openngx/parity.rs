@@ -19,12 +19,12 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use openngx::model::{LoadOptions, Model};
-use openngx::nr::compare::{self, FixtureInput, Produced};
-use openngx::nr::fixture::{bytes_to_f32, f32_to_bytes, Fixture, FixtureError};
 use openngx::nr::frame::{FrameConstants, FrameParams, FrameState};
 use openngx::nr::graph;
 use openngx::nr::reference;
 use openngx::numerics::{f16, Profiles};
+use openngx_tools::compare::{self, FixtureInput, Produced};
+use openngx_tools::fixture::{bytes_to_f32, f32_to_bytes, Fixture, FixtureError};
 
 use crate::gpu_frames::{FrameIn, FrameOut, GpuFrames};
 use crate::gpu_net::Progress;

@@ -14,13 +14,13 @@ use std::process::ExitCode;
 
 use openngx::gpu::{GpuBuffer, MemoryKind};
 use openngx::model::{LoadOptions, Model};
-use openngx::nr::compare;
-use openngx::nr::fixture::Fixture;
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph::{self, DType, Graph, TensorId};
 use openngx::nr::record::network::{Keep, NetworkOptions};
 use openngx::nr::reference::{Executor, TensorData, Weights};
 use openngx::numerics::{f16, Profiles};
+use openngx_tools::compare;
+use openngx_tools::fixture::Fixture;
 
 use crate::gpu_net::{synthetic_features, GpuNet, Progress};
 

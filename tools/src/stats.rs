@@ -3,10 +3,10 @@
 
 use rayon::prelude::*;
 
-use super::layout::{self, F16Role, FieldKind, MatRole, RecordSpec};
-use super::load::Model;
-use super::pack;
-use crate::numerics::{e4m3, f16};
+use openngx::model::layout::{self, F16Role, FieldKind, MatRole, RecordSpec};
+use openngx::model::pack;
+use openngx::model::Model;
+use openngx::numerics::{e4m3, f16};
 
 /// Running min/max/count of a set of floats; non-finite values are counted apart.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use openngx::model::synth::{self, SynthParams};
+use openngx_tools::synth::{self, SynthParams};
 
 #[derive(clap::Args)]
 pub struct Args {

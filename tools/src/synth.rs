@@ -13,14 +13,14 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use super::blocks::{BLOCK_COUNT, PRIOR_BYTES, STAGES};
-use super::error::ModelError;
-use super::layout::{
+use openngx::model::blocks::{BLOCK_COUNT, PRIOR_BYTES, STAGES};
+use openngx::model::layout::{
     self, F16Role, FieldKind, MatRole, RecordSpec, ScaleRole, SHIPPED_BLEND_SCALE,
 };
-use super::manifest::{Manifest, Stage, Tensor, Totals};
-use super::pack;
-use crate::numerics::{e4m3, f16};
+use openngx::model::manifest::{Manifest, Stage, Tensor, Totals};
+use openngx::model::pack;
+use openngx::model::ModelError;
+use openngx::numerics::{e4m3, f16};
 
 /// Per-role matrix gains: entries are `N(0,1) · gain / sqrt(K)` (K = the rows one GEMM reduces
 /// over, i.e. per expert/branch for batched matrices), clipped to `±clip`.

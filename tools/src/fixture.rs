@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::nr::geometry::Geometry;
+use openngx::nr::geometry::Geometry;
 
 /// `manifest.json` of a fixture.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -394,7 +394,7 @@ pub struct RecordedFrame<'a> {
     pub motion: &'a [[f32; 2]],
     pub parameters: FrameParameters,
     /// What the CPU pipeline produced for it.
-    pub result: &'a crate::nr::pipeline::FrameResult,
+    pub result: &'a openngx::nr::pipeline::FrameResult,
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FixtureError + '_ {
@@ -408,7 +408,7 @@ fn halves_to_f32_bytes(px: &[[u16; 4]]) -> Vec<u8> {
     px.iter()
         .flat_map(|p| {
             p.iter()
-                .flat_map(|&h| crate::numerics::f16::to_f32(h).to_le_bytes())
+                .flat_map(|&h| openngx::numerics::f16::to_f32(h).to_le_bytes())
         })
         .collect()
 }
@@ -469,7 +469,7 @@ fn write_tree(
     dir: &Path,
     geometry: &Geometry,
     frames: &[RecordedFrame],
-    net: &crate::nr::reference::Output,
+    net: &openngx::nr::reference::Output,
     features: &[f32],
     profile: &str,
 ) -> Result<Manifest, FixtureError> {
@@ -606,8 +606,8 @@ fn write_tree(
 
 impl FrameParameters {
     /// The frame parameters these stand for.
-    pub fn to_frame_params(&self) -> crate::nr::frame::FrameParams {
-        crate::nr::frame::FrameParams {
+    pub fn to_frame_params(&self) -> openngx::nr::frame::FrameParams {
+        openngx::nr::frame::FrameParams {
             enabled: self.enabled,
             reset: self.reset,
             intensity: self.intensity,

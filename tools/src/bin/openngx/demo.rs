@@ -19,16 +19,16 @@ use std::time::Instant;
 
 use ash::vk::{self, Handle};
 use openngx::feature::Route;
-use openngx::model::synth::{self, SynthParams};
 use openngx::model::{LoadOptions, Model};
 use openngx::ngx::abi::*;
 use openngx::ngx::exports::*;
 use openngx::ngx::param_exports::*;
 use openngx::nr::frame::{scene, FrameParams};
 use openngx::nr::geometry::Geometry;
-use openngx::nr::image;
 use openngx::nr::pipeline::CpuPipeline;
 use openngx::numerics::{f16, Profiles};
+use openngx_tools::image;
+use openngx_tools::synth::{self, SynthParams};
 
 use vulkan::{App, HostBuffer, Image};
 

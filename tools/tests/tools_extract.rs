@@ -5,9 +5,9 @@
 mod tools_common;
 
 use openngx::model::blocks::STAGES;
-use openngx::model::dll::{self, DllError};
 use openngx::model::layout;
 use openngx::model::{LoadOptions, Model};
+use openngx_tools::dll::{self, DllError};
 use tools_common::{
     container, model_records, openngx, pe, stderr, stdout, synthetic_model, tempdir, PeSpec,
     RawRecord,

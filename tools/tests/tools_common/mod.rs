@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use openngx::model::{layout, synth, LoadOptions, Model};
+use openngx::model::{layout, LoadOptions, Model};
+use openngx_tools::synth;
 
 /// A private copy of the binary under test. The target directory is shared by several
 /// worktrees whose builds may replace `openngx` at any time; a copy taken once (and checked to be

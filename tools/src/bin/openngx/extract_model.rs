@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use openngx::model::dll;
+use openngx_tools::dll;
 
 #[derive(clap::Args)]
 pub struct Args {

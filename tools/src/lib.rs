@@ -1,0 +1,16 @@
+//! The openngx tools' library: everything the `openngx` CLI and the tests need that the shipped
+//! library (`openngx`, linked by engines) must not carry.
+//!
+//! * `synth` — deterministic synthetic models with the real structure;
+//! * `dll` — model extraction from a user's own `nvngx_dlssnr.dll` (PE parsing, never loaded);
+//! * `stats` — weight statistics of a model;
+//! * `fixture` — fixture directories ("captured frames") written by the CPU reference;
+//! * `compare` — the parity verdicts between a run and a fixture;
+//! * `image` — PNG in and out.
+
+pub mod compare;
+pub mod dll;
+pub mod fixture;
+pub mod image;
+pub mod stats;
+pub mod synth;
