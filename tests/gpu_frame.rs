@@ -3,7 +3,8 @@
 //! 336x320) and 33x33 (field 320x320, repeated mirror), with and without history and motion,
 //! the synthetic scene's motion, random sub-pixel motion, Reset, disabled and Intensity frames;
 //! and the image bridge: import of every supported colour and motion format and export to every
-//! supported output format, at a sub-rectangle of a larger image, with exact expected values.
+//! supported output format, at a sub-rectangle of a larger image, with exact expected values; and
+//! how long the bridge keeps its views of the caller's images.
 
 mod common;
 
@@ -12,16 +13,19 @@ use std::time::Instant;
 
 use ash::vk;
 use common::{bytes_to_words, Harness, HostBuffer, Rng, TestImage};
-use openngx::gpu::{BufferBinding, DescriptorArena, GpuBuffer, GpuContext, MemoryKind, Recorder};
+use openngx::gpu::{
+    BufferBinding, CallerImage, CallerImages, DescriptorArena, GpuBuffer, GpuContext, MemoryKind,
+    Recorder,
+};
 use openngx::nr::frame::prepare::features_f32;
 use openngx::nr::frame::{
     compose, prepare, scene, FrameConstants, FrameInputs, FrameParams, FrameSetup,
     DEFAULT_BLEND_SCALE_BITS,
 };
 use openngx::nr::geometry::Geometry;
-use openngx::nr::record::frame::{
+use openngx::nr::record::passes::{
     record_compose, record_export, record_import_color, record_import_motion, record_prepare,
-    CallerImage, ComposeBindings, ImageBridge, PrepareBindings,
+    ComposeBindings, PrepareBindings,
 };
 use openngx::numerics::f16::{self, F16};
 
@@ -574,7 +578,7 @@ fn run_import(
     staging.write(0, texels);
     let channels = if motion { 2 } else { 4 };
     let dst = readback(ctx, "import", (FEATURE * FEATURE * channels * 4) as u64);
-    let mut bridge = ImageBridge::new(ctx);
+    let mut bridge = CallerImages::new(ctx);
     let layout = vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL;
     h.submit(|cmd| {
         fill_image(h, cmd, &img, &staging, layout);
@@ -754,7 +758,7 @@ fn run_export(
     let staging = h.host_buffer(size as u64);
     staging.write(0, &vec![0x77u8; size]);
     let src = upload(ctx, "output", &half_bytes(out));
-    let mut bridge = ImageBridge::new(ctx);
+    let mut bridge = CallerImages::new(ctx);
     let layout = vk::ImageLayout::GENERAL;
     h.submit(|cmd| {
         fill_image(h, cmd, &img, &staging, layout);
@@ -875,7 +879,7 @@ fn bridge_refuses_bad_formats_layouts_and_rectangles() {
         vk::ImageUsageFlags::SAMPLED,
     );
     let dst = readback(&ctx, "dst", (FEATURE * FEATURE * 16) as u64);
-    let mut bridge = ImageBridge::new(&ctx);
+    let mut bridge = CallerImages::new(&ctx);
     h.record_only(|cmd| {
         // SAFETY: `cmd` is the harness's command buffer, recording, on `ctx`'s device (the
         // harness's context), from its compute family's pool, used only by this thread.
@@ -927,6 +931,80 @@ fn bridge_refuses_bad_formats_layouts_and_rectangles() {
     bridge.forget_image(img.image);
     assert_eq!(bridge.view_count(), 0);
     drop(bridge);
+    drop(ctx);
+    h.assert_validation_clean();
+}
+
+/// The bridge's views follow the caller's images: a view outlives the frames that may still use
+/// it and then goes when its image is no longer used, and a handle that comes back with another
+/// caller view (the image was destroyed and recreated) gets a fresh view while the old one is
+/// retired for as many frames.
+#[test]
+fn bridge_views_follow_their_images() {
+    use ash::vk::Handle;
+    const KEEP: u64 = 2;
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let c = bridge_constants();
+    let img = h.image(
+        IMG_W,
+        IMG_H,
+        vk::Format::R16G16B16A16_SFLOAT,
+        vk::ImageUsageFlags::SAMPLED,
+    );
+    let dst = readback(&ctx, "dst", (FEATURE * FEATURE * 16) as u64);
+    let src = caller(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
+    // One frame importing `img`, which the caller knows through its view `caller_view`.
+    let frame = |images: &mut CallerImages, caller_view: u64| {
+        h.record_only(|cmd| {
+            // SAFETY: `cmd` is the harness's command buffer, recording, on `ctx`'s device (the
+            // harness's context), from its compute family's pool, used only by this thread.
+            let mut rec = unsafe { Recorder::new(&ctx, cmd) }.expect("recorder");
+            images.track(&src, vk::ImageView::from_raw(caller_view));
+            record_import_color(&ctx, &mut rec, images, &src, dst.binding(), &c)
+                .expect("record import");
+        });
+        images.end_frame(KEEP);
+    };
+
+    let mut images = CallerImages::new(&ctx);
+    frame(&mut images, 1);
+    frame(&mut images, 1);
+    assert_eq!(
+        images.view_count(),
+        1,
+        "one view for an image used every frame"
+    );
+    for _ in 0..KEEP - 1 {
+        images.end_frame(KEEP);
+        assert_eq!(
+            images.view_count(),
+            1,
+            "a pending frame may still use the view"
+        );
+    }
+    images.end_frame(KEEP);
+    assert_eq!(images.view_count(), 0, "unused for {KEEP} frames");
+
+    let mut images = CallerImages::new(&ctx);
+    frame(&mut images, 1);
+    frame(&mut images, 2);
+    assert_eq!(
+        images.view_count(),
+        2,
+        "the recreated image's view beside the retired one"
+    );
+    for _ in 0..KEEP - 1 {
+        frame(&mut images, 2);
+        assert_eq!(
+            images.view_count(),
+            2,
+            "the retired view outlives its frames"
+        );
+    }
+    frame(&mut images, 2);
+    assert_eq!(images.view_count(), 1, "the retired view is gone");
+    drop(images);
     drop(ctx);
     h.assert_validation_clean();
 }

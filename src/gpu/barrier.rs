@@ -1,11 +1,25 @@
 //! Pipeline barriers written into the caller's command buffer: compute->compute (global and per
-//! buffer), transfer<->compute, compute->host, and image layout transitions for the caller's
-//! images. Vulkan 1.0 `vkCmdPipelineBarrier` only, so nothing beyond 1.2 core is needed.
+//! buffer), transfer<->compute, compute->host, image layout transitions for the caller's images,
+//! and dependencies on a caller image that keep its layout. Vulkan 1.0 `vkCmdPipelineBarrier`
+//! only, so nothing beyond 1.2 core is needed.
 
 use ash::vk;
 
 use super::buffer::BufferBinding;
+use super::caller_image::CallerImage;
 use super::dispatch::Recorder;
+
+/// A dependency on one [`CallerImage`] that keeps its layout (the library never changes a
+/// caller image's layout), with an optional global memory dependency `(src, dst)` recorded in
+/// the same barrier (for the buffers the kernel touches beside the image).
+#[derive(Clone, Copy, Debug)]
+pub struct ImageDependency {
+    pub src_stage: vk::PipelineStageFlags,
+    pub src_access: vk::AccessFlags,
+    pub dst_stage: vk::PipelineStageFlags,
+    pub dst_access: vk::AccessFlags,
+    pub memory: Option<(vk::AccessFlags, vk::AccessFlags)>,
+}
 
 /// One image layout transition (whole color subresource range unless `aspect` says otherwise).
 #[derive(Clone, Copy, Debug)]
@@ -194,6 +208,43 @@ impl Recorder<'_> {
                 &[],
                 &[],
                 &barriers,
+            )
+        };
+    }
+}
+
+impl Recorder<'_> {
+    /// One `vkCmdPipelineBarrier`: `dep` on `img`'s subresource (old layout = new layout =
+    /// `img.layout`) and, if asked, the global memory barrier beside it.
+    pub fn image_dependency(&mut self, img: &CallerImage, dep: &ImageDependency) {
+        let image = [vk::ImageMemoryBarrier::default()
+            .src_access_mask(dep.src_access)
+            .dst_access_mask(dep.dst_access)
+            .old_layout(img.layout)
+            .new_layout(img.layout)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(img.image)
+            .subresource_range(img.subresource())];
+        let mem: Vec<vk::MemoryBarrier> = dep
+            .memory
+            .map(|(s, d)| {
+                vec![vk::MemoryBarrier::default()
+                    .src_access_mask(s)
+                    .dst_access_mask(d)]
+            })
+            .unwrap_or_default();
+        // SAFETY: `Recorder::new` established that the command buffer is recording on this
+        // device; the image is the caller's, live while the commands run (their contract).
+        unsafe {
+            self.device().cmd_pipeline_barrier(
+                self.command_buffer(),
+                dep.src_stage,
+                dep.dst_stage,
+                vk::DependencyFlags::empty(),
+                &mem,
+                &[],
+                &image,
             )
         };
     }

@@ -30,7 +30,7 @@ pub enum MemoryKind {
 }
 
 /// A range of a buffer, as bound to a descriptor or used by a copy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BufferBinding {
     pub buffer: vk::Buffer,
     pub offset: u64,

@@ -62,7 +62,7 @@ impl<'a> Recorder<'a> {
             if self.bound.map(|b| b.pipeline) != Some(pipeline.pipeline) {
                 d.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, pipeline.pipeline);
             }
-            if pipeline.buffers > 0 {
+            if pipeline.bindings > 0 {
                 d.cmd_bind_descriptor_sets(
                     self.cmd,
                     vk::PipelineBindPoint::COMPUTE,

@@ -1,23 +1,35 @@
 //! Vulkan on the caller's device: function tables and capabilities (`context`), memory
-//! (`buffer`), pipelines from the embedded SPIR-V (`pipeline`, `shaders`), descriptor sets,
-//! barriers, timestamps, the command recorder (`dispatch`) and prepared launches (`prepared`). Nothing here creates a device or
-//! a queue or submits work: everything is recorded into command buffers the caller owns.
+//! (`buffer`), pipelines from the embedded SPIR-V (`pipeline`, `shaders`), descriptor sets
+//! (`descriptors`; the cached sets of pipelines that bind images, `image_bindings`), the
+//! caller's images (`caller_image`: views, staleness), barriers, timestamps, the command recorder
+//! (`dispatch`), prepared launches (`prepared`) and objects freed once a recorded command buffer
+//! has run (`deferred`). Nothing here creates a device or a queue or submits work: everything is
+//! recorded into command buffers the caller owns. Nothing here knows a network.
 pub mod barrier;
 pub mod buffer;
+pub mod caller_image;
 pub mod context;
+pub mod deferred;
 pub mod descriptors;
 pub mod dispatch;
 pub mod error;
+pub mod image_bindings;
 pub mod pipeline;
 pub mod prepared;
 pub mod shaders;
 pub mod timestamps;
 
+pub use barrier::ImageDependency;
 pub use buffer::{BufferBinding, GpuBuffer, MemoryKind, UploadBatch};
+pub use caller_image::{Bind, CallerImage, CallerImages};
 pub use context::{Capabilities, DeviceRegistry, GpuContext};
-pub use descriptors::DescriptorArena;
+pub use deferred::{AfterSubmission, Pending};
+pub use descriptors::{ArenaCapacity, Descriptor, DescriptorArena};
 pub use dispatch::Recorder;
 pub use error::GpuError;
-pub use pipeline::{ComputePipeline, PipelineDesc, PipelineStatistics, SpecConstant};
+pub use image_bindings::ImageBindings;
+pub use pipeline::{
+    ComputePipeline, DescriptorKind, ImageSlots, PipelineDesc, PipelineStatistics, SpecConstant,
+};
 pub use prepared::Dispatch;
 pub use timestamps::{StageTime, TimestampPool};

@@ -1,9 +1,11 @@
 //! Compute pipelines built from the embedded SPIR-V by key, with specialization constants.
 //!
-//! One layout style for every kernel: descriptor set 0 holds `buffers` storage buffers at
-//! bindings `0..buffers`, plus `push_bytes` of push constants at offset 0 (compute stage). Set
-//! layouts, pipeline layouts and pipelines are created once per device (the store lives in the
-//! [`GpuContext`]) behind one `VkPipelineCache`, and destroyed with the context.
+//! One layout style for every kernel: descriptor set 0 holds `bindings` descriptors at bindings
+//! `0..bindings`, storage buffers unless [`ImageSlots`] marks a binding as a sampled or storage
+//! image (the kernels that read or write the caller's images), plus `push_bytes` of push
+//! constants at offset 0 (compute stage). Set layouts, pipeline layouts and pipelines are created
+//! once per device (the store lives in the [`GpuContext`]) behind one `VkPipelineCache`, and
+//! destroyed with the context.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::CStr;
@@ -41,21 +43,71 @@ impl SpecConstant {
     }
 }
 
+/// What one binding of set 0 holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DescriptorKind {
+    StorageBuffer,
+    /// Read with `texelFetch` (no sampler).
+    SampledImage,
+    StorageImage,
+}
+
+impl DescriptorKind {
+    pub fn vk(self) -> vk::DescriptorType {
+        match self {
+            DescriptorKind::StorageBuffer => vk::DescriptorType::STORAGE_BUFFER,
+            DescriptorKind::SampledImage => vk::DescriptorType::SAMPLED_IMAGE,
+            DescriptorKind::StorageImage => vk::DescriptorType::STORAGE_IMAGE,
+        }
+    }
+}
+
+/// Which bindings of set 0 hold images instead of storage buffers (bit `i` = binding `i`; a
+/// binding is in at most one mask). Empty for every kernel that sees only buffers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ImageSlots {
+    pub sampled: u32,
+    pub storage: u32,
+}
+
+impl ImageSlots {
+    /// What binding `binding` holds.
+    pub fn kind(&self, binding: u32) -> DescriptorKind {
+        let bit = 1u32.checked_shl(binding).unwrap_or(0);
+        if self.sampled & bit != 0 {
+            DescriptorKind::SampledImage
+        } else if self.storage & bit != 0 {
+            DescriptorKind::StorageImage
+        } else {
+            DescriptorKind::StorageBuffer
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sampled == 0 && self.storage == 0
+    }
+}
+
 /// What to build: the shader key (path under `shaders/` without extension), the layout and the
 /// specialization.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PipelineDesc {
     pub shader: String,
-    pub buffers: u32,
+    /// Descriptors in set 0 (bindings `0..bindings`).
+    pub bindings: u32,
+    /// Which of them are images (the rest are storage buffers).
+    pub images: ImageSlots,
     pub push_bytes: u32,
     pub spec: Vec<SpecConstant>,
 }
 
 impl PipelineDesc {
-    pub fn new(shader: &str, buffers: u32, push_bytes: u32) -> Self {
+    /// A kernel of `bindings` storage buffers (see [`PipelineDesc::with_image`]).
+    pub fn new(shader: &str, bindings: u32, push_bytes: u32) -> Self {
         PipelineDesc {
             shader: shader.to_owned(),
-            buffers,
+            bindings,
+            images: ImageSlots::default(),
             push_bytes,
             spec: Vec::new(),
         }
@@ -63,6 +115,24 @@ impl PipelineDesc {
 
     pub fn with_spec(mut self, spec: SpecConstant) -> Self {
         self.spec.push(spec);
+        self
+    }
+
+    /// Binding `binding` holds an image of `kind` instead of a storage buffer (a binding out of
+    /// range is refused when the pipeline is built).
+    pub fn with_image(mut self, binding: u32, kind: DescriptorKind) -> Self {
+        let Some(bit) = 1u32.checked_shl(binding) else {
+            // Not representable in the masks: make the layout one the build refuses.
+            self.bindings = u32::MAX;
+            return self;
+        };
+        self.images.sampled &= !bit;
+        self.images.storage &= !bit;
+        match kind {
+            DescriptorKind::SampledImage => self.images.sampled |= bit,
+            DescriptorKind::StorageImage => self.images.storage |= bit,
+            DescriptorKind::StorageBuffer => {}
+        }
         self
     }
 }
@@ -73,8 +143,18 @@ pub struct ComputePipeline {
     pub pipeline: vk::Pipeline,
     pub layout: vk::PipelineLayout,
     pub set_layout: vk::DescriptorSetLayout,
-    pub buffers: u32,
+    /// Descriptors in set 0.
+    pub bindings: u32,
+    /// Which of them are images.
+    pub images: ImageSlots,
     pub push_bytes: u32,
+}
+
+impl ComputePipeline {
+    /// What binding `binding` of set 0 holds.
+    pub fn kind(&self, binding: u32) -> DescriptorKind {
+        self.images.kind(binding)
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -86,7 +166,7 @@ struct Layout {
 /// Per-device pipeline state (owned by the [`GpuContext`]).
 pub(crate) struct PipelineStore {
     cache: vk::PipelineCache,
-    layouts: Mutex<HashMap<(u32, u32), Layout>>,
+    layouts: Mutex<HashMap<(u32, ImageSlots, u32), Layout>>,
     pipelines: Mutex<HashMap<PipelineDesc, ComputePipeline>>,
     /// Build new pipelines with `CAPTURE_STATISTICS_KHR` (see
     /// [`GpuContext::capture_pipeline_statistics`]), and which ones were.
@@ -126,18 +206,20 @@ impl PipelineStore {
     fn layout(
         &self,
         device: &ash::Device,
-        buffers: u32,
+        bindings: u32,
+        images: ImageSlots,
         push_bytes: u32,
     ) -> Result<Layout, GpuError> {
+        let key = (bindings, images, push_bytes);
         let mut layouts = self.layouts.lock();
-        if let Some(l) = layouts.get(&(buffers, push_bytes)) {
+        if let Some(l) = layouts.get(&key) {
             return Ok(*l);
         }
-        let bindings: Vec<_> = (0..buffers)
+        let bindings: Vec<_> = (0..bindings)
             .map(|b| {
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(b)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_type(images.kind(b).vk())
                     .descriptor_count(1)
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })
@@ -173,7 +255,7 @@ impl PipelineStore {
             }
         };
         let l = Layout { set_layout, layout };
-        layouts.insert((buffers, push_bytes), l);
+        layouts.insert(key, l);
         Ok(l)
     }
 }
@@ -204,10 +286,22 @@ impl GpuContext {
                 ),
             ));
         }
+        // The masks name bindings 0..32 only; an image bit beyond the bindings would be lost.
+        let in_range = 1u64.checked_shl(desc.bindings).map_or(u64::MAX, |b| b - 1);
+        let marked = u64::from(desc.images.sampled | desc.images.storage);
+        if desc.bindings > 32 || marked & !in_range != 0 {
+            return Err(GpuError::invalid(
+                format!("pipeline `{}`", desc.shader),
+                format!(
+                    "{} bindings with images marked at {marked:#x} (at most 32 bindings, images among them)",
+                    desc.bindings
+                ),
+            ));
+        }
         let words = shaders::spirv(&desc.shader)
             .ok_or_else(|| GpuError::UnknownShader(desc.shader.clone()))?;
         let device = self.device();
-        let layout = store.layout(device, desc.buffers, desc.push_bytes)?;
+        let layout = store.layout(device, desc.bindings, desc.images, desc.push_bytes)?;
         // SAFETY: SPIR-V produced by our build script, valid device.
         let module = unsafe {
             device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
@@ -265,7 +359,8 @@ impl GpuContext {
             pipeline,
             layout: layout.layout,
             set_layout: layout.set_layout,
-            buffers: desc.buffers,
+            bindings: desc.bindings,
+            images: desc.images,
             push_bytes: desc.push_bytes,
         };
         let mut pipelines = store.pipelines.lock();

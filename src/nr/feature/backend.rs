@@ -15,14 +15,13 @@ use ash::vk;
 use parking_lot::Mutex;
 
 use super::cache::ModelCache;
-use super::deferred::Pending;
 use super::errors::{gpu_error, record_error};
 use super::frame::FrameDriver;
 use super::instance::{FrameBuffers, NrFeature};
 use super::params::{NrCreate, NrInputs};
 use crate::feature::Route;
 use crate::feature::{Backend, DeviceContext, FeatureError, Instance};
-use crate::gpu::{DescriptorArena, GpuContext, Recorder, UploadBatch};
+use crate::gpu::{CallerImages, DescriptorArena, GpuContext, Pending, Recorder, UploadBatch};
 use crate::nr::geometry::Geometry;
 use crate::nr::graph;
 use crate::nr::keys;
@@ -146,7 +145,7 @@ impl NrBackend {
         // 2 prepare sets of 4 buffers, 2 compose sets of 6.
         let mut arena = DescriptorArena::new(&ctx, 4, 20).map_err(gpu_error)?;
         let graph = graph::build(&geometry);
-        let bridge = crate::nr::record::frame::ImageBridge::new(&ctx);
+        let images = CallerImages::new(&ctx);
 
         // SAFETY: the NGX caller hands a command buffer of this device in the recording state.
         let mut rec = unsafe { Recorder::new(&ctx, cmd) }.map_err(gpu_error)?;
@@ -197,15 +196,13 @@ impl NrBackend {
         let blend = f16::to_f32(model.blend_scale());
         Ok(NrFeature {
             pending,
-            bridge,
+            images,
             prepare,
             compose,
             _arena: arena,
             network,
             buffers,
             driver: FrameDriver::new(geometry, blend),
-            seen: Default::default(),
-            frames: 0,
             _weights: weights,
             _model: model,
             ctx,

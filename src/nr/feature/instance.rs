@@ -1,7 +1,7 @@
 //! [`NrFeature`]: one created DLSS-NR feature on the caller's device — its network recorder and
 //! workspace, the frame buffers (proxy, motion, output and the two ping-pong history buffers it
-//! owns), the prepare/compose passes bound to them, the bridge to the caller's images, and the
-//! temporal state.
+//! owns), the prepare/compose passes bound to them, the views of the caller's images it imports
+//! and exports ([`CallerImages`]), and the temporal state.
 //!
 //! One evaluation records, into the caller's command buffer: import of `DLSSNR.Color` (and
 //! `DLSSNR.MVec`) into the proxy (motion) buffer -> prepare -> the network -> compose (output +
@@ -16,27 +16,28 @@
 //! visible to every later stage.
 //!
 //! **Frames in flight**: at most [`FRAMES_IN_FLIGHT`] evaluations of one feature may be pending
-//! on the GPU at once (the network's per-frame descriptor arenas are reused in turn).
+//! on the GPU at once: the views of a caller image are destroyed once it has gone unused for
+//! twice as many evaluations.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use ash::vk;
 
-use super::deferred::Pending;
 use super::frame::FrameDriver;
 use super::params::NrInputs;
 use crate::feature::{FeatureError, ImageInput, Instance};
-use crate::gpu::{BufferBinding, DescriptorArena, GpuBuffer, GpuContext, MemoryKind, Recorder};
+use crate::gpu::{
+    BufferBinding, CallerImage, CallerImages, DescriptorArena, GpuBuffer, GpuContext, MemoryKind,
+    Pending, Recorder,
+};
 use crate::model::Model;
 use crate::nr::frame::FrameConstants;
-use crate::nr::record::frame::{
-    record_export, record_import_color, record_import_motion, CallerImage, ComposeBindings,
-    ComposePass, ImageBridge, PrepareBindings, PreparePass, HISTORY_TEXEL_BYTES,
-    MOTION_TEXEL_BYTES, PROXY_TEXEL_BYTES,
-};
 use crate::nr::record::network::NetworkRecorder;
+use crate::nr::record::passes::{
+    record_export, record_import_color, record_import_motion, ComposeBindings, ComposePass,
+    PrepareBindings, PreparePass, HISTORY_TEXEL_BYTES, MOTION_TEXEL_BYTES, PROXY_TEXEL_BYTES,
+};
 use crate::nr::record::GpuWeights;
 
 use super::errors::gpu_error;
@@ -86,29 +87,17 @@ impl FrameBuffers {
     }
 }
 
-/// What a caller image looked like when its views were made, and when it was last used.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) struct SeenImage {
-    view: vk::ImageView,
-    format: vk::Format,
-    width: u32,
-    height: u32,
-    last_frame: u64,
-}
-
 /// One DLSS-NR feature (see the module documentation). Field order is drop order: everything on
 /// the device goes before the context.
 pub struct NrFeature {
     pub(super) pending: Pending,
-    pub(super) bridge: ImageBridge,
+    pub(super) images: CallerImages,
     pub(super) prepare: [PreparePass; 2],
     pub(super) compose: [ComposePass; 2],
     pub(super) _arena: DescriptorArena,
     pub(super) network: NetworkRecorder,
     pub(super) buffers: FrameBuffers,
     pub(super) driver: FrameDriver,
-    pub(super) seen: HashMap<vk::Image, SeenImage>,
-    pub(super) frames: u64,
     pub(super) _weights: Arc<GpuWeights>,
     pub(super) _model: Arc<Model>,
     pub(super) ctx: Arc<GpuContext>,
@@ -170,27 +159,10 @@ impl NrFeature {
         self.bytes
     }
 
-    /// A caller image as the frame kernels see it, after dropping views of an image whose
-    /// handle now names something else (same `VkImage` value, other view/format/size: the
-    /// caller destroyed and recreated it).
-    fn caller_image(&mut self, img: &ImageInput, layout: vk::ImageLayout) -> CallerImage {
-        let now = SeenImage {
-            view: img.view,
-            format: img.format,
-            width: img.width,
-            height: img.height,
-            last_frame: self.frames,
-        };
-        match self.seen.insert(img.image, now) {
-            Some(old)
-                if (old.view, old.format, old.width, old.height)
-                    != (now.view, now.format, now.width, now.height) =>
-            {
-                self.bridge.forget_image(img.image);
-            }
-            _ => {}
-        }
-        CallerImage {
+    /// `img` as the frame kernels see it, noted as used by this frame with the caller's view
+    /// (which tells a recreated image with a reused handle apart).
+    fn use_image(&mut self, img: &ImageInput, layout: vk::ImageLayout) -> CallerImage {
+        let c = CallerImage {
             image: img.image,
             format: img.format,
             width: img.width,
@@ -198,23 +170,9 @@ impl NrFeature {
             mip_level: img.subresource.base_mip_level,
             array_layer: img.subresource.base_array_layer,
             layout,
-        }
-    }
-
-    /// Forget views of images not used for a while (bounded memory for callers that rotate
-    /// through many images).
-    fn drop_stale_views(&mut self) {
-        let frames = self.frames;
-        let stale: Vec<vk::Image> = self
-            .seen
-            .iter()
-            .filter(|(_, s)| frames.saturating_sub(s.last_frame) > VIEW_RETENTION_FRAMES)
-            .map(|(i, _)| *i)
-            .collect();
-        for image in stale {
-            self.seen.remove(&image);
-            self.bridge.forget_image(image);
-        }
+        };
+        self.images.track(&c, img.view);
+        c
     }
 
     fn record(
@@ -225,14 +183,14 @@ impl NrFeature {
         read_slot: usize,
     ) -> Result<(), FeatureError> {
         let ctx = Arc::clone(&self.ctx);
-        let color = self.caller_image(inputs.color(), INPUT_LAYOUT);
-        let output = self.caller_image(inputs.output(), OUTPUT_LAYOUT);
-        let motion = inputs.motion().map(|m| self.caller_image(m, INPUT_LAYOUT));
+        let color = self.use_image(inputs.color(), INPUT_LAYOUT);
+        let output = self.use_image(inputs.output(), OUTPUT_LAYOUT);
+        let motion = inputs.motion().map(|m| self.use_image(m, INPUT_LAYOUT));
         let proxy = self.buffers.proxy.binding();
-        record_import_color(&ctx, rec, &mut self.bridge, &color, proxy, c).map_err(gpu_error)?;
+        record_import_color(&ctx, rec, &mut self.images, &color, proxy, c).map_err(gpu_error)?;
         if let Some(m) = &motion {
             let mb = self.buffers.motion.binding();
-            record_import_motion(&ctx, rec, &mut self.bridge, m, mb, c).map_err(gpu_error)?;
+            record_import_motion(&ctx, rec, &mut self.images, m, mb, c).map_err(gpu_error)?;
         }
         if c.enabled != 0 {
             self.prepare[read_slot].record(rec, c).map_err(gpu_error)?;
@@ -242,7 +200,7 @@ impl NrFeature {
         }
         self.compose[read_slot].record(rec, c).map_err(gpu_error)?;
         let out = self.buffers.output.binding();
-        record_export(&ctx, rec, &mut self.bridge, out, &output, c).map_err(gpu_error)?;
+        record_export(&ctx, rec, &mut self.images, out, &output, c).map_err(gpu_error)?;
         Ok(())
     }
 }
@@ -256,8 +214,7 @@ impl Instance<NrInputs> for NrFeature {
         let mut rec = unsafe { Recorder::new(&ctx, cmd) }.map_err(gpu_error)?;
         self.record(&mut rec, inputs, &frame.constants, frame.setup.read_slot)?;
         self.driver.commit(&frame);
-        self.frames += 1;
-        self.drop_stale_views();
+        self.images.end_frame(VIEW_RETENTION_FRAMES);
         Ok(())
     }
 

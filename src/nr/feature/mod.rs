@@ -9,13 +9,14 @@
 //! * `backend` — [`NrBackend`], the backend of feature 18 (create, memory report);
 //! * `instance` — [`NrFeature`], one created feature: its buffers, passes, network, temporal
 //!   state and the per-frame recording (the image-layout contract is documented there);
-//! * `deferred` — objects kept alive until a recorded command buffer has run (event-based);
 //! * `errors` — GPU/recorder errors as feature errors;
 //! * `frame` — the host side of an evaluation: the temporal state (seed, counter, history) and
 //!   the kernels' constant block.
+//!
+//! The generic Vulkan pieces it uses (views of the caller's images, deferred frees) are
+//! `crate::gpu`'s.
 pub mod backend;
 pub mod cache;
-pub mod deferred;
 pub mod errors;
 pub mod frame;
 pub mod instance;

@@ -7,7 +7,7 @@
 //! * `gemm` — the grouped FP8 GEMM, the input adapter and the head (exact emulation of the MMA
 //!   profiles in integer and float arithmetic, no cooperative matrices);
 //! * `network` — [`NetworkRecorder`]: every node of the graph, barriers, timestamps, readback;
-//! * `frame` — prepare/compose around the network and the bridge to the caller's images.
+//! * `passes` — prepare/compose around the network and the bridge to the caller's images.
 //!
 //! The attention and element-wise kernels (`attention`, `elementwise`) are called from
 //! `network`. The GEMM and attention kernels come in two builds each (round-toward-zero FMA
@@ -17,9 +17,9 @@
 
 pub mod attention;
 pub mod elementwise;
-pub mod frame;
 pub mod gemm;
 pub mod network;
+pub mod passes;
 pub mod policy;
 pub mod weights;
 pub mod workspace;

@@ -15,11 +15,11 @@ use openngx::gpu::{DescriptorArena, GpuBuffer, MemoryKind, Recorder, UploadBatch
 use openngx::model::Model;
 use openngx::nr::frame::FrameConstants;
 use openngx::nr::graph::Graph;
-use openngx::nr::record::frame::{
+use openngx::nr::record::network::{Keep, NetworkOptions, NetworkRecorder};
+use openngx::nr::record::passes::{
     ComposeBindings, ComposePass, PrepareBindings, PreparePass, FEATURE_ROW_BYTES,
     HISTORY_TEXEL_BYTES, MOTION_TEXEL_BYTES, PROXY_TEXEL_BYTES,
 };
-use openngx::nr::record::network::{Keep, NetworkOptions, NetworkRecorder};
 use openngx::numerics::f16::F16;
 use openngx::numerics::Profiles;
 

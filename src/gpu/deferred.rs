@@ -5,14 +5,16 @@
 //! it likes. So the library records `vkCmdSetEvent` after the commands that use the objects and
 //! frees them once the host sees the event set (`vkGetEventStatus`), which it checks at later
 //! calls. If the command buffer is never submitted the objects live until their owner goes away
-//! (feature release), which the NGX contract makes safe.
+//! (feature release), which the NGX contract makes safe. Knows nothing of what it holds.
 
 use std::any::Any;
 use std::sync::Arc;
 
 use ash::vk;
 
-use crate::gpu::{GpuContext, GpuError, Recorder};
+use super::context::GpuContext;
+use super::dispatch::Recorder;
+use super::error::GpuError;
 
 /// Held objects plus the event that says the GPU is done with them.
 pub struct AfterSubmission {
