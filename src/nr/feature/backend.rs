@@ -1,11 +1,12 @@
 //! [`NrBackend`]: the [`Backend`] of DLSS-NR (NGX feature 18). `create` checks the size, loads (or
 //! shares) the model, adopts the caller's device, uploads the weights once per device (recorded
-//! into the caller's command buffer), and builds the feature's network, buffers and passes.
+//! into the caller's command buffer), and builds the feature's frame (`nr::gpu_frame`: buffers,
+//! network, passes).
 //!
 //! Nothing that can fail is done after the first command was recorded into the caller's command
-//! buffer except building the network (which needs the uploaded weights). If that fails, the
-//! objects the recorded upload uses are leaked rather than freed: the application may still
-//! submit that command buffer.
+//! buffer except building the network and binding the frame's passes to it (which need the
+//! uploaded weights). If that fails, the objects the recorded upload uses are leaked rather than
+//! freed: the application may still submit that command buffer.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,12 +18,13 @@ use parking_lot::Mutex;
 use super::cache::ModelCache;
 use super::errors::{gpu_error, record_error};
 use super::frame::FrameDriver;
-use super::instance::{FrameBuffers, NrFeature};
+use super::instance::NrFeature;
 use super::params::{NrCreate, NrInputs};
 use crate::feature::Route;
 use crate::feature::{Backend, DeviceContext, FeatureError, Instance};
-use crate::gpu::{CallerImages, DescriptorArena, GpuContext, Pending, Recorder, UploadBatch};
+use crate::gpu::{CallerImages, GpuContext, Pending, Recorder, UploadBatch};
 use crate::nr::geometry::Geometry;
+use crate::nr::gpu_frame::{FrameBuffers, GpuFrame};
 use crate::nr::graph;
 use crate::nr::keys;
 use crate::nr::record::network::{NetworkOptions, NetworkRecorder};
@@ -140,10 +142,7 @@ impl NrBackend {
                 RouteError::Gpu(g) => gpu_error(g),
                 other => FeatureError::Platform(other.to_string()),
             })?;
-        let pixels = u64::from(width) * u64::from(height);
-        let buffers = FrameBuffers::new(&ctx, pixels)?;
-        // 2 prepare sets of 4 buffers, 2 compose sets of 6.
-        let mut arena = DescriptorArena::new(&ctx, 4, 20).map_err(gpu_error)?;
+        let buffers = FrameBuffers::new(&ctx, width, height).map_err(gpu_error)?;
         let graph = graph::build(&geometry);
         let images = CallerImages::new(&ctx);
 
@@ -171,37 +170,25 @@ impl NrBackend {
             Ok(n) => n,
             Err(e) => return Err(orphan(batch, &mut rec, record_error(e))),
         };
-        let features = network.tensor(network.graph().features);
-        let head = network.tensor(network.graph().head);
-        let (prepare, compose) = match NrFeature::passes(&ctx, &mut arena, &buffers, features, head)
-        {
-            Ok(p) => p,
-            Err(e) => return Err(orphan(batch, &mut rec, e)),
+        let frame = match GpuFrame::new(&ctx, buffers, network) {
+            Ok(f) => f,
+            Err(e) => return Err(orphan(batch, &mut rec, gpu_error(e))),
         };
-
-        // The history starts at zero (it is only read after a frame wrote it, but a defined
-        // start keeps every byte the feature owns deterministic).
-        // `fill` only fails on a misaligned range, which whole buffers never are.
-        for h in &buffers.history {
-            if let Err(e) = rec.fill(h.binding(), 0) {
-                return Err(orphan(batch, &mut rec, gpu_error(e)));
-            }
+        // The history starts at zero. `fill` only fails on a misaligned range, which whole
+        // buffers never are.
+        if let Err(e) = frame.record_clear_history(&mut rec) {
+            return Err(orphan(batch, &mut rec, gpu_error(e)));
         }
-        rec.transfer_to_compute();
         if staged {
             pending.hold(&ctx, &mut rec, vec![Box::new(batch)]);
         }
-        let bytes = buffers.bytes() + network.workspace_bytes();
+        let bytes = frame.device_bytes();
         self.instance_bytes.fetch_add(bytes, Ordering::Relaxed);
         let blend = f16::to_f32(model.blend_scale());
         Ok(NrFeature {
             pending,
             images,
-            prepare,
-            compose,
-            _arena: arena,
-            network,
-            buffers,
+            frame,
             driver: FrameDriver::new(geometry, blend),
             _weights: weights,
             _model: model,

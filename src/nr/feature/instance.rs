@@ -1,7 +1,6 @@
-//! [`NrFeature`]: one created DLSS-NR feature on the caller's device — its network recorder and
-//! workspace, the frame buffers (proxy, motion, output and the two ping-pong history buffers it
-//! owns), the prepare/compose passes bound to them, the views of the caller's images it imports
-//! and exports ([`CallerImages`]), and the temporal state.
+//! [`NrFeature`]: one created DLSS-NR feature on the caller's device — its frame
+//! ([`GpuFrame`]: buffers, network, prepare/compose of both history slots), the views of the
+//! caller's images it imports and exports ([`CallerImages`]), and the temporal state.
 //!
 //! One evaluation records, into the caller's command buffer: import of `DLSSNR.Color` (and
 //! `DLSSNR.MVec`) into the proxy (motion) buffer -> prepare -> the network -> compose (output +
@@ -24,23 +23,16 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::errors::{gpu_error, record_error};
 use super::frame::FrameDriver;
 use super::params::NrInputs;
 use crate::feature::{FeatureError, ImageInput, Instance};
-use crate::gpu::{
-    BufferBinding, CallerImage, CallerImages, DescriptorArena, GpuBuffer, GpuContext, MemoryKind,
-    Pending, Recorder,
-};
+use crate::gpu::{CallerImage, CallerImages, GpuContext, Pending, Recorder};
 use crate::model::Model;
 use crate::nr::frame::FrameConstants;
-use crate::nr::record::network::NetworkRecorder;
-use crate::nr::record::passes::{
-    record_export, record_import_color, record_import_motion, ComposeBindings, ComposePass,
-    PrepareBindings, PreparePass, HISTORY_TEXEL_BYTES, MOTION_TEXEL_BYTES, PROXY_TEXEL_BYTES,
-};
+use crate::nr::gpu_frame::GpuFrame;
+use crate::nr::record::passes::{record_export, record_import_color, record_import_motion};
 use crate::nr::record::GpuWeights;
-
-use super::errors::gpu_error;
 
 /// Evaluations of one feature that may be pending on the GPU at once.
 pub const FRAMES_IN_FLIGHT: usize = 4;
@@ -54,49 +46,12 @@ pub const INPUT_LAYOUT: vk::ImageLayout = vk::ImageLayout::SHADER_READ_ONLY_OPTI
 /// Layout of `DLSSNR.Output` when the recorded commands run.
 pub const OUTPUT_LAYOUT: vk::ImageLayout = vk::ImageLayout::GENERAL;
 
-/// The per-feature device buffers of the frame (valid size).
-pub(super) struct FrameBuffers {
-    pub proxy: GpuBuffer,
-    pub motion: GpuBuffer,
-    pub output: GpuBuffer,
-    pub history: [GpuBuffer; 2],
-}
-
-impl FrameBuffers {
-    pub fn new(ctx: &Arc<GpuContext>, pixels: u64) -> Result<FrameBuffers, FeatureError> {
-        let b = |name: &str, texel: u64| {
-            GpuBuffer::new(ctx, name, pixels * texel, MemoryKind::DeviceLocal).map_err(gpu_error)
-        };
-        Ok(FrameBuffers {
-            proxy: b("nr proxy", PROXY_TEXEL_BYTES)?,
-            motion: b("nr motion", MOTION_TEXEL_BYTES)?,
-            output: b("nr output", HISTORY_TEXEL_BYTES)?,
-            history: [
-                b("nr history 0", HISTORY_TEXEL_BYTES)?,
-                b("nr history 1", HISTORY_TEXEL_BYTES)?,
-            ],
-        })
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.proxy.size()
-            + self.motion.size()
-            + self.output.size()
-            + self.history[0].size()
-            + self.history[1].size()
-    }
-}
-
 /// One DLSS-NR feature (see the module documentation). Field order is drop order: everything on
 /// the device goes before the context.
 pub struct NrFeature {
     pub(super) pending: Pending,
     pub(super) images: CallerImages,
-    pub(super) prepare: [PreparePass; 2],
-    pub(super) compose: [ComposePass; 2],
-    pub(super) _arena: DescriptorArena,
-    pub(super) network: NetworkRecorder,
-    pub(super) buffers: FrameBuffers,
+    pub(super) frame: GpuFrame,
     pub(super) driver: FrameDriver,
     pub(super) _weights: Arc<GpuWeights>,
     pub(super) _model: Arc<Model>,
@@ -106,48 +61,20 @@ pub struct NrFeature {
     pub(super) accounted: Arc<AtomicU64>,
 }
 
-impl NrFeature {
-    /// The prepare and compose passes of both history slots.
-    pub(super) fn passes(
-        ctx: &Arc<GpuContext>,
-        arena: &mut DescriptorArena,
-        buffers: &FrameBuffers,
-        features: BufferBinding,
-        head: BufferBinding,
-    ) -> Result<([PreparePass; 2], [ComposePass; 2]), FeatureError> {
-        let prepare = |read: usize, arena: &mut DescriptorArena| {
-            PreparePass::new(
-                ctx,
-                arena,
-                &PrepareBindings {
-                    proxy: buffers.proxy.binding(),
-                    motion: Some(buffers.motion.binding()),
-                    history: Some(buffers.history[read].binding()),
-                    features,
-                },
-            )
-            .map_err(gpu_error)
-        };
-        let p = [prepare(0, arena)?, prepare(1, arena)?];
-        let compose = |read: usize, arena: &mut DescriptorArena| {
-            ComposePass::new(
-                ctx,
-                arena,
-                &ComposeBindings {
-                    proxy: buffers.proxy.binding(),
-                    motion: Some(buffers.motion.binding()),
-                    history: Some(buffers.history[read].binding()),
-                    head,
-                    output: buffers.output.binding(),
-                    next_history: buffers.history[1 - read].binding(),
-                },
-            )
-            .map_err(gpu_error)
-        };
-        let c = [compose(0, arena)?, compose(1, arena)?];
-        Ok((p, c))
+/// A checked image input as the frame kernels see it (its first mip and layer, in `layout`).
+fn caller_image(img: &ImageInput, layout: vk::ImageLayout) -> CallerImage {
+    CallerImage {
+        image: img.image,
+        format: img.format,
+        width: img.width,
+        height: img.height,
+        mip_level: img.subresource.base_mip_level,
+        array_layer: img.subresource.base_array_layer,
+        layout,
     }
+}
 
+impl NrFeature {
     /// The state between frames (for tests and diagnostics).
     pub fn frame_state(&self) -> crate::nr::frame::FrameState {
         self.driver.state()
@@ -162,15 +89,7 @@ impl NrFeature {
     /// `img` as the frame kernels see it, noted as used by this frame with the caller's view
     /// (which tells a recreated image with a reused handle apart).
     fn use_image(&mut self, img: &ImageInput, layout: vk::ImageLayout) -> CallerImage {
-        let c = CallerImage {
-            image: img.image,
-            format: img.format,
-            width: img.width,
-            height: img.height,
-            mip_level: img.subresource.base_mip_level,
-            array_layer: img.subresource.base_array_layer,
-            layout,
-        };
+        let c = caller_image(img, layout);
         self.images.track(&c, img.view);
         c
     }
@@ -186,20 +105,17 @@ impl NrFeature {
         let color = self.use_image(inputs.color(), INPUT_LAYOUT);
         let output = self.use_image(inputs.output(), OUTPUT_LAYOUT);
         let motion = inputs.motion().map(|m| self.use_image(m, INPUT_LAYOUT));
-        let proxy = self.buffers.proxy.binding();
+        let buffers = self.frame.buffers();
+        let (proxy, mb, out) = (
+            buffers.proxy.binding(),
+            buffers.motion.binding(),
+            buffers.output.binding(),
+        );
         record_import_color(&ctx, rec, &mut self.images, &color, proxy, c).map_err(gpu_error)?;
         if let Some(m) = &motion {
-            let mb = self.buffers.motion.binding();
             record_import_motion(&ctx, rec, &mut self.images, m, mb, c).map_err(gpu_error)?;
         }
-        if c.enabled != 0 {
-            self.prepare[read_slot].record(rec, c).map_err(gpu_error)?;
-            self.network
-                .record(rec)
-                .map_err(|e| FeatureError::Platform(format!("recording the network: {e}")))?;
-        }
-        self.compose[read_slot].record(rec, c).map_err(gpu_error)?;
-        let out = self.buffers.output.binding();
+        self.frame.record(rec, c, read_slot).map_err(record_error)?;
         record_export(&ctx, rec, &mut self.images, out, &output, c).map_err(gpu_error)?;
         Ok(())
     }

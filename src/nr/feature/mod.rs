@@ -7,8 +7,9 @@
 //!   model-directory check the ABI layer runs before creating a feature;
 //! * `params` — [`NrCreate`] and [`NrInputs`], validated once when made;
 //! * `backend` — [`NrBackend`], the backend of feature 18 (create, memory report);
-//! * `instance` — [`NrFeature`], one created feature: its buffers, passes, network, temporal
-//!   state and the per-frame recording (the image-layout contract is documented there);
+//! * `instance` — [`NrFeature`], one created feature: the frame (`nr::gpu_frame`) with the
+//!   caller's images imported and exported around it, and the temporal state (the image-layout
+//!   contract is documented there);
 //! * `errors` — GPU/recorder errors as feature errors;
 //! * `frame` — the host side of an evaluation: the temporal state (seed, counter, history) and
 //!   the kernels' constant block.

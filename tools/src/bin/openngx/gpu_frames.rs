@@ -1,25 +1,19 @@
-//! Whole frames on a tool-owned device, for `parity --route gpu`: the NGX feature's frame path
-//! (`nr::feature::NrFeature`) with buffers in place of the caller's images. The proxy and
-//! motion buffers, the two ping-pong history buffers and the output are bound to the prepare and
-//! compose passes of both history slots and to the network's features and head, exactly as the
-//! feature binds them; a frame records prepare -> network -> compose (a disabled frame only
-//! compose) in the feature's order. The temporal decisions (seed, history use, slots) are made by
-//! the caller with `nr::frame::FrameState`, the rules the feature's `FrameDriver` follows. Only
-//! the image bridges (`import`/`export`, format conversions tested in `tests/gpu_frame.rs`) are
-//! left out: the fixture's proxy and motion are f32 already, and the output is read as the f16
-//! halves the export would write.
+//! Whole frames on a tool-owned device, for `parity --route gpu`: the NGX feature's frame
+//! (`nr::gpu_frame::GpuFrame`, the same type the feature records) with uploads and readbacks in
+//! place of the caller's images. A frame records prepare -> network -> compose (a disabled frame
+//! only compose). The temporal decisions (seed, history use, slots) are made by the caller with
+//! `nr::frame::FrameState`, the rules the feature's `FrameDriver` follows. Only the image
+//! bridges (`import`/`export`, format conversions tested in `tests/gpu_frame.rs`) are left out:
+//! the fixture's proxy and motion are f32 already, and the output is read as the f16 halves the
+//! export would write.
 
-use std::sync::Arc;
-
-use openngx::gpu::{DescriptorArena, GpuBuffer, MemoryKind, Recorder, UploadBatch};
+use openngx::gpu::{GpuBuffer, MemoryKind, Recorder, UploadBatch};
 use openngx::model::Model;
 use openngx::nr::frame::FrameConstants;
+use openngx::nr::gpu_frame::{FrameBuffers, GpuFrame};
 use openngx::nr::graph::Graph;
-use openngx::nr::record::network::{Keep, NetworkOptions, NetworkRecorder};
-use openngx::nr::record::passes::{
-    ComposeBindings, ComposePass, PrepareBindings, PreparePass, FEATURE_ROW_BYTES,
-    HISTORY_TEXEL_BYTES, MOTION_TEXEL_BYTES, PROXY_TEXEL_BYTES,
-};
+use openngx::nr::record::network::{Keep, NetworkOptions};
+use openngx::nr::record::passes::{FEATURE_ROW_BYTES, HISTORY_TEXEL_BYTES};
 use openngx::numerics::f16::F16;
 use openngx::numerics::Profiles;
 
@@ -52,24 +46,17 @@ pub struct FrameOut {
     pub output: Option<Vec<[F16; 4]>>,
 }
 
-/// The device buffers of the frame (valid size) and their readback copies.
-struct Buffers {
-    proxy: GpuBuffer,
-    motion: GpuBuffer,
-    history: [GpuBuffer; 2],
+/// Readback copies of what a frame produced.
+struct Readbacks {
     output: GpuBuffer,
-    output_rb: GpuBuffer,
-    features_rb: GpuBuffer,
+    features: GpuBuffer,
 }
 
-/// The feature's frame path (see the module documentation). Field order is drop order: the
-/// device (in `gpu`) goes last.
+/// The feature's frame on a tool-owned device (see the module documentation). Field order is
+/// drop order: the device (in `gpu`) goes last.
 pub struct GpuFrames {
-    prepare: [PreparePass; 2],
-    compose: [ComposePass; 2],
-    _arena: DescriptorArena,
-    bufs: Buffers,
-    pub gpu: GpuNet,
+    rb: Readbacks,
+    pub gpu: GpuNet<GpuFrame>,
 }
 
 fn bytes_of<const N: usize>(v: &[[f32; N]]) -> Vec<u8> {
@@ -78,7 +65,7 @@ fn bytes_of<const N: usize>(v: &[[f32; N]]) -> Vec<u8> {
 
 impl GpuFrames {
     /// Open the device and build the network (boundaries and head kept and read back) and the
-    /// frame passes of `graph`.
+    /// frame around it.
     pub fn new(
         model: &Model,
         graph: Graph,
@@ -92,89 +79,37 @@ impl GpuFrames {
             timestamps: false,
             ..NetworkOptions::default()
         };
-        let pixels = graph.geometry.valid.w as u64 * graph.geometry.valid.h as u64;
+        let (width, height) = (graph.geometry.valid.w, graph.geometry.valid.h);
+        let pixels = u64::from(width) * u64::from(height);
         let field_rows = graph.rows(graph.features) as u64;
-        let gpu = GpuNet::open(model, graph, device, opts)?;
-        let ctx = Arc::clone(gpu.ctx());
-        let buf = |name: &str, size: u64, kind: MemoryKind| {
-            GpuBuffer::new(&ctx, name, size, kind).map_err(|e| format!("{name}: {e}"))
+        let gpu = GpuNet::open(model, graph, device, opts)?.map(|ctx, net| {
+            let buffers =
+                FrameBuffers::new(ctx, width, height).map_err(|e| format!("frame buffers: {e}"))?;
+            GpuFrame::new(ctx, buffers, net).map_err(|e| format!("frame passes: {e}"))
+        })?;
+        let buf = |name: &str, size: u64| {
+            GpuBuffer::new(gpu.ctx(), name, size, MemoryKind::Readback)
+                .map_err(|e| format!("{name}: {e}"))
         };
-        let dl = MemoryKind::DeviceLocal;
-        let bufs = Buffers {
-            proxy: buf("proxy", pixels * PROXY_TEXEL_BYTES, dl)?,
-            motion: buf("motion", pixels * MOTION_TEXEL_BYTES, dl)?,
-            history: [
-                buf("history 0", pixels * HISTORY_TEXEL_BYTES, dl)?,
-                buf("history 1", pixels * HISTORY_TEXEL_BYTES, dl)?,
-            ],
-            output: buf("output", pixels * HISTORY_TEXEL_BYTES, dl)?,
-            output_rb: buf(
-                "output readback",
-                pixels * HISTORY_TEXEL_BYTES,
-                MemoryKind::Readback,
-            )?,
-            features_rb: buf(
-                "features readback",
-                field_rows * FEATURE_ROW_BYTES,
-                MemoryKind::Readback,
-            )?,
+        let rb = Readbacks {
+            output: buf("output readback", pixels * HISTORY_TEXEL_BYTES)?,
+            features: buf("features readback", field_rows * FEATURE_ROW_BYTES)?,
         };
-        let mut arena = DescriptorArena::new(&ctx, 4, 20).map_err(|e| e.to_string())?;
-        let (features, head) = (
-            gpu.net.tensor(gpu.net.graph().features),
-            gpu.net.tensor(gpu.net.graph().head),
-        );
-        let b = &bufs;
-        let mut pass = |read: usize| -> Result<(PreparePass, ComposePass), String> {
-            let p = PreparePass::new(
-                &ctx,
-                &mut arena,
-                &PrepareBindings {
-                    proxy: b.proxy.binding(),
-                    motion: Some(b.motion.binding()),
-                    history: Some(b.history[read].binding()),
-                    features,
-                },
-            );
-            let c = ComposePass::new(
-                &ctx,
-                &mut arena,
-                &ComposeBindings {
-                    proxy: b.proxy.binding(),
-                    motion: Some(b.motion.binding()),
-                    history: Some(b.history[read].binding()),
-                    head,
-                    output: b.output.binding(),
-                    next_history: b.history[1 - read].binding(),
-                },
-            );
-            Ok((
-                p.map_err(|e| format!("prepare pass: {e}"))?,
-                c.map_err(|e| format!("compose pass: {e}"))?,
-            ))
-        };
-        let (p0, c0) = pass(0)?;
-        let (p1, c1) = pass(1)?;
-        Ok(GpuFrames {
-            prepare: [p0, p1],
-            compose: [c0, c1],
-            _arena: arena,
-            bufs,
-            gpu,
-        })
+        Ok(GpuFrames { rb, gpu })
     }
 
     /// Record one frame, submit it, wait and read back what it produced.
     pub fn run(&mut self, f: &FrameIn) -> Result<FrameOut, String> {
         let enabled = f.constants.is_none_or(|c| c.enabled != 0);
         let slot = f.read_slot.min(1);
-        let (bufs, prepare, compose) = (&self.bufs, &self.prepare[slot], &self.compose[slot]);
-        let out_bytes = bufs.output.size();
-        let feat_bytes = bufs.features_rb.size();
+        let rb = &self.rb;
+        let out_bytes = rb.output.size();
+        let feat_bytes = rb.features.size();
         let e = |e: openngx::gpu::GpuError| e.to_string();
         // Before the network: the inputs, then prepare (or the given features).
-        let first = |net: &mut NetworkRecorder, rec: &mut Recorder<'_>, batch: &mut UploadBatch| {
+        let first = |frame: &mut GpuFrame, rec: &mut Recorder<'_>, batch: &mut UploadBatch| {
             if let Some(c) = &f.constants {
+                let bufs = frame.buffers();
                 batch
                     .upload(rec, &bufs.proxy, 0, &bytes_of(f.proxy))
                     .map_err(e)?;
@@ -185,10 +120,11 @@ impl GpuFrames {
                 }
                 rec.transfer_to_compute();
                 if enabled && f.features.is_none() {
-                    prepare.record(rec, c).map_err(e)?;
+                    frame.record_prepare(rec, c, slot).map_err(e)?;
                 }
             }
             if enabled {
+                let net = frame.network_mut();
                 match f.features {
                     Some(feats) => net
                         .upload_features(rec, batch, feats)
@@ -198,7 +134,7 @@ impl GpuFrames {
                         // reused later in the frame).
                         rec.compute_to_transfer();
                         let src = net.tensor(net.graph().features);
-                        rec.copy(src, bufs.features_rb.binding(), feat_bytes)
+                        rec.copy(src, rb.features.binding(), feat_bytes)
                             .map_err(e)?;
                     }
                 }
@@ -206,23 +142,24 @@ impl GpuFrames {
             Ok(())
         };
         // After it: compose and the output's readback.
-        let last = |_: &mut NetworkRecorder, rec: &mut Recorder<'_>, _: &mut UploadBatch| {
+        let last = |frame: &mut GpuFrame, rec: &mut Recorder<'_>, _: &mut UploadBatch| {
             if let Some(c) = &f.constants {
-                compose.record(rec, c).map_err(e)?;
+                frame.record_compose(rec, c, slot).map_err(e)?;
                 rec.compute_to_transfer();
-                rec.copy(bufs.output.binding(), bufs.output_rb.binding(), out_bytes)
+                let output = frame.buffers().output.binding();
+                rec.copy(output, rb.output.binding(), out_bytes)
                     .map_err(e)?;
             }
             rec.to_host();
             Ok(())
         };
         if enabled {
-            let nodes = self.gpu.net.graph().nodes.len();
+            let nodes = self.gpu.net.network().graph().nodes.len();
             self.gpu.run_nodes(nodes, "GPU frame", first, last)?;
         } else {
-            self.gpu.submit("the frame", |net, rec, batch| {
-                first(net, rec, batch)?;
-                last(net, rec, batch)
+            self.gpu.submit("the frame", |frame, rec, batch| {
+                first(frame, rec, batch)?;
+                last(frame, rec, batch)
             })?;
         }
 
@@ -238,20 +175,20 @@ impl GpuFrames {
                 Some(given) => Some(given.to_vec()),
                 None => {
                     let mut v = vec![0u8; feat_bytes as usize];
-                    bufs.features_rb.read(0, &mut v).map_err(read_err)?;
+                    rb.features.read(0, &mut v).map_err(read_err)?;
                     Some(openngx_tools::fixture::bytes_to_f32(&v))
                 }
             };
-            let g = self.gpu.net.graph();
-            for (name, t) in &g.boundaries {
-                let bytes = self.gpu.net.read_tensor(*t).map_err(read_err)?;
+            let net = self.gpu.net.network();
+            for (name, t) in &net.graph().boundaries {
+                let bytes = net.read_tensor(*t).map_err(read_err)?;
                 out.boundaries.push((name.clone(), bytes));
             }
-            out.head = Some(self.gpu.net.read_head().map_err(read_err)?);
+            out.head = Some(net.read_head().map_err(read_err)?);
         }
         if f.constants.is_some() {
             let mut v = vec![0u8; out_bytes as usize];
-            bufs.output_rb.read(0, &mut v).map_err(read_err)?;
+            rb.output.read(0, &mut v).map_err(read_err)?;
             out.output = Some(
                 v.chunks_exact(8)
                     .map(|p| [0, 2, 4, 6].map(|i| u16::from_le_bytes([p[i], p[i + 1]])))

@@ -1,6 +1,8 @@
 //! The network on a device the tool owns, shared by `bench`, `parity --route gpu` and `verify`:
 //! open the device, put the model's weights on it, build a [`NetworkRecorder`], record + submit +
 //! wait with an upload batch, and the deterministic synthetic features of `bench`/`verify`.
+//! A [`GpuNet`] runs the network alone or a whole frame around it ([`GpuNet::map`] into an
+//! `nr::gpu_frame::GpuFrame`, what `gpu_frames` does).
 //! Errors become strings that say which step failed (the tools print them and exit).
 
 use std::sync::Arc;
@@ -9,15 +11,41 @@ use std::time::Instant;
 use crate::standalone::StandaloneDevice;
 use openngx::gpu::{GpuContext, GpuError, Recorder, UploadBatch};
 use openngx::model::Model;
+use openngx::nr::gpu_frame::GpuFrame;
 use openngx::nr::graph::Graph;
 use openngx::nr::record::network::{NetworkOptions, NetworkRecorder};
 use openngx::nr::record::GpuWeights;
 use openngx::numerics::f16;
 
-/// A tool-owned device with the network of one geometry on it. Field order is drop order:
-/// everything that lives on the device goes before it.
-pub struct GpuNet {
-    pub net: NetworkRecorder,
+/// What a [`GpuNet`] runs: the network alone or a frame that holds it.
+pub trait HoldsNetwork {
+    fn network(&self) -> &NetworkRecorder;
+    fn network_mut(&mut self) -> &mut NetworkRecorder;
+}
+
+impl HoldsNetwork for NetworkRecorder {
+    fn network(&self) -> &NetworkRecorder {
+        self
+    }
+    fn network_mut(&mut self) -> &mut NetworkRecorder {
+        self
+    }
+}
+
+impl HoldsNetwork for GpuFrame {
+    fn network(&self) -> &NetworkRecorder {
+        GpuFrame::network(self)
+    }
+    fn network_mut(&mut self) -> &mut NetworkRecorder {
+        GpuFrame::network_mut(self)
+    }
+}
+
+/// A tool-owned device with the network of one geometry on it (in `net`: the recorder itself,
+/// or a frame around it). Field order is drop order: everything that lives on the device goes
+/// before it.
+pub struct GpuNet<N = NetworkRecorder> {
+    pub net: N,
     pub weights: Arc<GpuWeights>,
     pub dev: StandaloneDevice,
 }
@@ -59,6 +87,33 @@ impl GpuNet {
         Ok(GpuNet { net, weights, dev })
     }
 
+    /// Upload f32 features `[field rows][16]` into the network's input tensor.
+    pub fn upload_features(&mut self, features: &[f32]) -> Result<(), String> {
+        self.submit("uploading the features", |net, rec, batch| {
+            net.upload_features(rec, batch, features)
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+impl<N: HoldsNetwork> GpuNet<N> {
+    /// Wrap the network into what `f` builds around it on this device (a frame).
+    pub fn map<M>(
+        self,
+        f: impl FnOnce(&Arc<GpuContext>, N) -> Result<M, String>,
+    ) -> Result<GpuNet<M>, String> {
+        let GpuNet { net, weights, dev } = self;
+        match f(dev.context(), net) {
+            Ok(net) => Ok(GpuNet { net, weights, dev }),
+            Err(e) => {
+                // The weights live on the device: they go first.
+                drop(weights);
+                drop(dev);
+                Err(e)
+            }
+        }
+    }
+
     pub fn ctx(&self) -> &Arc<GpuContext> {
         self.dev.context()
     }
@@ -72,7 +127,7 @@ impl GpuNet {
     pub fn submit<R>(
         &mut self,
         what: &str,
-        f: impl FnOnce(&mut NetworkRecorder, &mut Recorder<'_>, &mut UploadBatch) -> Result<R, String>,
+        f: impl FnOnce(&mut N, &mut Recorder<'_>, &mut UploadBatch) -> Result<R, String>,
     ) -> Result<R, String> {
         let mut batch = UploadBatch::new(self.dev.context());
         let net = &mut self.net;
@@ -91,18 +146,10 @@ impl GpuNet {
         &mut self,
         nodes: usize,
         label: &str,
-        first: impl FnOnce(
-            &mut NetworkRecorder,
-            &mut Recorder<'_>,
-            &mut UploadBatch,
-        ) -> Result<(), String>,
-        last: impl FnOnce(
-            &mut NetworkRecorder,
-            &mut Recorder<'_>,
-            &mut UploadBatch,
-        ) -> Result<(), String>,
+        first: impl FnOnce(&mut N, &mut Recorder<'_>, &mut UploadBatch) -> Result<(), String>,
+        last: impl FnOnce(&mut N, &mut Recorder<'_>, &mut UploadBatch) -> Result<(), String>,
     ) -> Result<(), String> {
-        let blocks: Vec<usize> = self.net.graph().nodes[..nodes]
+        let blocks: Vec<usize> = self.net.network().graph().nodes[..nodes]
             .iter()
             .map(|n| n.block)
             .collect();
@@ -119,7 +166,8 @@ impl GpuNet {
                 if let Some(f) = first.take() {
                     f(net, rec, batch)?;
                 }
-                net.record_nodes(rec, range.clone())
+                net.network_mut()
+                    .record_nodes(rec, range.clone())
                     .map_err(|e| e.to_string())?;
                 match last.take() {
                     Some(f) if end => f(net, rec, batch),
@@ -133,14 +181,6 @@ impl GpuNet {
         }
         progress.done();
         Ok(())
-    }
-
-    /// Upload f32 features `[field rows][16]` into the network's input tensor.
-    pub fn upload_features(&mut self, features: &[f32]) -> Result<(), String> {
-        self.submit("uploading the features", |net, rec, batch| {
-            net.upload_features(rec, batch, features)
-                .map_err(|e| e.to_string())
-        })
     }
 }
 
