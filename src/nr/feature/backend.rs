@@ -16,8 +16,8 @@ use ash::vk;
 use parking_lot::Mutex;
 
 use super::cache::ModelCache;
+use super::driver::FrameDriver;
 use super::errors::{gpu_error, record_error};
-use super::frame::FrameDriver;
 use super::instance::NrFeature;
 use super::params::{NrCreate, NrInputs};
 use crate::feature::Route;

@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use super::driver::FrameDriver;
 use super::errors::{gpu_error, record_error};
-use super::frame::FrameDriver;
 use super::params::NrInputs;
 use crate::feature::{FeatureError, ImageInput, Instance};
 use crate::gpu::{CallerImage, CallerImages, GpuContext, Pending, Recorder};

@@ -11,20 +11,20 @@
 //!   caller's images imported and exported around it, and the temporal state (the image-layout
 //!   contract is documented there);
 //! * `errors` — GPU/recorder errors as feature errors;
-//! * `frame` — the host side of an evaluation: the temporal state (seed, counter, history) and
+//! * `driver` — the host side of an evaluation: the temporal state (seed, counter, history) and
 //!   the kernels' constant block.
 //!
 //! The generic Vulkan pieces it uses (views of the caller's images, deferred frees) are
 //! `crate::gpu`'s.
 pub mod backend;
 pub mod cache;
+pub mod driver;
 pub mod errors;
-pub mod frame;
 pub mod instance;
 pub mod params;
 
 pub use backend::NrBackend;
 pub use cache::{quick_check, ModelCache};
-pub use frame::{FrameDriver, PlannedFrame};
+pub use driver::{FrameDriver, PlannedFrame};
 pub use instance::{NrFeature, FRAMES_IN_FLIGHT, INPUT_LAYOUT, OUTPUT_LAYOUT};
 pub use params::{NrCreate, NrInputs, MAX_AREA, MAX_SIZE, MIN_SIZE};

@@ -7,7 +7,7 @@ use crate::feature::{FeatureError, ImageInput, Rect};
 use crate::nr::frame::{FrameParams, Subrect};
 use crate::nr::keys;
 
-use super::frame::frame_error;
+use super::driver::frame_error;
 
 /// Smallest accepted width/height.
 pub const MIN_SIZE: u32 = 64;
