@@ -6,9 +6,12 @@
 //! * `stats` — weight statistics of a model;
 //! * `fixture` — fixture directories ("captured frames") written by the CPU reference;
 //! * `compare` — the parity verdicts between a run and a fixture;
-//! * `image` — PNG in and out.
+//! * `image` — PNG in and out;
+//! * `devkit` — the caller-device kit: the instance, device, queue and pool the tools, the demo
+//!   and the tests own when they play the NGX caller, submission and buffers/images.
 
 pub mod compare;
+pub mod devkit;
 pub mod dll;
 pub mod fixture;
 pub mod image;

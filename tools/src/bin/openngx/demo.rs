@@ -30,7 +30,7 @@ use openngx::numerics::{f16, Profiles};
 use openngx_tools::image;
 use openngx_tools::synth::{self, SynthParams};
 
-use vulkan::{App, HostBuffer, Image};
+use vulkan::{demo_error, App, HostBuffer, Image};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -303,15 +303,11 @@ impl Objects {
         })
     }
 
+    /// Free the objects (the images and buffers on drop), with the device idle.
     fn free(self, app: &App) {
-        app.free_image(self.color);
-        app.free_image(self.motion);
-        app.free_image(self.output);
-        app.free_buffer(self.staging);
-        app.free_buffer(self.readback);
         if let Some(q) = self.queries {
             // SAFETY: the device is idle.
-            unsafe { app.device.destroy_query_pool(q, None) };
+            unsafe { app.kit.device.destroy_query_pool(q, None) };
         }
     }
 }
@@ -335,18 +331,18 @@ fn run_ngx(
         NVSDK_NGX_VULKAN_Init(
             0x0de3,
             data_path.as_ptr(),
-            vk::Instance::from_raw(app.instance.handle().as_raw()),
-            app.physical,
-            app.device.handle(),
-            Some(app.entry.static_fn().get_instance_proc_addr),
-            Some(app.instance.fp_v1_0().get_device_proc_addr),
+            vk::Instance::from_raw(app.kit.instance.handle().as_raw()),
+            app.kit.physical,
+            app.kit.device.handle(),
+            Some(app.kit.entry.static_fn().get_instance_proc_addr),
+            Some(app.kit.instance.fp_v1_0().get_device_proc_addr),
             std::ptr::null(),
             NVSDK_NGX_Version_API,
         )
     };
     check("NVSDK_NGX_VULKAN_Init", r)?;
     let result = with_ngx(app, obj, w, h, inputs);
-    let r = NVSDK_NGX_VULKAN_Shutdown1(app.device.handle());
+    let r = NVSDK_NGX_VULKAN_Shutdown1(app.kit.device.handle());
     let outs = result?;
     check("NVSDK_NGX_VULKAN_Shutdown1", r)?;
     Ok(outs)
@@ -413,7 +409,7 @@ fn frames_on(
             // SAFETY: our device, a recording command buffer, a live map, a valid out pointer.
             let r = unsafe {
                 NVSDK_NGX_VULKAN_CreateFeature1(
-                    app.device.handle(),
+                    app.kit.device.handle(),
                     app.cmd,
                     NVSDK_NGX_Feature_Reserved18,
                     params,
@@ -484,7 +480,7 @@ fn evaluate_frame(
         .iter()
         .flat_map(|p| p.iter().flat_map(|c| c.to_le_bytes()))
         .collect();
-    obj.staging.write(0, &proxy)?;
+    obj.staging.write(0, &proxy).map_err(demo_error)?;
     app.begin()?;
     app.upload_image(&obj.staging, 0, &obj.color);
     match &f.motion {
@@ -493,7 +489,9 @@ fn evaluate_frame(
                 .iter()
                 .flat_map(|p| p.iter().flat_map(|c| c.to_le_bytes()))
                 .collect();
-            obj.staging.write(proxy.len() as u64, &bytes)?;
+            obj.staging
+                .write(proxy.len() as u64, &bytes)
+                .map_err(demo_error)?;
             app.upload_image(&obj.staging, proxy.len() as u64, &obj.motion);
             set_vp(
                 params,
@@ -507,12 +505,12 @@ fn evaluate_frame(
     // SAFETY: recording command buffer; queries `first`, `first + 1` exist in the pool.
     unsafe {
         if let Some((pool, first)) = q {
-            app.device.cmd_reset_query_pool(app.cmd, pool, first, 2);
+            app.kit.device.cmd_reset_query_pool(app.cmd, pool, first, 2);
             // Everything before (the uploads) finishes first, so the span is the evaluation's.
             let all = [vk::MemoryBarrier::default()
                 .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
                 .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)];
-            app.device.cmd_pipeline_barrier(
+            app.kit.device.cmd_pipeline_barrier(
                 app.cmd,
                 vk::PipelineStageFlags::ALL_COMMANDS,
                 vk::PipelineStageFlags::ALL_COMMANDS,
@@ -521,7 +519,7 @@ fn evaluate_frame(
                 &[],
                 &[],
             );
-            app.device.cmd_write_timestamp(
+            app.kit.device.cmd_write_timestamp(
                 app.cmd,
                 vk::PipelineStageFlags::BOTTOM_OF_PIPE,
                 pool,
@@ -534,7 +532,7 @@ fn evaluate_frame(
     if let Some((pool, first)) = q {
         // SAFETY: as above.
         unsafe {
-            app.device.cmd_write_timestamp(
+            app.kit.device.cmd_write_timestamp(
                 app.cmd,
                 vk::PipelineStageFlags::BOTTOM_OF_PIPE,
                 pool,
@@ -546,7 +544,10 @@ fn evaluate_frame(
     let submitted = app.submit_and_wait();
     check("NVSDK_NGX_VULKAN_EvaluateFeature_C", r)?;
     submitted?;
-    let bytes = obj.readback.read((w * h * 8) as usize)?;
+    let bytes = obj
+        .readback
+        .read((w * h * 8) as usize)
+        .map_err(demo_error)?;
     let output = bytes
         .chunks_exact(8)
         .map(|c| {
@@ -690,7 +691,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
             let result = run_ngx(&app, &obj, w, h, &inputs);
             // SAFETY: our device.
             unsafe {
-                let _ = app.device.device_wait_idle();
+                let _ = app.kit.device.device_wait_idle();
             }
             obj.free(&app);
             drop(app);
