@@ -24,6 +24,7 @@ use openngx::ngx::param_exports::*;
 use openngx::nr::frame::{scene, FrameParams};
 use openngx::nr::pipeline::CpuPipeline;
 use openngx::numerics::{f16, Profiles};
+use openngx_tools::devkit::{color_range, copy_region, image_barrier, ngx_resource};
 use openngx_tools::synth;
 
 static LOCK: Mutex<()> = Mutex::new(());
@@ -260,30 +261,11 @@ fn view(h: &Harness, img: &TestImage) -> vk::ImageView {
 }
 
 fn range() -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
-        base_mip_level: 0,
-        level_count: 1,
-        base_array_layer: 0,
-        layer_count: 1,
-    }
+    color_range()
 }
 
 fn resource(img: &TestImage, view: vk::ImageView, rw: bool) -> NVSDK_NGX_Resource_VK {
-    NVSDK_NGX_Resource_VK {
-        Resource: NVSDK_NGX_Resource_VK_Resource {
-            ImageViewInfo: NVSDK_NGX_ImageViewInfo_VK {
-                ImageView: view,
-                Image: img.image,
-                SubresourceRange: range(),
-                Format: img.format,
-                Width: img.width,
-                Height: img.height,
-            },
-        },
-        Type: NVSDK_NGX_RESOURCE_VK_TYPE_VK_IMAGEVIEW,
-        ReadWrite: rw,
-    }
+    ngx_resource(img, view, rw)
 }
 
 fn barrier(
@@ -294,15 +276,7 @@ fn barrier(
     access: (vk::AccessFlags, vk::AccessFlags),
     stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
 ) {
-    let b = [vk::ImageMemoryBarrier::default()
-        .old_layout(layouts.0)
-        .new_layout(layouts.1)
-        .src_access_mask(access.0)
-        .dst_access_mask(access.1)
-        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .image(image)
-        .subresource_range(range())];
+    let b = [image_barrier(image, layouts, access)];
     // SAFETY: a recording command buffer of the harness.
     unsafe {
         h.device.cmd_pipeline_barrier(
@@ -318,23 +292,7 @@ fn barrier(
 }
 
 fn region(offset: u64, w: u32, h: u32) -> vk::BufferImageCopy {
-    vk::BufferImageCopy {
-        buffer_offset: offset,
-        buffer_row_length: 0,
-        buffer_image_height: 0,
-        image_subresource: vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        },
-        image_offset: vk::Offset3D::default(),
-        image_extent: vk::Extent3D {
-            width: w,
-            height: h,
-            depth: 1,
-        },
-    }
+    copy_region(offset, w, h)
 }
 
 /// Per-frame controls.

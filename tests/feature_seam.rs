@@ -26,6 +26,7 @@ use openngx::ngx::param_read::{invalid, opt_ui, required_image};
 use openngx::ngx::params::{ParamObject, ParamRef, Value};
 use openngx::ngx::resource::Role;
 use openngx::ngx::{register_backend, unregister_backend, Description};
+use openngx_tools::devkit::{color_range, copy_region, image_barrier, ngx_resource};
 
 /// No NGX feature uses this id.
 const COPY: NVSDK_NGX_Feature = 1000;
@@ -190,41 +191,14 @@ fn set_vp(p: *mut NVSDK_NGX_Parameter, k: &CStr, v: *mut c_void) {
     unsafe { NVSDK_NGX_Parameter_SetVoidPointer(p, k.as_ptr(), v) }
 }
 
-fn range() -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
-        base_mip_level: 0,
-        level_count: 1,
-        base_array_layer: 0,
-        layer_count: 1,
-    }
-}
-
 fn view(h: &Harness, img: &TestImage) -> vk::ImageView {
     let info = vk::ImageViewCreateInfo::default()
         .image(img.image)
         .view_type(vk::ImageViewType::TYPE_2D)
         .format(img.format)
-        .subresource_range(range());
+        .subresource_range(color_range());
     // SAFETY: a live image of the harness's device.
     unsafe { h.device.create_image_view(&info, None) }.expect("vkCreateImageView")
-}
-
-fn resource(img: &TestImage, view: vk::ImageView, rw: bool) -> NVSDK_NGX_Resource_VK {
-    NVSDK_NGX_Resource_VK {
-        Resource: NVSDK_NGX_Resource_VK_Resource {
-            ImageViewInfo: NVSDK_NGX_ImageViewInfo_VK {
-                ImageView: view,
-                Image: img.image,
-                SubresourceRange: range(),
-                Format: img.format,
-                Width: img.width,
-                Height: img.height,
-            },
-        },
-        Type: NVSDK_NGX_RESOURCE_VK_TYPE_VK_IMAGEVIEW,
-        ReadWrite: rw,
-    }
 }
 
 fn barrier(
@@ -234,15 +208,7 @@ fn barrier(
     layouts: (vk::ImageLayout, vk::ImageLayout),
     access: (vk::AccessFlags, vk::AccessFlags),
 ) {
-    let b = [vk::ImageMemoryBarrier::default()
-        .old_layout(layouts.0)
-        .new_layout(layouts.1)
-        .src_access_mask(access.0)
-        .dst_access_mask(access.1)
-        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .image(image)
-        .subresource_range(range())];
+    let b = [image_barrier(image, layouts, access)];
     // SAFETY: a recording command buffer of the harness.
     unsafe {
         h.device.cmd_pipeline_barrier(
@@ -255,26 +221,6 @@ fn barrier(
             &b,
         )
     };
-}
-
-fn copy_region(w: u32, h: u32) -> vk::BufferImageCopy {
-    vk::BufferImageCopy {
-        buffer_offset: 0,
-        buffer_row_length: 0,
-        buffer_image_height: 0,
-        image_subresource: vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        },
-        image_offset: vk::Offset3D::default(),
-        image_extent: vk::Extent3D {
-            width: w,
-            height: h,
-            depth: 1,
-        },
-    }
 }
 
 #[test]
@@ -383,8 +329,8 @@ fn a_second_feature_plugs_in_through_the_same_path() {
     ok("CreateFeature1", r);
     assert_eq!(live.load(Ordering::SeqCst), 1);
 
-    let mut in_res = resource(&input, iv, false);
-    let mut out_res = resource(&output, ov, true);
+    let mut in_res = ngx_resource(&input, iv, false);
+    let mut out_res = ngx_resource(&output, ov, true);
     let evaluate = |handle: *mut NVSDK_NGX_Handle, cmd| {
         // SAFETY: a recording command buffer, a handle of ours (or a stale one), a live map.
         unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, handle, params, None) }
@@ -422,7 +368,7 @@ fn a_second_feature_plugs_in_through_the_same_path() {
                 staging.buffer,
                 input.image,
                 vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                &[copy_region(w, ht)],
+                &[copy_region(0, w, ht)],
             )
         };
         barrier(
@@ -469,7 +415,7 @@ fn a_second_feature_plugs_in_through_the_same_path() {
                 output.image,
                 vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
                 readback.buffer,
-                &[copy_region(w, ht)],
+                &[copy_region(0, w, ht)],
             )
         };
         r

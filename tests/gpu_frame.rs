@@ -492,23 +492,7 @@ fn barrier(
 }
 
 fn copy_region(img: &TestImage) -> vk::BufferImageCopy {
-    vk::BufferImageCopy {
-        buffer_offset: 0,
-        buffer_row_length: 0,
-        buffer_image_height: 0,
-        image_subresource: vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        },
-        image_offset: vk::Offset3D::default(),
-        image_extent: vk::Extent3D {
-            width: img.width,
-            height: img.height,
-            depth: 1,
-        },
-    }
+    openngx_tools::devkit::copy_region(0, img.width, img.height)
 }
 
 /// Fill the whole image from `staging` and leave it in `layout`.

@@ -800,6 +800,70 @@ pub fn color_range() -> vk::ImageSubresourceRange {
     }
 }
 
+/// A copy between a buffer (tightly packed texels from `offset`) and the whole colour
+/// subresource of a `width`x`height` image.
+pub fn copy_region(offset: u64, width: u32, height: u32) -> vk::BufferImageCopy {
+    vk::BufferImageCopy {
+        buffer_offset: offset,
+        buffer_row_length: 0,
+        buffer_image_height: 0,
+        image_subresource: vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        },
+        image_offset: vk::Offset3D::default(),
+        image_extent: vk::Extent3D {
+            width,
+            height,
+            depth: 1,
+        },
+    }
+}
+
+/// A barrier on the whole colour subresource of `image`: layout `layouts.0` -> `layouts.1`,
+/// making accesses `access.0` visible to `access.1` (no queue-family transfer).
+pub fn image_barrier(
+    image: vk::Image,
+    layouts: (vk::ImageLayout, vk::ImageLayout),
+    access: (vk::AccessFlags, vk::AccessFlags),
+) -> vk::ImageMemoryBarrier<'static> {
+    vk::ImageMemoryBarrier::default()
+        .old_layout(layouts.0)
+        .new_layout(layouts.1)
+        .src_access_mask(access.0)
+        .dst_access_mask(access.1)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(color_range())
+}
+
+/// The NGX resource description of `img` seen through `view` (the caller's own view), as an
+/// application hands it to `NVSDK_NGX_Parameter_SetVoidPointer`.
+pub fn ngx_resource(
+    img: &DeviceImage,
+    view: vk::ImageView,
+    read_write: bool,
+) -> openngx::ngx::abi::NVSDK_NGX_Resource_VK {
+    use openngx::ngx::abi::*;
+    NVSDK_NGX_Resource_VK {
+        Resource: NVSDK_NGX_Resource_VK_Resource {
+            ImageViewInfo: NVSDK_NGX_ImageViewInfo_VK {
+                ImageView: view,
+                Image: img.image,
+                SubresourceRange: color_range(),
+                Format: img.format,
+                Width: img.width,
+                Height: img.height,
+            },
+        },
+        Type: NVSDK_NGX_RESOURCE_VK_TYPE_VK_IMAGEVIEW,
+        ReadWrite: read_write,
+    }
+}
+
 /// A host-visible, coherent buffer, mapped for its whole life; freed on drop.
 pub struct HostBuffer {
     device: ash::Device,

@@ -261,21 +261,5 @@ impl App {
 }
 
 fn copy_region(offset: u64, img: &Image) -> vk::BufferImageCopy {
-    vk::BufferImageCopy {
-        buffer_offset: offset,
-        buffer_row_length: 0,
-        buffer_image_height: 0,
-        image_subresource: vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        },
-        image_offset: vk::Offset3D::default(),
-        image_extent: vk::Extent3D {
-            width: img.width,
-            height: img.height,
-            depth: 1,
-        },
-    }
+    openngx_tools::devkit::copy_region(offset, img.width, img.height)
 }
