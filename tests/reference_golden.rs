@@ -5,8 +5,8 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use openngx::model::{LoadOptions, Model};
+use openngx::nr::cpu_frame::{CpuPipeline, FrameResult};
 use openngx::nr::frame::{scene, FrameParams};
-use openngx::nr::pipeline::{CpuPipeline, FrameResult};
 use openngx::numerics::Profiles;
 use openngx_tools::fixture::{self, Fixture, FrameParameters, RecordedFrame};
 use openngx_tools::synth;

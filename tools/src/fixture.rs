@@ -394,7 +394,7 @@ pub struct RecordedFrame<'a> {
     pub motion: &'a [[f32; 2]],
     pub parameters: FrameParameters,
     /// What the CPU pipeline produced for it.
-    pub result: &'a openngx::nr::pipeline::FrameResult,
+    pub result: &'a openngx::nr::cpu_frame::FrameResult,
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FixtureError + '_ {

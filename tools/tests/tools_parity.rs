@@ -308,7 +308,7 @@ fn the_run_prepares_and_composes_like_an_independent_path() {
     // A fixture written by `nr::fixture::write` (what `openngx reference` writes) from the same
     // results: strict validation accepts it and every one of its 77 checks is exact.
     let tmp = tempdir("tools-parity-writer-");
-    let result = openngx::nr::pipeline::FrameResult {
+    let result = openngx::nr::cpu_frame::FrameResult {
         output: run.output.clone(),
         features: Some(run.features.clone()),
         network: Some(openngx::nr::reference::Output {

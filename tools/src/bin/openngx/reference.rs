@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use openngx::model::{LoadOptions, Model};
+use openngx::nr::cpu_frame::{CpuPipeline, FrameResult};
 use openngx::nr::frame::scene;
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
-use openngx::nr::pipeline::{CpuPipeline, FrameResult};
 use openngx::nr::reference;
 use openngx::numerics::Profiles;
 use openngx_tools::fixture::{self, FrameParameters, RecordedFrame};
