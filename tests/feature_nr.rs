@@ -24,7 +24,7 @@ use openngx::ngx::param_exports::*;
 use openngx::nr::cpu_frame::CpuPipeline;
 use openngx::nr::frame::{scene, FrameParams};
 use openngx::numerics::{f16, Profiles};
-use openngx_tools::devkit::{color_range, copy_region, image_barrier, ngx_resource};
+use openngx_tools::devkit::{copy_region, ngx_resource};
 use openngx_tools::synth;
 
 static LOCK: Mutex<()> = Mutex::new(());
@@ -250,45 +250,8 @@ struct Frames<'h> {
     readback: HostBuffer,
 }
 
-fn view(h: &Harness, img: &TestImage) -> vk::ImageView {
-    let info = vk::ImageViewCreateInfo::default()
-        .image(img.image)
-        .view_type(vk::ImageViewType::TYPE_2D)
-        .format(img.format)
-        .subresource_range(range());
-    // SAFETY: a live image of the harness's device.
-    unsafe { h.device.create_image_view(&info, None) }.expect("vkCreateImageView")
-}
-
-fn range() -> vk::ImageSubresourceRange {
-    color_range()
-}
-
 fn resource(img: &TestImage, view: vk::ImageView, rw: bool) -> NVSDK_NGX_Resource_VK {
     ngx_resource(img, view, rw)
-}
-
-fn barrier(
-    h: &Harness,
-    cmd: vk::CommandBuffer,
-    image: vk::Image,
-    layouts: (vk::ImageLayout, vk::ImageLayout),
-    access: (vk::AccessFlags, vk::AccessFlags),
-    stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
-) {
-    let b = [image_barrier(image, layouts, access)];
-    // SAFETY: a recording command buffer of the harness.
-    unsafe {
-        h.device.cmd_pipeline_barrier(
-            cmd,
-            stages.0,
-            stages.1,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &b,
-        )
-    };
 }
 
 fn region(offset: u64, w: u32, h: u32) -> vk::BufferImageCopy {
@@ -320,12 +283,11 @@ impl<'h> Frames<'h> {
             vk::Format::R16G16B16A16_SFLOAT,
             vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC,
         );
-        let (cv, mv, ov) = (view(h, &color), view(h, &motion), view(h, &output));
+        let (cv, mv, ov) = (h.view(&color), h.view(&motion), h.view(&output));
         let n = u64::from(w) * u64::from(ht);
         // The output lives in GENERAL from the start.
         submit(h, |cmd| {
-            barrier(
-                h,
+            h.barrier(
                 cmd,
                 output.image,
                 (vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL),
@@ -350,8 +312,7 @@ impl<'h> Frames<'h> {
 
     fn upload(&self, cmd: vk::CommandBuffer, img: &TestImage, offset: u64) {
         let h = self.h;
-        barrier(
-            h,
+        h.barrier(
             cmd,
             img.image,
             (
@@ -374,8 +335,7 @@ impl<'h> Frames<'h> {
                 &[region(offset, self.w, self.ht)],
             )
         };
-        barrier(
-            h,
+        h.barrier(
             cmd,
             img.image,
             (
@@ -442,8 +402,7 @@ impl<'h> Frames<'h> {
             self.upload(cmd, &self.motion.0, pbytes.len() as u64);
             // SAFETY: a recording command buffer, a live handle and map.
             let r = unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, handle, ngx.params, None) };
-            barrier(
-                h,
+            h.barrier(
                 cmd,
                 self.output.0.image,
                 (vk::ImageLayout::GENERAL, vk::ImageLayout::GENERAL),

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use ash::vk;
-use common::{Harness, TestImage};
+use common::Harness;
 use openngx::feature::{Backend, DeviceContext, FeatureError, ImageInput, Instance};
 use openngx::ngx::abi::*;
 use openngx::ngx::exports::*;
@@ -26,7 +26,7 @@ use openngx::ngx::param_read::{invalid, opt_ui, required_image};
 use openngx::ngx::params::{ParamObject, ParamRef, Value};
 use openngx::ngx::resource::Role;
 use openngx::ngx::{register_backend, unregister_backend, Description};
-use openngx_tools::devkit::{color_range, copy_region, image_barrier, ngx_resource};
+use openngx_tools::devkit::{copy_region, ngx_resource};
 
 /// No NGX feature uses this id.
 const COPY: NVSDK_NGX_Feature = 1000;
@@ -191,38 +191,6 @@ fn set_vp(p: *mut NVSDK_NGX_Parameter, k: &CStr, v: *mut c_void) {
     unsafe { NVSDK_NGX_Parameter_SetVoidPointer(p, k.as_ptr(), v) }
 }
 
-fn view(h: &Harness, img: &TestImage) -> vk::ImageView {
-    let info = vk::ImageViewCreateInfo::default()
-        .image(img.image)
-        .view_type(vk::ImageViewType::TYPE_2D)
-        .format(img.format)
-        .subresource_range(color_range());
-    // SAFETY: a live image of the harness's device.
-    unsafe { h.device.create_image_view(&info, None) }.expect("vkCreateImageView")
-}
-
-fn barrier(
-    h: &Harness,
-    cmd: vk::CommandBuffer,
-    image: vk::Image,
-    layouts: (vk::ImageLayout, vk::ImageLayout),
-    access: (vk::AccessFlags, vk::AccessFlags),
-) {
-    let b = [image_barrier(image, layouts, access)];
-    // SAFETY: a recording command buffer of the harness.
-    unsafe {
-        h.device.cmd_pipeline_barrier(
-            cmd,
-            vk::PipelineStageFlags::ALL_COMMANDS,
-            vk::PipelineStageFlags::ALL_COMMANDS,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &b,
-        )
-    };
-}
-
 #[test]
 fn a_second_feature_plugs_in_through_the_same_path() {
     let Some(h) = Harness::new() else {
@@ -300,7 +268,7 @@ fn a_second_feature_plugs_in_through_the_same_path() {
         | vk::ImageUsageFlags::SAMPLED;
     let input = h.image(w, ht, FORMAT, usage);
     let output = h.image(w, ht, FORMAT, usage);
-    let (iv, ov) = (view(&h, &input), view(&h, &output));
+    let (iv, ov) = (h.view(&input), h.view(&output));
     let bytes = (w * ht * 4) as usize;
     let staging = h.host_buffer(bytes as u64);
     let readback = h.host_buffer(bytes as u64);
@@ -351,8 +319,7 @@ fn a_second_feature_plugs_in_through_the_same_path() {
         &mut in_res as *mut _ as *mut c_void,
     );
     let r = h.submit(|cmd| {
-        barrier(
-            &h,
+        h.barrier(
             cmd,
             input.image,
             (
@@ -360,6 +327,10 @@ fn a_second_feature_plugs_in_through_the_same_path() {
                 vk::ImageLayout::TRANSFER_DST_OPTIMAL,
             ),
             (vk::AccessFlags::empty(), vk::AccessFlags::TRANSFER_WRITE),
+            (
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+            ),
         );
         // SAFETY: a recording command buffer; the staging buffer holds the pattern.
         unsafe {
@@ -371,8 +342,7 @@ fn a_second_feature_plugs_in_through_the_same_path() {
                 &[copy_region(0, w, ht)],
             )
         };
-        barrier(
-            &h,
+        h.barrier(
             cmd,
             input.image,
             (
@@ -383,9 +353,12 @@ fn a_second_feature_plugs_in_through_the_same_path() {
                 vk::AccessFlags::TRANSFER_WRITE,
                 vk::AccessFlags::TRANSFER_READ,
             ),
+            (
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+            ),
         );
-        barrier(
-            &h,
+        h.barrier(
             cmd,
             output.image,
             (
@@ -393,10 +366,13 @@ fn a_second_feature_plugs_in_through_the_same_path() {
                 vk::ImageLayout::TRANSFER_DST_OPTIMAL,
             ),
             (vk::AccessFlags::empty(), vk::AccessFlags::TRANSFER_WRITE),
+            (
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+            ),
         );
         let r = evaluate(handle, cmd);
-        barrier(
-            &h,
+        h.barrier(
             cmd,
             output.image,
             (
@@ -406,6 +382,10 @@ fn a_second_feature_plugs_in_through_the_same_path() {
             (
                 vk::AccessFlags::TRANSFER_WRITE,
                 vk::AccessFlags::TRANSFER_READ,
+            ),
+            (
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
             ),
         );
         // SAFETY: a recording command buffer; the readback buffer is large enough.

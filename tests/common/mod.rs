@@ -202,6 +202,44 @@ impl Harness {
         }
     }
 
+    /// A 2D colour view of `img` (the caller's own view of it, as an application hands to NGX);
+    /// destroyed by the test.
+    pub fn view(&self, img: &TestImage) -> vk::ImageView {
+        let info = vk::ImageViewCreateInfo::default()
+            .image(img.image)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(img.format)
+            .subresource_range(openngx_tools::devkit::color_range());
+        // SAFETY: `img` is a live image of this harness's device, created with a usage that
+        // allows views; the create info names its one mip and layer.
+        unsafe { self.device.create_image_view(&info, None) }.expect("vkCreateImageView")
+    }
+
+    /// Record a barrier on the whole colour subresource of `image` into `cmd`.
+    pub fn barrier(
+        &self,
+        cmd: vk::CommandBuffer,
+        image: vk::Image,
+        layouts: (vk::ImageLayout, vk::ImageLayout),
+        access: (vk::AccessFlags, vk::AccessFlags),
+        stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
+    ) {
+        let b = [openngx_tools::devkit::image_barrier(image, layouts, access)];
+        // SAFETY: callers pass a command buffer of this harness in the recording state and a
+        // live image of its device; the barrier names the image's only mip and layer.
+        unsafe {
+            self.device.cmd_pipeline_barrier(
+                cmd,
+                stages.0,
+                stages.1,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &b,
+            )
+        };
+    }
+
     /// Fail the test if the validation layer reported an error.
     pub fn assert_validation_clean(&self) {
         let errors = self.validation_errors();
