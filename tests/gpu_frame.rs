@@ -919,14 +919,16 @@ fn bridge_refuses_bad_formats_layouts_and_rectangles() {
     h.assert_validation_clean();
 }
 
-/// The bridge's views follow the caller's images: a view outlives the frames that may still use
-/// it and then goes when its image is no longer used, and a handle that comes back with another
-/// caller view (the image was destroyed and recreated) gets a fresh view while the old one is
-/// retired for as many frames.
+/// The bridge's views follow the caller's images and the frames that used them: a view lives as
+/// long as any frame that used it may still run, however many frames pass (a recorded, never
+/// submitted frame keeps it), and goes once those frames are seen complete and its image has been
+/// unused for the idle count; a handle that comes back with another caller view (the image was
+/// destroyed and recreated) gets a fresh view, while the old one is retired until its own frames
+/// are done.
 #[test]
 fn bridge_views_follow_their_images() {
     use ash::vk::Handle;
-    const KEEP: u64 = 2;
+    const IDLE: u64 = 2;
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
     let c = bridge_constants();
@@ -938,56 +940,106 @@ fn bridge_views_follow_their_images() {
     );
     let dst = readback(&ctx, "dst", (FEATURE * FEATURE * 16) as u64);
     let src = caller(&img, vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
-    // One frame importing `img`, which the caller knows through its view `caller_view`.
-    let frame = |images: &mut CallerImages, caller_view: u64| {
-        h.record_only(|cmd| {
+    // The frames are submitted: the image must be in the layout `src` states (its texels are
+    // whatever the memory holds; only the views' lifetimes are under test).
+    h.submit(|cmd| {
+        h.barrier(
+            cmd,
+            img.image,
+            (vk::ImageLayout::UNDEFINED, src.layout),
+            (vk::AccessFlags::empty(), vk::AccessFlags::SHADER_READ),
+            (
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+            ),
+        )
+    });
+    // One frame: it imports `img` (known to the caller through its view `caller_view`) or, with
+    // `None`, nothing; it is submitted and waited for, or (`submit` false) recorded and dropped.
+    let frame = |images: &mut CallerImages, caller_view: Option<u64>, submit: bool| {
+        let body = |cmd: vk::CommandBuffer| {
             // SAFETY: `cmd` is the harness's command buffer, recording, on `ctx`'s device (the
             // harness's context), from its compute family's pool, used only by this thread.
             let mut rec = unsafe { Recorder::new(&ctx, cmd) }.expect("recorder");
-            images.track(&src, vk::ImageView::from_raw(caller_view));
-            record_import_color(&ctx, &mut rec, images, &src, dst.binding(), &c)
-                .expect("record import");
-        });
-        images.end_frame(KEEP);
+            if let Some(v) = caller_view {
+                images.track(&src, vk::ImageView::from_raw(v));
+                record_import_color(&ctx, &mut rec, images, &src, dst.binding(), &c)
+                    .expect("record import");
+            }
+            images.end_frame(&mut rec, IDLE).expect("end frame");
+        };
+        if submit {
+            h.submit(body)
+        } else {
+            h.record_only(body)
+        }
     };
 
+    // Submitted frames: one view for an image used every frame, gone after IDLE unused frames.
     let mut images = CallerImages::new(&ctx);
-    frame(&mut images, 1);
-    frame(&mut images, 1);
+    frame(&mut images, Some(1), true);
+    frame(&mut images, Some(1), true);
     assert_eq!(
         images.view_count(),
         1,
         "one view for an image used every frame"
     );
-    for _ in 0..KEEP - 1 {
-        images.end_frame(KEEP);
-        assert_eq!(
-            images.view_count(),
-            1,
-            "a pending frame may still use the view"
-        );
+    for _ in 0..IDLE - 1 {
+        frame(&mut images, None, true);
+        assert_eq!(images.view_count(), 1, "kept while recently used");
     }
-    images.end_frame(KEEP);
-    assert_eq!(images.view_count(), 0, "unused for {KEEP} frames");
+    frame(&mut images, None, true);
+    assert_eq!(images.view_count(), 0, "unused for {IDLE} frames, all done");
+    // Each frame looks before its own submission, so the last one is the only pending frame.
+    assert_eq!(
+        images.pending_frames(),
+        1,
+        "earlier submitted frames seen complete"
+    );
 
+    // A frame that never completes keeps its view, however many frames pass.
     let mut images = CallerImages::new(&ctx);
-    frame(&mut images, 1);
-    frame(&mut images, 2);
+    frame(&mut images, Some(1), false);
+    for _ in 0..IDLE + 8 {
+        frame(&mut images, None, true);
+    }
+    assert_eq!(
+        images.view_count(),
+        1,
+        "a pending frame may still use the view"
+    );
+    assert_eq!(
+        images.pending_frames(),
+        2,
+        "the unsubmitted frame and the last one"
+    );
+    drop(images);
+
+    // Recreated image, old frames done: the retired view goes at once.
+    let mut images = CallerImages::new(&ctx);
+    frame(&mut images, Some(1), true);
+    frame(&mut images, Some(2), true);
+    assert_eq!(images.view_count(), 1, "the retired view's frames are done");
+    drop(images);
+
+    // Recreated image, old frame pending: the retired view stays beside the fresh one, and
+    // outlives it.
+    let mut images = CallerImages::new(&ctx);
+    frame(&mut images, Some(1), false);
+    frame(&mut images, Some(2), true);
     assert_eq!(
         images.view_count(),
         2,
         "the recreated image's view beside the retired one"
     );
-    for _ in 0..KEEP - 1 {
-        frame(&mut images, 2);
-        assert_eq!(
-            images.view_count(),
-            2,
-            "the retired view outlives its frames"
-        );
+    for _ in 0..IDLE + 2 {
+        frame(&mut images, None, true);
     }
-    frame(&mut images, 2);
-    assert_eq!(images.view_count(), 1, "the retired view is gone");
+    assert_eq!(
+        images.view_count(),
+        1,
+        "only the retired view, still pending, is left"
+    );
     drop(images);
     drop(ctx);
     h.assert_validation_clean();

@@ -6,10 +6,17 @@
 //! The library never owns a caller image and never changes its layout (barriers on it keep the
 //! layout, `barrier.rs`). Its views are 2D, identity swizzle, one mip and layer, usage restricted
 //! to what the kernel does; they are cached per image, so a caller that hands the same images
-//! every frame costs one view each. A view must never outlive its image, and nothing may be
-//! destroyed while a pending frame uses it: images unused for a number of frames the owner
-//! chooses (more than it may have in flight) are forgotten, and when an image handle turns out
-//! to name a recreated image, the old views are retired and destroyed only after as many frames.
+//! every frame costs one view each.
+//!
+//! Nothing is destroyed while a frame that used it may still run. The library does not submit
+//! and gets no fence, so every frame ends with a `vkCmdSetEvent` ([`AfterSubmission`]) in the
+//! caller's command buffer, and each image remembers which of those frames used it. A view goes
+//! only once all of them are seen complete: when its image has then gone unused for a number of
+//! frames the owner chooses (a cache setting, not a safety margin), or when the image handle
+//! turns out to name a recreated image (the old views are retired at once and destroyed as
+//! soon as their frames are done). So the number of frames a caller keeps in flight is not
+//! limited. A command buffer that is recorded and never submitted keeps what it names (and its
+//! event) until the owner is dropped.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,7 +25,9 @@ use ash::vk;
 
 use super::buffer::BufferBinding;
 use super::context::GpuContext;
+use super::deferred::{AfterSubmission, SpareEvent};
 use super::descriptors::Descriptor;
+use super::dispatch::Recorder;
 use super::error::{GpuError, VkContext};
 use super::image_bindings::{DetachedSet, ImageBindings};
 use super::pipeline::{ComputePipeline, DescriptorKind};
@@ -100,34 +109,56 @@ struct ViewKey {
 /// handle value may come back for a new one): the caller's own view of it, format and size.
 type Identity = (vk::ImageView, vk::Format, u32, u32);
 
-/// When a caller image was last used, and what it looked like then.
-#[derive(Clone, Copy)]
+/// Frames (by number) that used an object and are not yet seen complete.
+type Uses = Vec<u64>;
+
+/// Add frame `frame` to `uses` (frames are numbered in recording order, so a repeat is last).
+fn note_use(uses: &mut Uses, frame: u64) {
+    if uses.last() != Some(&frame) {
+        uses.push(frame);
+    }
+}
+
+/// When a caller image was last used, what it looked like then, and which frames that used it
+/// may still be pending.
 struct Seen {
     identity: Option<Identity>,
     last_frame: u64,
+    uses: Uses,
 }
 
 /// A view taken out of use (its image was recreated) and the sets that name it, destroyed once
-/// no frame that used it can still be pending.
+/// every frame that used it is complete.
 struct Retired {
-    frame: u64,
+    uses: Uses,
     view: vk::ImageView,
     sets: Vec<DetachedSet>,
 }
 
+/// A frame that used caller images: its number, and the event that says it has run (`None`
+/// when no event could be made: then it counts as pending until the owner is dropped).
+struct FrameEnd {
+    frame: u64,
+    event: Option<AfterSubmission>,
+}
+
 /// Views of the caller's images, their descriptor sets, and their staleness (see the module
 /// documentation). Lifetime contract: drop it, or call [`CallerImages::forget_image`] /
-/// [`CallerImages::clear`], only when no submitted work that used the objects is pending, and
-/// forget an image before the caller destroys it unless the owner's frame count does (NGX
-/// features are released with the device idle).
+/// [`CallerImages::clear`], only when no submitted work that used the objects is pending (NGX
+/// features are released with the device idle). Field order is drop order: the frame events
+/// go before the context.
 pub struct CallerImages {
-    ctx: Arc<GpuContext>,
     views: HashMap<ViewKey, vk::ImageView>,
     sets: ImageBindings,
     seen: HashMap<vk::Image, Seen>,
     retired: Vec<Retired>,
-    /// Frames ended so far ([`CallerImages::end_frame`]).
+    /// Ended frames not yet seen complete, oldest first.
+    pending: Vec<FrameEnd>,
+    /// Frames ended so far ([`CallerImages::end_frame`]); the one being recorded has this number.
     frame: u64,
+    /// The event for the frame being recorded, made by [`CallerImages::begin_frame`].
+    spare: Option<SpareEvent>,
+    ctx: Arc<GpuContext>,
 }
 
 impl CallerImages {
@@ -138,7 +169,9 @@ impl CallerImages {
             sets: ImageBindings::new(ctx),
             seen: HashMap::new(),
             retired: Vec::new(),
+            pending: Vec::new(),
             frame: 0,
+            spare: None,
         }
     }
 
@@ -152,26 +185,32 @@ impl CallerImages {
         self.views.len() + self.retired.len()
     }
 
+    /// Ended frames not yet seen complete (for tests and diagnostics).
+    pub fn pending_frames(&self) -> usize {
+        self.pending.len()
+    }
+
     /// Note that `img` is used by the frame being recorded, `caller_view` being the caller's own
     /// view of it. If the same `VkImage` value was seen with another view, format or size, the
     /// caller destroyed and recreated it: the views of the old image are retired.
     pub fn track(&mut self, img: &CallerImage, caller_view: vk::ImageView) {
         let identity = (caller_view, img.format, img.width, img.height);
-        let old = self.seen.insert(
-            img.image,
-            Seen {
-                identity: Some(identity),
-                last_frame: self.frame,
-            },
-        );
-        if let Some(Seen {
-            identity: Some(was),
-            ..
-        }) = old
-        {
-            if was != identity {
-                self.retire_image(img.image);
-            }
+        let frame = self.frame;
+        let seen = self.seen.entry(img.image).or_insert(Seen {
+            identity: None,
+            last_frame: frame,
+            uses: Vec::new(),
+        });
+        let recreated = matches!(seen.identity, Some(was) if was != identity);
+        if recreated {
+            // The old image's frames stay with its retired views; the new one starts afresh.
+            let uses = std::mem::take(&mut seen.uses);
+            self.retire_image(img.image, uses);
+        }
+        if let Some(seen) = self.seen.get_mut(&img.image) {
+            seen.identity = Some(identity);
+            seen.last_frame = frame;
+            note_use(&mut seen.uses, frame);
         }
     }
 
@@ -205,36 +244,79 @@ impl CallerImages {
         self.sets.set(pipeline, &descriptors)
     }
 
-    /// The frame being recorded is complete: count it, destroy retired views no pending frame
-    /// can use any more, and forget images unused for more than `keep_frames` frames (bounded
-    /// memory for callers that rotate through many images). `keep_frames` must exceed the
-    /// frames the owner may have pending on the GPU at once.
-    pub fn end_frame(&mut self, keep_frames: u64) {
+    /// Make the event that will end the frame about to be recorded, so that a failure refuses
+    /// the frame before anything is recorded. Optional: [`CallerImages::end_frame`] makes one
+    /// itself when none was made.
+    pub fn begin_frame(&mut self) -> Result<(), GpuError> {
+        if self.spare.is_none() {
+            self.spare = Some(SpareEvent::new(&self.ctx)?);
+        }
+        Ok(())
+    }
+
+    /// The frame being recorded is complete: record, after everything already in `rec`, the
+    /// event that tells when it has run, and count it. Then destroy what no pending frame uses
+    /// any more: retired views, and the views of images unused for more than `idle_frames`
+    /// frames (bounded memory for callers that rotate through many images; a small number only
+    /// costs re-creating views). If no event can be made the frame's objects are kept until the
+    /// owner is dropped, and the error is returned for the log.
+    pub fn end_frame(&mut self, rec: &mut Recorder<'_>, idle_frames: u64) -> Result<(), GpuError> {
+        let spare = match self.spare.take() {
+            Some(s) => Ok(s),
+            None => SpareEvent::new(&self.ctx),
+        };
+        let (event, error) = match spare {
+            Ok(s) => (Some(s.record(rec, Vec::new())), None),
+            Err(e) => (None, Some(e)),
+        };
+        self.pending.push(FrameEnd {
+            frame: self.frame,
+            event,
+        });
         self.frame += 1;
-        let now = self.frame;
-        let old = |since: u64| now.saturating_sub(since) > keep_frames;
-        let (gone, kept): (Vec<Retired>, Vec<Retired>) =
-            self.retired.drain(..).partition(|r| old(r.frame));
-        self.retired = kept;
+        self.collect(idle_frames);
+        error.map_or(Ok(()), Err)
+    }
+
+    /// Forget completed frames, then destroy the objects no pending frame uses (see
+    /// [`CallerImages::end_frame`]).
+    fn collect(&mut self, idle_frames: u64) {
+        self.pending
+            .retain(|f| !f.event.as_ref().is_some_and(AfterSubmission::done));
+        let pending: Vec<u64> = self.pending.iter().map(|f| f.frame).collect();
+        let still = |uses: &mut Uses| -> bool {
+            uses.retain(|u| pending.binary_search(u).is_ok());
+            !uses.is_empty()
+        };
+        let mut gone = Vec::new();
+        for mut r in std::mem::take(&mut self.retired) {
+            if still(&mut r.uses) {
+                self.retired.push(r);
+            } else {
+                gone.push(r);
+            }
+        }
         for r in gone {
             self.sets.free(r.sets);
-            // SAFETY: retired more than `keep_frames` frames ago, so no pending work uses it.
+            // SAFETY: every frame that used the view has been seen complete.
             unsafe { self.ctx.device().destroy_image_view(r.view, None) };
         }
-        let stale: Vec<vk::Image> = self
-            .seen
-            .iter()
-            .filter(|(_, s)| old(s.last_frame))
-            .map(|(i, _)| *i)
-            .collect();
+        let now = self.frame;
+        let mut stale = Vec::new();
+        for (image, s) in self.seen.iter_mut() {
+            let in_use = still(&mut s.uses);
+            if !in_use && now.saturating_sub(s.last_frame) > idle_frames {
+                stale.push(*image);
+            }
+        }
         for image in stale {
             self.seen.remove(&image);
             self.forget_image(image);
         }
     }
 
-    /// Destroy the views of `image` (and free their descriptor sets). Call before the caller
-    /// destroys an image it handed in, once no pending work uses it.
+    /// Destroy the views of `image` (and free their descriptor sets) now. Only for an image no
+    /// pending work uses; [`CallerImages::end_frame`] does this by itself once that is known.
     pub fn forget_image(&mut self, image: vk::Image) {
         for view in self.take_views(image) {
             self.sets.forget_view(view);
@@ -257,14 +339,16 @@ impl CallerImages {
             }
         }
         self.seen.clear();
+        self.pending.clear();
+        self.spare = None;
     }
 
-    /// Take `image`'s views out of use while frames that used them may still be pending.
-    fn retire_image(&mut self, image: vk::Image) {
+    /// Take `image`'s views out of use while the frames in `uses` may still run them.
+    fn retire_image(&mut self, image: vk::Image, uses: Uses) {
         for view in self.take_views(image) {
             let sets = self.sets.detach(view);
             self.retired.push(Retired {
-                frame: self.frame,
+                uses: uses.clone(),
                 view,
                 sets,
             });
@@ -290,13 +374,14 @@ impl CallerImages {
             storage,
         };
         // Used this frame (an image nobody tracks still goes stale when unused).
-        self.seen
-            .entry(img.image)
-            .and_modify(|s| s.last_frame = self.frame)
-            .or_insert(Seen {
-                identity: None,
-                last_frame: self.frame,
-            });
+        let frame = self.frame;
+        let seen = self.seen.entry(img.image).or_insert(Seen {
+            identity: None,
+            last_frame: frame,
+            uses: Vec::new(),
+        });
+        seen.last_frame = frame;
+        note_use(&mut seen.uses, frame);
         if let Some(v) = self.views.get(&key) {
             return Ok(*v);
         }

@@ -31,32 +31,10 @@ impl AfterSubmission {
         rec: &mut Recorder<'_>,
         held: Held,
     ) -> Result<AfterSubmission, (GpuError, Held)> {
-        let device = ctx.device();
-        // SAFETY: a valid create info on the caller's live device.
-        let event = match unsafe { device.create_event(&vk::EventCreateInfo::default(), None) } {
-            Ok(e) => e,
-            Err(result) => {
-                let e = GpuError::Vk {
-                    call: "vkCreateEvent",
-                    result,
-                };
-                return Err((e, held));
-            }
-        };
-        // SAFETY: the recorder's command buffer is recording on this device; ALL_COMMANDS waits
-        // for every earlier command, on any queue family.
-        unsafe {
-            device.cmd_set_event(
-                rec.command_buffer(),
-                event,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-            )
-        };
-        Ok(AfterSubmission {
-            ctx: Arc::clone(ctx),
-            event,
-            held,
-        })
+        match SpareEvent::new(ctx) {
+            Ok(spare) => Ok(spare.record(rec, held)),
+            Err(e) => Err((e, held)),
+        }
     }
 
     /// True once the recorded commands have completed (the held objects may then be dropped).
@@ -75,6 +53,58 @@ impl Drop for AfterSubmission {
         self.held.clear();
         // SAFETY: dropped either after `done()` or by an owner released with no pending work.
         unsafe { self.ctx.device().destroy_event(self.event, None) };
+    }
+}
+
+/// An event made ahead of recording, so that a caller can refuse a frame before anything is
+/// recorded rather than fail after (see `CallerImages::begin_frame`).
+pub struct SpareEvent {
+    ctx: Arc<GpuContext>,
+    event: vk::Event,
+}
+
+impl SpareEvent {
+    pub fn new(ctx: &Arc<GpuContext>) -> Result<SpareEvent, GpuError> {
+        // SAFETY: a valid create info on the caller's live device.
+        match unsafe {
+            ctx.device()
+                .create_event(&vk::EventCreateInfo::default(), None)
+        } {
+            Ok(event) => Ok(SpareEvent {
+                ctx: Arc::clone(ctx),
+                event,
+            }),
+            Err(result) => Err(GpuError::Vk {
+                call: "vkCreateEvent",
+                result,
+            }),
+        }
+    }
+
+    /// Record the event after everything already in `rec`; it then releases `held`.
+    pub fn record(mut self, rec: &mut Recorder<'_>, held: Held) -> AfterSubmission {
+        // The event now belongs to the `AfterSubmission`; `self` drops holding a null handle.
+        let event = std::mem::replace(&mut self.event, vk::Event::null());
+        let ctx = Arc::clone(&self.ctx);
+        // SAFETY: the recorder's command buffer is recording on this event's device;
+        // ALL_COMMANDS waits for every earlier command in submission order.
+        unsafe {
+            ctx.device().cmd_set_event(
+                rec.command_buffer(),
+                event,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+            )
+        };
+        AfterSubmission { ctx, event, held }
+    }
+}
+
+impl Drop for SpareEvent {
+    fn drop(&mut self) {
+        if self.event != vk::Event::null() {
+            // SAFETY: never recorded (recording takes the handle), so no command buffer names it.
+            unsafe { self.ctx.device().destroy_event(self.event, None) };
+        }
     }
 }
 

@@ -23,7 +23,7 @@ pub use barrier::ImageDependency;
 pub use buffer::{BufferBinding, GpuBuffer, MemoryKind, UploadBatch};
 pub use caller_image::{Bind, CallerImage, CallerImages};
 pub use context::{Capabilities, DeviceRegistry, GpuContext};
-pub use deferred::{AfterSubmission, Pending};
+pub use deferred::{AfterSubmission, Pending, SpareEvent};
 pub use descriptors::{ArenaCapacity, Descriptor, DescriptorArena};
 pub use dispatch::Recorder;
 pub use error::GpuError;

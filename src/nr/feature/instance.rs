@@ -14,9 +14,10 @@
 //! any stage to the inputs are made visible to its reads, and its write of the output is made
 //! visible to every later stage.
 //!
-//! **Frames in flight**: at most [`FRAMES_IN_FLIGHT`] evaluations of one feature may be pending
-//! on the GPU at once: the views of a caller image are destroyed once it has gone unused for
-//! twice as many evaluations.
+//! **Frames in flight** are not limited: each evaluation ends with an event (`CallerImages::
+//! end_frame`), and the views of a caller image are destroyed only once every evaluation that
+//! used them is seen complete and the image has gone unused for [`VIEW_IDLE_FRAMES`]
+//! evaluations.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -34,12 +35,10 @@ use crate::nr::gpu_frame::GpuFrame;
 use crate::nr::record::passes::{record_export, record_import_color, record_import_motion};
 use crate::nr::record::GpuWeights;
 
-/// Evaluations of one feature that may be pending on the GPU at once.
-pub const FRAMES_IN_FLIGHT: usize = 4;
-
-/// Evaluations after which image views of a caller image that was not used again are dropped
-/// (more than [`FRAMES_IN_FLIGHT`], so no pending frame can still use them).
-const VIEW_RETENTION_FRAMES: u64 = 2 * FRAMES_IN_FLIGHT as u64;
+/// Evaluations a caller image may go unused before its views are dropped (once no pending
+/// evaluation uses them). A cache setting, not a safety margin: callers that alternate between a
+/// few images keep their views, callers that rotate through many keep memory bounded.
+pub const VIEW_IDLE_FRAMES: u64 = 8;
 
 /// Layout of `DLSSNR.Color` and `DLSSNR.MVec` when the recorded commands run.
 pub const INPUT_LAYOUT: vk::ImageLayout = vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL;
@@ -124,14 +123,18 @@ impl NrFeature {
 impl Instance<NrInputs> for NrFeature {
     fn evaluate(&mut self, cmd: vk::CommandBuffer, inputs: &NrInputs) -> Result<(), FeatureError> {
         self.pending.prune();
+        // Out of memory for the frame's completion event: refuse before recording anything.
+        self.images.begin_frame().map_err(gpu_error)?;
         let frame = self.driver.plan(inputs);
         let ctx = Arc::clone(&self.ctx);
         // SAFETY: the NGX caller hands a command buffer of this device in the recording state.
         let mut rec = unsafe { Recorder::new(&ctx, cmd) }.map_err(gpu_error)?;
         self.record(&mut rec, inputs, &frame.constants, frame.setup.read_slot)?;
         self.driver.commit(&frame);
-        self.images.end_frame(VIEW_RETENTION_FRAMES);
-        Ok(())
+        // Cannot fail: `begin_frame` made the event before anything was recorded.
+        self.images
+            .end_frame(&mut rec, VIEW_IDLE_FRAMES)
+            .map_err(gpu_error)
     }
 
     fn release(self: Box<Self>) {

@@ -26,5 +26,5 @@ pub mod params;
 pub use backend::NrBackend;
 pub use cache::{quick_check, ModelCache};
 pub use driver::{FrameDriver, PlannedFrame};
-pub use instance::{NrFeature, FRAMES_IN_FLIGHT, INPUT_LAYOUT, OUTPUT_LAYOUT};
+pub use instance::{NrFeature, INPUT_LAYOUT, OUTPUT_LAYOUT, VIEW_IDLE_FRAMES};
 pub use params::{NrCreate, NrInputs, MAX_AREA, MAX_SIZE, MIN_SIZE};
