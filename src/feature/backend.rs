@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ash::vk;
 
-use super::{DeviceContext, FeatureError};
+use super::{DeviceContext, FeatureError, Route};
 
 /// Creates instances of one feature. Implementations must be thread-safe (one backend serves
 /// every caller); they own nothing of the caller except the Vulkan objects they create.
@@ -45,4 +45,22 @@ pub trait Instance<E>: Send {
     /// Frees the instance's device objects. Called exactly once, after the application promised
     /// that no command buffer using the instance is still in flight.
     fn release(self: Box<Self>);
+
+    /// Where the instance runs, for the caller and the log (`None`: a feature with no network
+    /// route).
+    fn route_report(&self) -> Option<RouteReport> {
+        None
+    }
+}
+
+/// Where a created instance runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RouteReport {
+    pub route: Route,
+    /// The MMA profile its bytes follow (`"f13"`, `"h25"`).
+    pub profile: &'static str,
+    /// The route's own description (kernels, probe).
+    pub detail: String,
+    /// Why the library's automatic choice did not take the tensor route, when it did not.
+    pub not_tensor: Option<String>,
 }

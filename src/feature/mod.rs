@@ -14,8 +14,8 @@ mod error;
 mod image;
 mod route;
 
-pub use backend::{Backend, Instance};
+pub use backend::{Backend, Instance, RouteReport};
 pub use device::DeviceContext;
 pub use error::FeatureError;
 pub use image::{ImageInput, Rect};
-pub use route::Route;
+pub use route::{Route, RouteRequest};

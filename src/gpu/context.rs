@@ -58,6 +58,36 @@ pub struct Capabilities {
     /// `roundingModeIndependence` is ALL: 16- and 32-bit floats may use different rounding
     /// modes in one shader (RTZ for f32 and RTE for f16 in the same builds).
     pub rounding_mode_independent: bool,
+    /// `VK_KHR_cooperative_matrix` is offered with the `cooperativeMatrix` feature and compute
+    /// among its supported stages.
+    pub coop_matrix: bool,
+    /// The cooperative-matrix shapes offered at subgroup scope, as (M, N, K, A/B type, C/result
+    /// type) with Vulkan's component-type numbers (f16 = 0, f32 = 1).
+    pub coop_matrix_shapes: Vec<CoopMatrixShape>,
+}
+
+/// One subgroup-scope cooperative-matrix shape a device offers (from
+/// `vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoopMatrixShape {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub ab: vk::ComponentTypeKHR,
+    pub c: vk::ComponentTypeKHR,
+    pub result: vk::ComponentTypeKHR,
+}
+
+impl CoopMatrixShape {
+    /// f16 x f16 + f16 -> f16 at 16x16x16, the shape the tensor route uses.
+    pub const F16_16X16X16: CoopMatrixShape = CoopMatrixShape {
+        m: 16,
+        n: 16,
+        k: 16,
+        ab: vk::ComponentTypeKHR::FLOAT16,
+        c: vk::ComponentTypeKHR::FLOAT16,
+        result: vk::ComponentTypeKHR::FLOAT16,
+    };
 }
 
 impl Capabilities {
@@ -77,11 +107,17 @@ impl Capabilities {
 }
 
 impl Capabilities {
-    /// Read the physical device's properties and features.
+    /// Read the physical device's properties and features; `gipa` resolves the instance's
+    /// extension functions (the cooperative-matrix shapes).
     ///
     /// # Safety
-    /// `physical` must be a valid physical device of `instance`.
-    pub unsafe fn query(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Self {
+    /// `physical` must be a valid physical device of `instance`, and `gipa` the instance's
+    /// `vkGetInstanceProcAddr`.
+    pub unsafe fn query(
+        gipa: vk::PFN_vkGetInstanceProcAddr,
+        instance: &ash::Instance,
+        physical: vk::PhysicalDevice,
+    ) -> Self {
         let props = instance.get_physical_device_properties(physical);
         let limits = props.limits;
         let device_name = props
@@ -118,6 +154,8 @@ impl Capabilities {
             rounding_mode_rte_f16: false,
             denorm_preserve_f16: false,
             rounding_mode_independent: false,
+            coop_matrix: false,
+            coop_matrix_shapes: Vec::new(),
         };
         // The 1.1/1.2 feature structs may only be chained when the device reports 1.2+; an older
         // device fails the check on its version alone.
@@ -148,8 +186,77 @@ impl Capabilities {
             caps.denorm_preserve_f16 = p12.shader_denorm_preserve_float16 == vk::TRUE;
             caps.rounding_mode_independent =
                 p12.rounding_mode_independence == vk::ShaderFloatControlsIndependence::ALL;
+            caps.query_coop_matrix(gipa, instance, physical);
         }
         caps
+    }
+
+    /// Fill `coop_matrix` and `coop_matrix_shapes` (device reports 1.2+).
+    ///
+    /// # Safety
+    /// As [`Capabilities::query`].
+    unsafe fn query_coop_matrix(
+        &mut self,
+        gipa: vk::PFN_vkGetInstanceProcAddr,
+        instance: &ash::Instance,
+        physical: vk::PhysicalDevice,
+    ) {
+        let offered = instance
+            .enumerate_device_extension_properties(physical)
+            .unwrap_or_default()
+            .iter()
+            .any(|e| e.extension_name_as_c_str().ok() == Some(ash::khr::cooperative_matrix::NAME));
+        if !offered {
+            return;
+        }
+        let mut fcm = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default();
+        let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut fcm);
+        instance.get_physical_device_features2(physical, &mut f2);
+        let mut pcm = vk::PhysicalDeviceCooperativeMatrixPropertiesKHR::default();
+        let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut pcm);
+        instance.get_physical_device_properties2(physical, &mut p2);
+        self.coop_matrix = fcm.cooperative_matrix == vk::TRUE
+            && pcm
+                .cooperative_matrix_supported_stages
+                .contains(vk::ShaderStageFlags::COMPUTE);
+        // Resolved by hand: ash's loader would put a panicking stub in place of a missing one.
+        let name = c"vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR";
+        let Some(f) = gipa(instance.handle(), name.as_ptr()) else {
+            self.coop_matrix = false;
+            return;
+        };
+        // SAFETY: the loader returned this pointer for exactly this command name.
+        let list: vk::PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR =
+            std::mem::transmute(f);
+        let mut count = 0u32;
+        if list(physical, &mut count, std::ptr::null_mut()) != vk::Result::SUCCESS {
+            return;
+        }
+        let mut props = vec![vk::CooperativeMatrixPropertiesKHR::default(); count as usize];
+        let r = list(physical, &mut count, props.as_mut_ptr());
+        if r != vk::Result::SUCCESS && r != vk::Result::INCOMPLETE {
+            return;
+        }
+        props.truncate(count as usize);
+        self.coop_matrix_shapes = props
+            .iter()
+            .filter(|p| p.scope == vk::ScopeKHR::SUBGROUP && p.saturating_accumulation == vk::FALSE)
+            .map(|p| CoopMatrixShape {
+                m: p.m_size,
+                n: p.n_size,
+                k: p.k_size,
+                ab: p.a_type,
+                c: p.c_type,
+                result: p.result_type,
+            })
+            .filter(|s| s.ab == s.c || s.c == s.result)
+            .collect();
+    }
+
+    /// Whether the device offers `shape` at subgroup scope (with the `cooperativeMatrix`
+    /// feature, in compute shaders).
+    pub fn offers_coop_matrix(&self, shape: CoopMatrixShape) -> bool {
+        self.coop_matrix && self.coop_matrix_shapes.contains(&shape)
     }
 }
 
@@ -281,7 +388,7 @@ impl GpuContext {
             get_instance_proc_addr: gipa,
         };
         let ash_instance = ash::Instance::load(&static_fn, instance);
-        let caps = Capabilities::query(&ash_instance, physical);
+        let caps = Capabilities::query(gipa, &ash_instance, physical);
         let instance_gdpa = ash_instance.fp_v1_0().get_device_proc_addr;
         let resolve = |name: &CStr| -> vk::PFN_vkVoidFunction {
             match gdpa {

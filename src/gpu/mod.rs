@@ -16,13 +16,14 @@ pub mod error;
 pub mod image_bindings;
 pub mod pipeline;
 pub mod prepared;
+pub mod scratch_device;
 pub mod shaders;
 pub mod timestamps;
 
 pub use barrier::ImageDependency;
 pub use buffer::{BufferBinding, GpuBuffer, MemoryKind, UploadBatch};
 pub use caller_image::{Bind, CallerImage, CallerImages};
-pub use context::{Capabilities, DeviceRegistry, GpuContext};
+pub use context::{Capabilities, CoopMatrixShape, DeviceRegistry, GpuContext};
 pub use deferred::{AfterSubmission, Pending, SpareEvent};
 pub use descriptors::{ArenaCapacity, Descriptor, DescriptorArena};
 pub use dispatch::Recorder;
@@ -32,4 +33,5 @@ pub use pipeline::{
     ComputePipeline, DescriptorKind, ImageSlots, PipelineDesc, PipelineStatistics, SpecConstant,
 };
 pub use prepared::Dispatch;
+pub use scratch_device::{ScratchDevice, ScratchFeatures};
 pub use timestamps::{StageTime, TimestampPool};

@@ -17,7 +17,7 @@ use super::param_read::{
 use super::params::{ParamObject, ParamRef, Value};
 use super::registry::{self, Description};
 use super::resource::Role;
-use crate::feature::FeatureError;
+use crate::feature::{FeatureError, RouteRequest};
 use crate::nr::feature::{NrCreate, NrInputs};
 use crate::nr::frame::FrameParams;
 use crate::nr::keys as k;
@@ -120,6 +120,10 @@ impl Description for DlssNr {
 
     fn summary(&self, created: &NrCreate) -> String {
         format!("{}x{}", created.width(), created.height())
+    }
+
+    fn device_extensions(&self) -> &'static [&'static std::ffi::CStr] {
+        &crate::nr::route::tensor::EXTENSIONS
     }
 }
 
@@ -240,14 +244,22 @@ pub fn parse_create(p: &ParamRef) -> Result<NrCreate, FeatureError> {
             ));
         }
     }
-    NrCreate::new(
+    let route = match opt_ui(p, k::ROUTE) {
+        None => None,
+        Some(v) => Some(RouteRequest::from_number(v).ok_or_else(|| {
+            unsupported(k::ROUTE, format!("{v}: expected 0 (auto), 1 (exact) or 2 (tensor)"))
+        })?),
+    };
+    let tensor_features = opt_ui(p, k::TENSOR_FEATURES_ENABLED).map(|v| v != 0);
+    Ok(NrCreate::new(
         width,
         height,
         opt_i(p, k::PERF_QUALITY_VALUE),
         opt_ui(p, k::PRESET).unwrap_or(0),
         opt_ui(p, k::CREATION_NODE_MASK).unwrap_or(1),
         opt_ui(p, k::VISIBILITY_NODE_MASK).unwrap_or(1),
-    )
+    )?
+    .with_route(route, tensor_features))
 }
 
 /// Reads the evaluation parameters of a feature created with `created` into [`NrInputs`]

@@ -24,7 +24,7 @@ use super::result::{result_name, result_name_wide, ResultCode};
 use super::state::{
     self, device_key, release_instance, AppIdentity, DeviceEntry, FeatureEntry, Owner,
 };
-use crate::feature::{DeviceContext, FeatureError};
+use crate::feature::{DeviceContext, FeatureError, Route};
 
 const SDK: NVSDK_NGX_Feature = NVSDK_NGX_Feature_Reserved_SDK;
 
@@ -558,6 +558,25 @@ fn create_feature(
         Ok(i) => i,
         Err(e) => return refuse_err(entry, feature, &e),
     };
+    let report = instance.route_report();
+    let mut route_note = String::new();
+    if let Some(r) = &report {
+        let route = match r.route {
+            Route::Exact => 1,
+            Route::Tensor => 2,
+            Route::Cpu => 0,
+        };
+        let frac = match r.profile {
+            "h25" => 25,
+            _ => 13,
+        };
+        p.set_ui(registry::ACTIVE_ROUTE, route);
+        p.set_ui(registry::ACTIVE_PROFILE, frac);
+        route_note = format!(", route {}", r.detail);
+        if let Some(why) = &r.not_tensor {
+            route_note.push_str(&format!(" (not the tensor route: {why})"));
+        }
+    }
     let key = device_key(dev.ctx.device);
     let handle = state::with(|s| {
         // The device may have been shut down by another thread meanwhile.
@@ -580,7 +599,7 @@ fn create_feature(
     log::info(
         feature,
         &format!(
-            "{entry}: created {} {summary} (handle {id}, backend `{backend}`, model {})",
+            "{entry}: created {} {summary} (handle {id}, backend `{backend}`, model {}{route_note})",
             described.label(),
             model_dir.display()
         ),
@@ -834,8 +853,61 @@ struct EmptyNames([*const c_char; 1]);
 unsafe impl Sync for EmptyNames {}
 static NO_NAMES: EmptyNames = EmptyNames([std::ptr::null()]);
 
+/// The extensions of `wanted` that `physical` offers, as a list owned by the library (one per
+/// physical device and feature, kept for the process: a few hundred bytes each).
+fn offered_extensions(
+    instance: VkInstance,
+    physical: VkPhysicalDevice,
+    feature: NVSDK_NGX_Feature,
+    wanted: &'static [&'static std::ffi::CStr],
+) -> &'static [VkExtensionProperties] {
+    use std::collections::HashMap;
+    type Lists = HashMap<(u64, NVSDK_NGX_Feature), &'static [VkExtensionProperties]>;
+    static LISTS: once_cell::sync::Lazy<parking_lot::Mutex<Lists>> =
+        once_cell::sync::Lazy::new(|| parking_lot::Mutex::new(HashMap::new()));
+    if wanted.is_empty() || instance == vk::Instance::null() || physical == vk::PhysicalDevice::null()
+    {
+        return &[];
+    }
+    let key = (physical.as_raw(), feature);
+    if let Some(l) = LISTS.lock().get(&key) {
+        return l;
+    }
+    // SAFETY: loading the system Vulkan loader, the one the caller's instance came from.
+    let Ok(entry) = (unsafe { ash::Entry::load() }) else {
+        return &[];
+    };
+    // SAFETY: the caller passes a live instance; the function table is loaded from it.
+    let ash_instance = unsafe { ash::Instance::load(entry.static_fn(), instance) };
+    // SAFETY: `physical` belongs to `instance` (the caller's promise).
+    let offered = unsafe { ash_instance.enumerate_device_extension_properties(physical) }
+        .unwrap_or_default();
+    let list: Vec<VkExtensionProperties> = offered
+        .into_iter()
+        .filter(|e| {
+            e.extension_name_as_c_str()
+                .is_ok_and(|n| wanted.contains(&n))
+        })
+        .collect();
+    let list: &'static [VkExtensionProperties] = Box::leak(list.into_boxed_slice());
+    LISTS.lock().insert(key, list);
+    list
+}
+
 fn extension_query(
     entry: &str,
+    info: *const NVSDK_NGX_FeatureDiscoveryInfo,
+    count: *mut u32,
+    props: *mut *mut VkExtensionProperties,
+) -> NVSDK_NGX_Result {
+    extension_query_on(entry, None, info, count, props)
+}
+
+/// As `extension_query`, for a physical device (`Some((instance, physical))`): the device
+/// extensions the feature uses where offered.
+fn extension_query_on(
+    entry: &str,
+    device: Option<(VkInstance, VkPhysicalDevice)>,
     info: *const NVSDK_NGX_FeatureDiscoveryInfo,
     count: *mut u32,
     props: *mut *mut VkExtensionProperties,
@@ -850,16 +922,26 @@ fn extension_query(
     if props.is_null() {
         return null(entry, "OutExtensionProperties");
     }
-    if let Err(code) = described(entry, info.FeatureID) {
-        return code;
-    }
-    // The features built in need only core Vulkan 1.2 features, no extensions.
-    // SAFETY: both checked non-NULL.
+    let feature = match described(entry, info.FeatureID) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    // The exact route needs only core Vulkan 1.2 features; a faster route's extensions are
+    // listed where the physical device offers them.
+    let list = match device {
+        Some((i, p)) => offered_extensions(i, p, info.FeatureID, feature.device_extensions()),
+        None => &[],
+    };
+    // SAFETY: both checked non-NULL; the list lives for the process.
     unsafe {
-        write_out(count, 0);
+        write_out(count, list.len() as u32);
         write_out(
             props,
-            NO_EXTENSIONS.0.as_ptr() as *mut VkExtensionProperties,
+            if list.is_empty() {
+                NO_EXTENSIONS.0.as_ptr() as *mut VkExtensionProperties
+            } else {
+                list.as_ptr() as *mut VkExtensionProperties
+            },
         );
     }
     NVSDK_NGX_Result_Success
@@ -899,10 +981,10 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetFeatureDeviceExtensionRequirements(
     OutExtensionProperties: *mut *mut VkExtensionProperties,
 ) -> NVSDK_NGX_Result {
     let e = "NVSDK_NGX_VULKAN_GetFeatureDeviceExtensionRequirements";
-    let _ = (Instance, PhysicalDevice);
     guard(e, || {
-        extension_query(
+        extension_query_on(
             e,
+            Some((Instance, PhysicalDevice)),
             FeatureDiscoveryInfo,
             OutExtensionCount,
             OutExtensionProperties,

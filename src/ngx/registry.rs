@@ -19,7 +19,9 @@ use parking_lot::RwLock;
 
 use super::abi::*;
 use super::params::{ParamObject, ParamRef, Value};
-use crate::feature::{Backend, DeviceContext, FeatureError, Instance};
+use std::ffi::CStr;
+
+use crate::feature::{Backend, DeviceContext, FeatureError, Instance, RouteReport};
 
 /// The ABI side of one feature: how a caller's parameter objects become the network's typed
 /// parameters, and what the capability maps say about it.
@@ -48,6 +50,11 @@ pub trait Description: Send + Sync + 'static {
     fn parse_eval(&self, p: &ParamRef, created: &Self::Create) -> Result<Self::Eval, FeatureError>;
     /// A short text for the creation log line (e.g. `"1920x1080"`).
     fn summary(&self, created: &Self::Create) -> String;
+    /// Device extensions the feature uses where the physical device offers them (a faster
+    /// route's), listed by `GetFeatureDeviceExtensionRequirements` only where offered.
+    fn device_extensions(&self) -> &'static [&'static CStr] {
+        &[]
+    }
 }
 
 /// The backend type a description `D` accepts.
@@ -60,7 +67,15 @@ pub trait LiveFeature: Send {
     fn evaluate(&mut self, cmd: vk::CommandBuffer, p: &ParamRef) -> Result<(), FeatureError>;
     /// Frees the instance (once).
     fn release(self: Box<Self>);
+    /// Where the instance runs (see [`crate::feature::Instance::route_report`]).
+    fn route_report(&self) -> Option<RouteReport>;
 }
+
+/// Written back into the creation parameters (openngx's own keys): the route a created feature
+/// runs (uint: 1 exact, 2 tensor) and the fraction bits of its FP8 MMA profile (13 for f13, 25
+/// for h25).
+pub const ACTIVE_ROUTE: &CStr = c"OpenNGX.ActiveRoute";
+pub const ACTIVE_PROFILE: &CStr = c"OpenNGX.ActiveProfile";
 
 /// Parsed creation parameters waiting for the model directory.
 pub trait CreateRequest: Send {
@@ -87,6 +102,8 @@ pub trait Feature: Send + Sync {
     fn memory_in_use(&self) -> u64;
     /// See [`Description::model_subdir`].
     fn model_subdir(&self) -> Option<&'static str>;
+    /// See [`Description::device_extensions`].
+    fn device_extensions(&self) -> &'static [&'static CStr];
     /// The model check in force for this feature.
     fn check_model(&self, dir: &Path) -> Result<(), String>;
     /// Writes the capability keys.
@@ -131,6 +148,9 @@ impl<D: Description> Feature for Entry<D> {
     }
     fn model_subdir(&self) -> Option<&'static str> {
         self.description.model_subdir()
+    }
+    fn device_extensions(&self) -> &'static [&'static CStr] {
+        self.description.device_extensions()
     }
     fn check_model(&self, dir: &Path) -> Result<(), String> {
         let check = MODEL_CHECK.read().clone();
@@ -185,6 +205,9 @@ impl<D: Description> LiveFeature for Live<D> {
     fn evaluate(&mut self, cmd: vk::CommandBuffer, p: &ParamRef) -> Result<(), FeatureError> {
         let inputs = self.entry.description.parse_eval(p, &self.created)?;
         self.instance.evaluate(cmd, &inputs)
+    }
+    fn route_report(&self) -> Option<RouteReport> {
+        self.instance.route_report()
     }
     fn release(self: Box<Self>) {
         self.instance.release();

@@ -17,6 +17,13 @@ pub const CREATION_NODE_MASK: &str = "CreationNodeMask";
 /// Create: node mask (uint, 0 or 1).
 pub const VISIBILITY_NODE_MASK: &str = "VisibilityNodeMask";
 
+/// Create (openngx's own): which route the feature runs (uint: 0 auto, the default; 1 exact;
+/// 2 tensor). Without it `OPENNGX_ROUTE` (auto|exact|tensor) decides.
+pub const ROUTE: &str = "OpenNGX.Route";
+/// Create (openngx's own): 1 when the application enabled the tensor route's device features
+/// (`VK_KHR_cooperative_matrix` with `cooperativeMatrix`, and `vulkanMemoryModel`); without it
+/// `OPENNGX_TENSOR_FEATURES=1` says so. The library cannot read a device's enabled features.
+pub const TENSOR_FEATURES_ENABLED: &str = "OpenNGX.TensorFeaturesEnabled";
 /// Evaluate: colour input (resource, required).
 pub const COLOR: &str = "DLSSNR.Color";
 /// Evaluate: output (resource, required).

@@ -12,6 +12,7 @@ mod gemm_panel;
 pub mod mma;
 pub mod norm;
 pub mod ops;
+pub mod probe;
 pub mod profiles;
 pub mod recip;
 pub mod silu;

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use ash::vk;
 use openngx::gpu::{Capabilities, GpuContext, GpuError};
-use openngx::nr::route::ExactRoute;
+use openngx::nr::route::{tensor, ExactRoute, TensorRoute};
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
@@ -319,7 +319,9 @@ impl InstanceParts {
         let caps: Vec<Capabilities> = physicals
             .iter()
             // SAFETY: each physical device was just enumerated from this live instance.
-            .map(|&pd| unsafe { Capabilities::query(instance, pd) })
+            .map(|&pd| unsafe {
+                Capabilities::query(self.entry.static_fn().get_instance_proc_addr, instance, pd)
+            })
             .collect();
         if let DeviceChoice::Listed(i) = choice {
             let Some(cap) = caps.get(i) else {
@@ -383,9 +385,18 @@ impl CallerDevice {
         // SAFETY: `physical` was enumerated from this live `instance`.
         let offered =
             unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
+        // A device that can run the tensor route gets its extension and features, as an
+        // application that follows NGX's extension requirements would enable them.
+        let tensor_ready = TensorRoute::missing(&caps).is_empty();
+        let tensor_exts: &[&'static CStr] = if tensor_ready {
+            &tensor::EXTENSIONS
+        } else {
+            &[]
+        };
         let extensions: Vec<&'static CStr> = opts
             .optional_extensions
             .iter()
+            .chain(tensor_exts.iter())
             .copied()
             .filter(|&want| {
                 offered
@@ -401,7 +412,12 @@ impl CallerDevice {
             .queue_priorities(&priorities)];
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
-        ExactRoute::enable_features(&mut f11, &mut f12);
+        let mut fcoop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default();
+        if tensor_ready {
+            TensorRoute::enable_features(&mut f11, &mut f12, &mut fcoop);
+        } else {
+            ExactRoute::enable_features(&mut f11, &mut f12);
+        }
         let mut fstats = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
             .pipeline_executable_info(true);
         let mut dinfo = vk::DeviceCreateInfo::default()
@@ -413,6 +429,9 @@ impl CallerDevice {
         }
         if extensions.contains(&ash::khr::pipeline_executable_properties::NAME) {
             dinfo = dinfo.push_next(&mut fstats);
+        }
+        if tensor_ready {
+            dinfo = dinfo.push_next(&mut fcoop);
         }
         // SAFETY: `physical` belongs to `instance`; `dinfo`'s chain (queues, priorities, the
         // feature structs, the extension names) are locals alive for the call; the family index

@@ -20,8 +20,8 @@ use super::driver::FrameDriver;
 use super::errors::{gpu_error, record_error};
 use super::instance::NrFeature;
 use super::params::{NrCreate, NrInputs};
-use crate::feature::Route;
-use crate::feature::{Backend, DeviceContext, FeatureError, Instance};
+use super::route_choice::{self, RouteInputs};
+use crate::feature::{Backend, DeviceContext, FeatureError, Instance, RouteReport};
 use crate::gpu::{CallerImages, GpuContext, Pending, Recorder, UploadBatch};
 use crate::nr::geometry::Geometry;
 use crate::nr::gpu_frame::{FrameBuffers, GpuFrame};
@@ -30,8 +30,7 @@ use crate::nr::keys;
 use crate::nr::record::network::{NetworkOptions, NetworkRecorder};
 use crate::nr::record::GpuWeights;
 use crate::nr::record::KernelBuild;
-use crate::nr::route::{self, RouteError};
-use crate::numerics::{f16, Profiles};
+use crate::numerics::f16;
 
 /// The DLSS-NR backend (exact route, native `f13`/`f24` numerics).
 pub struct NrBackend {
@@ -131,17 +130,22 @@ impl NrBackend {
 
         // Everything that can fail without touching the command buffer comes first, the
         // route's check of the device included. The kernel builds are chosen here, once.
+        let inputs = RouteInputs::read(params)?;
+        let kernels = KernelBuild::from_env();
+        let chosen = route_choice::choose(&ctx, &inputs, kernels)?;
+        let route = chosen.route;
+        let report = RouteReport {
+            route: route.route(),
+            profile: route.profiles().name,
+            detail: route.describe(),
+            not_tensor: chosen.not_tensor,
+        };
         let opts = NetworkOptions {
-            route: Route::Exact,
-            profiles: Profiles::NATIVE,
-            kernels: KernelBuild::from_env(),
+            route: route.route(),
+            profiles: route.profiles(),
+            kernels,
             ..NetworkOptions::default()
         };
-        let route = route::build(opts.route, ctx.capabilities(), opts.profiles, opts.kernels)
-            .map_err(|e| match e {
-                RouteError::Gpu(g) => gpu_error(g),
-                other => FeatureError::Platform(other.to_string()),
-            })?;
         let buffers = FrameBuffers::new(&ctx, width, height).map_err(gpu_error)?;
         let graph = graph::build(&geometry);
         let images = CallerImages::new(&ctx);
@@ -195,6 +199,7 @@ impl NrBackend {
             ctx,
             bytes,
             accounted: Arc::clone(&self.instance_bytes),
+            report,
         })
     }
 }

@@ -27,7 +27,7 @@ use ash::vk;
 use super::driver::FrameDriver;
 use super::errors::{gpu_error, record_error};
 use super::params::NrInputs;
-use crate::feature::{FeatureError, ImageInput, Instance};
+use crate::feature::{FeatureError, ImageInput, Instance, RouteReport};
 use crate::gpu::{CallerImage, CallerImages, GpuContext, Pending, Recorder};
 use crate::model::Model;
 use crate::nr::frame::FrameConstants;
@@ -58,6 +58,8 @@ pub struct NrFeature {
     /// This feature's own device bytes (buffers + workspace), added to `accounted` at creation.
     pub(super) bytes: u64,
     pub(super) accounted: Arc<AtomicU64>,
+    /// The route chosen at creation.
+    pub(super) report: RouteReport,
 }
 
 /// A checked image input as the frame kernels see it (its first mip and layer, in `layout`).
@@ -139,6 +141,10 @@ impl Instance<NrInputs> for NrFeature {
 
     fn release(self: Box<Self>) {
         drop(self);
+    }
+
+    fn route_report(&self) -> Option<RouteReport> {
+        Some(self.report.clone())
     }
 }
 

@@ -22,6 +22,7 @@ pub mod driver;
 pub mod errors;
 pub mod instance;
 pub mod params;
+pub mod route_choice;
 
 pub use backend::NrBackend;
 pub use cache::{quick_check, ModelCache};

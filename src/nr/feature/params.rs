@@ -3,7 +3,7 @@
 //! validated once, when they are made; a value of either type is always valid, so the backend
 //! and the frame code never check them again.
 
-use crate::feature::{FeatureError, ImageInput, Rect};
+use crate::feature::{FeatureError, ImageInput, Rect, RouteRequest};
 use crate::nr::frame::{FrameParams, Subrect};
 use crate::nr::keys;
 
@@ -38,6 +38,8 @@ pub struct NrCreate {
     perf_quality: Option<i32>,
     preset: u32,
     node_masks: [u32; 2],
+    route: Option<RouteRequest>,
+    tensor_features: Option<bool>,
 }
 
 impl NrCreate {
@@ -88,7 +90,29 @@ impl NrCreate {
             perf_quality,
             preset,
             node_masks: [creation_node_mask, visibility_node_mask],
+            route: None,
+            tensor_features: None,
         })
+    }
+
+    /// With the route request of `OpenNGX.Route` (`None`: absent, the environment decides) and
+    /// the application's statement of `OpenNGX.TensorFeaturesEnabled`.
+    pub fn with_route(self, route: Option<RouteRequest>, tensor_features: Option<bool>) -> Self {
+        NrCreate {
+            route,
+            tensor_features,
+            ..self
+        }
+    }
+
+    /// The route asked for by the creation parameter, if any.
+    pub fn route_request(&self) -> Option<RouteRequest> {
+        self.route
+    }
+
+    /// Whether the creation parameter says the tensor route's device features are enabled.
+    pub fn tensor_features(&self) -> Option<bool> {
+        self.tensor_features
     }
 
     /// Feature width.

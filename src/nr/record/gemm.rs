@@ -349,14 +349,33 @@ pub fn prepare_gemm(
     };
     let rtz = policy.rtz_terms(p);
     let tiles = s.rows.div_ceil(64) * s.n.div_ceil(64) * s.groups * parts;
-    let bn = tile(s.n, tiles, part, rtz);
-    let (shader, bm) = gemm_shader(rtz, bn);
-    let mut desc = PipelineDesc::new(shader, 7, PUSH_BYTES)
-        .with_spec(SpecConstant::u32(0, bn))
-        .with_spec(SpecConstant::u32(1, 4 * bn))
-        .with_spec(SpecConstant::i32(2, p))
-        .with_spec(SpecConstant::u32(3, conv));
-    if rtz {
+    let (bn, bm, mut desc) = if policy.tensor_gemm() {
+        // The device's MMA is the profile (the tensor route identified it as H25 before
+        // choosing this policy); the kernel cannot compute any other.
+        if profiles.fp8 != Profile::H25 {
+            return Err(invalid(
+                "gemm profile",
+                format!(
+                    "the cooperative-matrix GEMM computes h25 only, not `{}`",
+                    profiles.fp8.name
+                ),
+            ));
+        }
+        let bn = if s.n % 64 == 0 { 64 } else { 32 };
+        let desc = PipelineDesc::new("nr/gemm_coopmat", 7, PUSH_BYTES)
+            .with_spec(SpecConstant::u32(0, bn));
+        (bn, 64, desc)
+    } else {
+        let bn = tile(s.n, tiles, part, rtz);
+        let (shader, bm) = gemm_shader(rtz, bn);
+        let desc = PipelineDesc::new(shader, 7, PUSH_BYTES)
+            .with_spec(SpecConstant::u32(0, bn))
+            .with_spec(SpecConstant::u32(1, 4 * bn))
+            .with_spec(SpecConstant::i32(2, p))
+            .with_spec(SpecConstant::u32(3, conv));
+        (bn, bm, desc)
+    };
+    if rtz || policy.tensor_gemm() {
         // The RTZ build specializes on these (see gemm.glsl); the portable one reads them from
         // the push constants only, so that one pipeline serves every GEMM of a tile.
         desc = desc

@@ -42,6 +42,9 @@ pub struct KernelPolicy {
     rtz_mode: bool,
     /// Kernels may use native f16 arithmetic ([`Capabilities::native_f16`]).
     native_f16: bool,
+    /// The FP8 GEMMs run on the device's f16 cooperative matrices (`gemm_coopmat.comp`):
+    /// set only by the tensor route, which checked the device and identified its profile.
+    tensor_gemm: bool,
 }
 
 impl KernelPolicy {
@@ -51,13 +54,28 @@ impl KernelPolicy {
         KernelPolicy {
             rtz_mode: fast && caps.rtz_kernels(),
             native_f16: fast && caps.native_f16(),
+            tensor_gemm: false,
         }
+    }
+
+    /// This policy with the FP8 GEMMs on cooperative matrices (the tensor route's).
+    pub fn with_tensor_gemm(self) -> KernelPolicy {
+        KernelPolicy {
+            tensor_gemm: true,
+            ..self
+        }
+    }
+
+    /// Whether the FP8 GEMMs run on cooperative matrices.
+    pub fn tensor_gemm(&self) -> bool {
+        self.tensor_gemm
     }
 
     /// The portable builds only (any device).
     pub const PORTABLE: KernelPolicy = KernelPolicy {
         rtz_mode: false,
         native_f16: false,
+        tensor_gemm: false,
     };
 
     /// Whether a kernel that computes its MMA terms in the RTZ f32 mode may run for a profile
@@ -87,12 +105,18 @@ impl KernelPolicy {
         }
     }
 
-    /// A short description for logs and tools (`"fast (rtz + native f16)"`, `"portable"`).
-    pub fn describe(&self) -> &'static str {
-        match (self.rtz_mode, self.native_f16) {
+    /// A short description for logs and tools (`"fast (rtz + native f16)"`, `"portable"`,
+    /// `"coopmat GEMMs, fast (native f16)"`).
+    pub fn describe(&self) -> String {
+        let rest = match (self.rtz_mode, self.native_f16) {
             (true, _) => "fast (rtz + native f16)",
             (false, true) => "fast (native f16)",
             (false, false) => "portable",
+        };
+        if self.tensor_gemm {
+            format!("coopmat GEMMs, {rest}")
+        } else {
+            rest.to_owned()
         }
     }
 }

@@ -7,16 +7,18 @@
 //! [`build`].
 
 pub mod exact;
+pub mod tensor;
 
 use std::sync::Arc;
 
 use crate::feature::Route;
-use crate::gpu::{BufferBinding, Capabilities, DescriptorArena, Dispatch, GpuContext, GpuError};
+use crate::gpu::{BufferBinding, DescriptorArena, Dispatch, GpuContext, GpuError};
 use crate::nr::graph::{Graph, Node, TensorId};
 use crate::nr::record::{GpuWeights, KernelBuild, RecordError};
 use crate::numerics::Profiles;
 
 pub use exact::ExactRoute;
+pub use tensor::TensorRoute;
 
 /// The tensors of one schedule as a route binds them.
 pub struct NodeBindings<'a> {
@@ -59,16 +61,29 @@ pub enum RouteError {
     Gpu(#[from] GpuError),
 }
 
-/// The route `route` on a device with `caps`, in `profiles`, with kernel builds `kernels`: the
-/// one place routes are registered.
+/// The route `route` on `ctx`'s device, in `profiles`, with kernel builds `kernels`: the one
+/// place routes are registered. The tensor route runs its profile probe here (once per physical
+/// device). The caller must have enabled the features the route names on the device.
 pub fn build(
     route: Route,
-    caps: &Capabilities,
+    ctx: &GpuContext,
     profiles: Profiles,
     kernels: KernelBuild,
 ) -> Result<Box<dyn NetworkRoute>, RouteError> {
+    let caps = ctx.capabilities();
     match route {
         Route::Exact => Ok(Box::new(ExactRoute::new(caps, profiles, kernels)?)),
+        Route::Tensor => {
+            let missing = TensorRoute::missing(caps);
+            if !missing.is_empty() {
+                return Err(RouteError::Gpu(GpuError::MissingCapabilities {
+                    device: caps.device_name.clone(),
+                    missing,
+                }));
+            }
+            let probe = tensor::probe::identify(ctx);
+            Ok(Box::new(TensorRoute::new(caps, profiles, kernels, probe)?))
+        }
         Route::Cpu => Err(RouteError::NotADeviceRoute(route)),
     }
 }

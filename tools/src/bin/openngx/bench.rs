@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use openngx::feature::Route;
 use openngx::gpu::PipelineStatistics;
 use openngx::model::blocks::{self, Block, BlockKind, BLOCK_COUNT, VIT_ENTRY_BLOCK};
 use openngx::model::{LoadOptions, Model};
@@ -33,7 +34,12 @@ pub struct Args {
     frames: usize,
     #[arg(long, default_value_t = 3)]
     warmup: usize,
-    /// MMA profile: f13 (native) or h25.
+    /// Routes to run, one after the other in this process: `exact`, `tensor` or both
+    /// (`exact,tensor`). With two routes and --check, the second is also compared with the first
+    /// (share of differing bytes per boundary, PSNR of the head).
+    #[arg(long, default_value = "exact", value_delimiter = ',')]
+    route: Vec<String>,
+    /// MMA profile of the exact route: f13 (native) or h25. The tensor route computes h25.
     #[arg(long, default_value = "f13")]
     profile: String,
     /// Device index among those that support the exact route.
@@ -159,9 +165,68 @@ fn op_kind(g: &graph::Graph, n: &graph::Node) -> (String, f64) {
     }
 }
 
+/// What one route's run leaves for a comparison with another: the boundaries and the head
+/// (with --check).
+struct RouteRun {
+    ok: bool,
+    tensors: Option<(Vec<(String, Vec<u8>)>, Vec<f32>)>,
+}
+
 fn run_inner(args: &Args) -> Result<bool, String> {
-    let profiles = Profiles::by_name(&args.profile)
-        .ok_or_else(|| format!("unknown profile `{}`", args.profile))?;
+    let mut runs = Vec::new();
+    for name in &args.route {
+        let route: Route = name.parse()?;
+        let profiles = match route {
+            Route::Tensor => Profiles::H25,
+            Route::Exact => Profiles::by_name(&args.profile)
+                .ok_or_else(|| format!("unknown profile `{}`", args.profile))?,
+            Route::Cpu => return Err("bench times GPU routes: exact or tensor".into()),
+        };
+        runs.push((route, profiles, run_route(args, route, profiles)?));
+    }
+    let mut ok = runs.iter().all(|r| r.2.ok);
+    if let [(r0, p0, a), (r1, p1, b), ..] = &runs[..] {
+        if let (Some((ta, ha)), Some((tb, hb))) = (&a.tensors, &b.tensors) {
+            println!("{r1} ({}) against {r0} ({}):", p1.name, p0.name);
+            let mut worst = (0.0f64, String::new());
+            for ((name, x), (_, y)) in ta.iter().zip(tb) {
+                let diff = x.iter().zip(y).filter(|(p, q)| p != q).count();
+                let share = diff as f64 / x.len().max(1) as f64;
+                println!("  {name:<40} {:8.4} % bytes differ", 100.0 * share);
+                if share >= worst.0 {
+                    worst = (share, name.clone());
+                }
+            }
+            println!(
+                "  worst boundary: {} ({:.4} %)",
+                worst.1,
+                100.0 * worst.0
+            );
+            println!("  head PSNR (peak 1): {:.2} dB", psnr(ha, hb));
+        } else if args.check {
+            ok = false;
+        }
+    }
+    Ok(ok)
+}
+
+/// PSNR of `b` against `a` with peak 1 (the head is image-space colour); inf when equal.
+fn psnr(a: &[f32], b: &[f32]) -> f64 {
+    let n = a.len().max(1) as f64;
+    let mse = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (*x as f64 - *y as f64).powi(2))
+        .sum::<f64>()
+        / n;
+    if mse == 0.0 {
+        f64::INFINITY
+    } else {
+        10.0 * (1.0 / mse).log10()
+    }
+}
+
+fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, String> {
     if args.frames == 0 {
         return Err("--frames must be at least 1".into());
     }
@@ -190,6 +255,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     let graph = graph::build(&geometry);
     let features = synthetic_features(graph.rows(graph.features));
     let opts = NetworkOptions {
+        route,
         profiles,
         keep: if args.check {
             Keep::Boundaries
@@ -263,11 +329,13 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     let mem = weights_bytes + workspace_bytes;
 
     let mut exact = None;
+    let mut tensors = None;
     if args.check {
         let t = Instant::now();
         let cpu = reference::run(&graph, &model, &features, profiles).map_err(|e| e.to_string())?;
         let cpu_s = t.elapsed().as_secs_f64();
         let mut bad = Vec::new();
+        let mut kept = Vec::new();
         for (name, want) in &cpu.boundaries {
             let t = graph
                 .boundaries
@@ -280,8 +348,10 @@ fn run_inner(args: &Args) -> Result<bool, String> {
                 let diff = got.iter().zip(want).filter(|(a, b)| a != b).count();
                 bad.push(format!("{name} ({diff} bytes differ)"));
             }
+            kept.push((name.clone(), got));
         }
         let head = gpu.net.read_head().map_err(|e| e.to_string())?;
+        tensors = Some((kept, head.clone()));
         if head
             .iter()
             .map(|x| x.to_bits())
@@ -312,6 +382,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         let j = serde_json::json!({
             "device": device, "width": args.width, "height": args.height,
             "field": [geometry.field.w, geometry.field.h], "profile": profiles.name,
+            "route": route.name(), "route_detail": gpu.net.route().describe(),
             "frames": args.frames, "blocks": args.blocks.unwrap_or(BLOCK_COUNT), "median_ms": med, "min_ms": min, "dispatches": dispatches,
             "weights_bytes": weights_bytes, "workspace_bytes": workspace_bytes,
             "stages_median_ms": stages, "op_kinds": kinds,
@@ -322,8 +393,14 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         println!("{j}");
     } else {
         println!(
-            "{device}: {}x{} (field {}x{}), profile {}, {} dispatches",
-            args.width, args.height, geometry.field.w, geometry.field.h, profiles.name, dispatches
+            "{device}: {}x{} (field {}x{}), route {}, profile {}, {} dispatches",
+            args.width,
+            args.height,
+            geometry.field.w,
+            geometry.field.h,
+            gpu.net.route().describe(),
+            profiles.name,
+            dispatches
         );
         if let Some(b) = args.blocks {
             println!(
@@ -369,7 +446,10 @@ fn run_inner(args: &Args) -> Result<bool, String> {
             }
         }
     }
-    Ok(exact.is_none_or(|b| b.is_empty()))
+    Ok(RouteRun {
+        ok: exact.is_none_or(|b| b.is_empty()),
+        tensors,
+    })
 }
 
 /// One line per kernel: shader, specialization constants, then the driver's statistics.

@@ -642,6 +642,12 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     let app = match args.route {
         Route::Exact => Some(App::new(args.device)?),
         Route::Cpu => None,
+        Route::Tensor => {
+            return Err(
+                "demo runs the exact route (the feature picks the tensor route by itself; see `doctor`)"
+                    .into(),
+            )
+        }
     };
     let on_cpu_device = app.as_ref().is_some_and(|a| a.is_cpu);
     let count = args.frames.unwrap_or(match &files {

@@ -118,7 +118,8 @@ fn vulkan_report() -> bool {
     let mut any_exact = false;
     for (i, &pd) in physicals.iter().enumerate() {
         // SAFETY: `pd` is a physical device of `instance`.
-        let caps = unsafe { Capabilities::query(&instance, pd) };
+        let caps =
+            unsafe { Capabilities::query(entry.static_fn().get_instance_proc_addr, &instance, pd) };
         // SAFETY: as above.
         let exts =
             unsafe { instance.enumerate_device_extension_properties(pd) }.unwrap_or_default();

@@ -137,6 +137,9 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<Runs, String> {
     let repeat = args.repeat.unwrap_or(match args.route {
         Route::Cpu => 1,
         Route::Exact => 3,
+        Route::Tensor => {
+            return Err("parity checks the cpu and exact routes; the tensor route is checked by `bench --route tensor --check`".into())
+        }
     });
     if repeat == 0 {
         return Err("--repeat must be at least 1".into());
@@ -155,7 +158,7 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<Runs, String> {
     // Later frames of a sequence are planned (files read, parameters validated) before anything
     // runs; only the GPU route runs them.
     let frames = match args.route {
-        Route::Exact => plan_frames(fx, &input, blend_scale)?,
+        Route::Exact | Route::Tensor => plan_frames(fx, &input, blend_scale)?,
         Route::Cpu => Vec::new(),
     };
     let g = &fx.geometry;
@@ -192,7 +195,9 @@ fn run_network(args: &Args, fx: &Fixture) -> Result<Runs, String> {
     let graph = graph::build(g);
     let ops = graph.nodes.len();
     let mut gpu = match args.route {
-        Route::Exact => Some(GpuFrames::new(&model, graph.clone(), profiles, None)?),
+        Route::Exact | Route::Tensor => {
+            Some(GpuFrames::new(&model, graph.clone(), profiles, None)?)
+        }
         Route::Cpu => None,
     };
     let mut first: Option<Runs> = None;

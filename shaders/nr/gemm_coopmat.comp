@@ -1,0 +1,240 @@
+#version 450
+// Grouped E4M3 x E4M3 -> f16 GEMM of `Op::Gemm` on the device's f16 cooperative matrices
+// (VK_KHR_cooperative_matrix, 16x16x16, f16 accumulator): the tensor route. The hardware's own
+// arithmetic is the H25 profile (h200-tensor-numerics.md §4-5; the route runs only where the
+// creation probe matched it), so one coopMatMulAdd per K group of 16 is one H25 group step and
+// the result is byte for byte what gemm.glsl emulates in that profile.
+//
+// out[r][g*N + c] = epilogue(split-K chain of A row r (channels g*ASTRIDE .. +K) with column c of
+// group g), seeded by f16(skip[r][g*N + c] * scale[g*N + c]) when SEED != 0; split-K as in
+// gemm.glsl (partition 0 from the seed, the others from +0, partials out, gemm_sum.comp adds).
+//
+// Work split: 128 invocations = 4 subgroups of 32 in a 2 x 2 grid; a workgroup owns 64 rows x BN
+// (32 or 64) columns of one group, a subgroup 32 x BN/2 (2 x BN/32 accumulators). Per step of
+// BK = 32 K the tile's E4M3 bytes are widened to f16 (exactly) into shared memory while the next
+// step's bytes load into registers. Every tile and result goes through shared memory because
+// the element layout of a KHR cooperative matrix is the implementation's: the seed is built
+// there and loaded as the C operand, and the result is stored there for the epilogue
+// (gemm_store.glsl), which needs each element's row and column.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_shader_subgroup_basic : require
+#include "f16.glsl"
+#include "e4m3.glsl"
+
+// Columns per workgroup: 32 or 64.
+layout(constant_id = 0) const uint BN = 64u;
+layout(local_size_x = 128) in;
+layout(constant_id = 4) const uint EPI = 1u;   // 0 = E4(SiLU(x)), 1 = E4(x), 2 = f16, 3 = dual
+layout(constant_id = 5) const uint SEED = 0u;  // 0 = none, 1 = E4 skip, 2 = f16 skip
+layout(constant_id = 6) const uint SPLIT = 0u; // 1 when PART < K
+
+const uint BM = 64u;
+const uint BK = 32u;
+const uint FC = BN / 32u;         // accumulator columns per subgroup (16 wide each)
+// Row strides of the shared tiles in uints (2 halves each): a 16-byte skew against bank
+// conflicts.
+const uint TS = BK / 2u + 4u;     // A and B tiles: [row or column][BK halves]
+const uint CS = BN / 2u + 4u;     // the seed/result tile: [row][BN halves]
+
+layout(std430, binding = 0) readonly buffer InA { uvec4 a_quads[]; };
+layout(std430, binding = 1) readonly buffer InB { uvec4 b_quads[]; };
+layout(std430, binding = 2) readonly buffer Skip { uint skip_words[]; };
+// 16-bit elements: the scale range may start 2 bytes into a word and end mid-word.
+layout(std430, binding = 3) readonly buffer Scale { uint16_t scale_halves[]; };
+layout(std430, binding = 4) writeonly buffer Out { uint out_words[]; };
+// The raw f16 output of the dual epilogue, or the partials of a split-K GEMM.
+layout(std430, binding = 5) writeonly buffer OutRaw { uint raw_words[]; };
+// numerics::tables::GEMM_EPILOGUE (see gemm.glsl).
+layout(std430, binding = 6) readonly buffer EpilogueTable { uint table_words[]; };
+#include "gemm_store.glsl"
+
+layout(push_constant) uniform Push {
+    uint rows;
+    uint cin;
+    uint k;
+    uint n;
+    uint nout;
+    uint astride;
+    uint part;
+    uint scale_off;
+    uint epi;  // unused (EPI)
+    uint seed; // unused (SEED)
+} pc;
+
+shared uint s_a[BM * TS];
+shared uint s_b[BN * TS];
+shared uint s_c[BM * CS];
+
+// f16(E4M3 code) for the two codes in bytes 2j, 2j+1 of `w`, packed low/high.
+uint widen_pair(uint w, uint j) {
+    uint lo = e4m3_to_f16((w >> (16u * j)) & 0xFFu);
+    uint hi = e4m3_to_f16((w >> (16u * j + 8u)) & 0xFFu);
+    return lo | (hi << 16);
+}
+
+// The 16 bytes (16 K of one row or column) loader slot `slot` brings for the step at K `kb`:
+// slots 0..127 are A rows 0..63 x two 16-byte halves, slots 128.. are B columns likewise.
+uvec4 load_slot(uint slot, uint kb, uint kend, uint row0, uint col0, uint abase, uint bbase) {
+    uint line = (slot & 127u) >> 1;
+    uint kk = kb + 16u * (slot & 1u);
+    if (kk >= kend) {
+        return uvec4(0u);
+    }
+    if (slot < 128u) {
+        uint r = row0 + line;
+        if (r < pc.rows) {
+            return a_quads[(r * pc.cin + abase + kk) >> 4];
+        }
+    } else if (line < BN) {
+        uint c = col0 + line;
+        if (c < pc.n) {
+            return b_quads[(bbase + c * pc.k + kk) >> 4];
+        }
+    }
+    return uvec4(0u);
+}
+
+void store_slot(uint slot, uvec4 w) {
+    uint line = (slot & 127u) >> 1;
+    uint at = line * TS + 8u * (slot & 1u);
+    if (slot < 128u) {
+        [[unroll]] for (uint i = 0u; i < 8u; i++) {
+            s_a[at + i] = widen_pair(w[i >> 1], i & 1u);
+        }
+    } else if (line < BN) {
+        [[unroll]] for (uint i = 0u; i < 8u; i++) {
+            s_b[at + i] = widen_pair(w[i >> 1], i & 1u);
+        }
+    }
+}
+
+uint skip_half(uint idx) {
+    if (SEED == 1u) {
+        return e4m3_to_f16((skip_words[idx >> 2] >> (8u * (idx & 3u))) & 0xFFu);
+    }
+    return (skip_words[idx >> 1] >> (16u * (idx & 1u))) & 0xFFFFu;
+}
+
+uint scale_half(uint idx) { return uint(scale_halves[idx]); }
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = gl_SubgroupID;          // 0..3
+    uint sr = sg >> 1;                // subgroup row (32 rows each)
+    uint sc = sg & 1u;                // subgroup column (BN/2 columns each)
+    uint row0 = gl_WorkGroupID.x * BM;
+    uint col0 = gl_WorkGroupID.y * BN;
+    uint g = gl_WorkGroupID.z;
+    uint kpart = 0u;
+    uint kbeg = 0u;
+    uint kend = pc.k;
+    if (SPLIT != 0u) {
+        uint parts = (pc.k + pc.part - 1u) / pc.part;
+        kpart = g % parts;
+        g /= parts;
+        kbeg = kpart * pc.part;
+        kend = min(pc.k, kbeg + pc.part);
+    }
+    uint abase = g * pc.astride;
+    uint bbase = g * pc.n * pc.k;
+
+    // The C operand: the seed (partition 0 of a seeded GEMM) or +0.
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[2][FC];
+    if (SEED != 0u && kpart == 0u) {
+        for (uint e = tid; e < BM * BN / 2u; e += 128u) {
+            uint r = e / (BN / 2u);
+            uint c2 = 2u * (e % (BN / 2u));
+            uint word = 0u;
+            if (row0 + r < pc.rows) {
+                [[unroll]] for (uint j = 0u; j < 2u; j++) {
+                    uint col = g * pc.n + col0 + c2 + j;
+                    uint s = f16_mul(skip_half((row0 + r) * pc.nout + col),
+                                     scale_half(pc.scale_off + col));
+                    word |= s << (16u * j);
+                }
+            }
+            s_c[r * CS + c2 / 2u] = word;
+        }
+        barrier();
+        [[unroll]] for (uint i = 0u; i < 2u; i++) {
+            [[unroll]] for (uint j = 0u; j < FC; j++) {
+                uint at = (32u * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
+                coopMatLoad(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
+            }
+        }
+    } else {
+        [[unroll]] for (uint i = 0u; i < 2u; i++) {
+            [[unroll]] for (uint j = 0u; j < FC; j++) {
+                acc[i][j] = coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
+            }
+        }
+    }
+
+    uint slot0 = tid;
+    uint slot1 = tid + 128u;
+    uvec4 pre0 = load_slot(slot0, kbeg, kend, row0, col0, abase, bbase);
+    uvec4 pre1 = load_slot(slot1, kbeg, kend, row0, col0, abase, bbase);
+    for (uint kb = kbeg; kb < kend; kb += BK) {
+        barrier();
+        store_slot(slot0, pre0);
+        store_slot(slot1, pre1);
+        barrier();
+        if (kb + BK < kend) {
+            pre0 = load_slot(slot0, kb + BK, kend, row0, col0, abase, bbase);
+            pre1 = load_slot(slot1, kb + BK, kend, row0, col0, abase, bbase);
+        }
+        [[unroll]] for (uint s = 0u; s < BK / 16u; s++) {
+            // One group of 16 K per MMA: a step past the chain's end would be a no-op in H25
+            // (the accumulator is exact at 25 fraction bits), but it is skipped anyway.
+            if (kb + 16u * s < kend) {
+                coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> fa[2];
+                [[unroll]] for (uint i = 0u; i < 2u; i++) {
+                    coopMatLoad(fa[i], s_a, (32u * sr + 16u * i) * TS + 8u * s, TS,
+                                gl_CooperativeMatrixLayoutRowMajor);
+                }
+                [[unroll]] for (uint j = 0u; j < FC; j++) {
+                    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> fb;
+                    coopMatLoad(fb, s_b, (sc * (BN / 2u) + 16u * j) * TS + 8u * s, TS,
+                                gl_CooperativeMatrixLayoutColumnMajor);
+                    [[unroll]] for (uint i = 0u; i < 2u; i++) {
+                        acc[i][j] = coopMatMulAdd(fa[i], fb, acc[i][j]);
+                    }
+                }
+            }
+        }
+    }
+
+    // Results through shared memory to the epilogue.
+    barrier();
+    [[unroll]] for (uint i = 0u; i < 2u; i++) {
+        [[unroll]] for (uint j = 0u; j < FC; j++) {
+            uint at = (32u * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
+            coopMatStore(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
+        }
+    }
+    barrier();
+    for (uint q = tid; q < BM * BN / 4u; q += 128u) {
+        uint r = q / (BN / 4u);
+        uint c4 = 4u * (q % (BN / 4u));
+        if (row0 + r >= pc.rows || col0 + c4 >= pc.n) {
+            continue;
+        }
+        uint w0 = s_c[r * CS + c4 / 2u];
+        uint w1 = s_c[r * CS + c4 / 2u + 1u];
+        uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
+        uint col = g * pc.n + col0 + c4;
+        if (SPLIT != 0u) {
+            uint pat = (kpart * pc.rows + row0 + r) * pc.nout + col;
+            raw_words[pat / 2u] = w0;
+            raw_words[pat / 2u + 1u] = w1;
+            continue;
+        }
+        gemm_store_quad(EPI, (row0 + r) * pc.nout + col, h);
+    }
+}

@@ -1,0 +1,175 @@
+//! The tensor route: the FP8 GEMMs on the device's f16 cooperative matrices
+//! (`VK_KHR_cooperative_matrix`, 16x16x16, E4M3 widened to f16 exactly), in the `h25` profiles.
+//! The hardware's arithmetic *is* the profile, so the route is offered only where the creation
+//! probe ([`probe`]) found the device's MMA to be H25 exactly; every byte is then checkable
+//! against the CPU reference run in `h25`. The ops without a cooperative-matrix kernel yet
+//! (attention, normalisation, adapter, head, element-wise) run the exact route's kernels in the
+//! same profiles, so the route is exact as a whole.
+
+pub mod probe;
+
+use std::ffi::CStr;
+use std::sync::Arc;
+
+use ash::vk;
+
+use super::{ExactRoute, NetworkRoute, NodeBindings};
+use crate::feature::Route;
+use crate::gpu::{Capabilities, CoopMatrixShape, DescriptorArena, Dispatch, GpuContext, GpuError};
+use crate::nr::graph::{Graph, Node};
+use crate::nr::record::{gemm, GpuWeights, KernelBuild, KernelPolicy, RecordError};
+use crate::numerics::probe::Identification;
+use crate::numerics::{Profile, Profiles};
+
+/// Device extensions an application enables for the route (besides the exact route's).
+pub const EXTENSIONS: [&CStr; 1] = [ash::khr::cooperative_matrix::NAME];
+
+/// Shared memory the cooperative-matrix GEMM takes per workgroup (64-column tiles).
+const GEMM_SHARED_BYTES: u32 = 4 * (64 * 20 + 64 * 20 + 64 * 36);
+
+/// The tensor route on one device.
+pub struct TensorRoute {
+    exact: ExactRoute,
+    policy: KernelPolicy,
+    probe: Identification,
+}
+
+impl TensorRoute {
+    /// What the route needs and a device with `caps` lacks (empty when it can run; the
+    /// profile probe is a further condition, see [`TensorRoute::new`]).
+    pub fn missing(caps: &Capabilities) -> Vec<String> {
+        let mut missing = ExactRoute::missing(caps);
+        if !caps.offers_coop_matrix(CoopMatrixShape::F16_16X16X16) {
+            missing.push(
+                "VK_KHR_cooperative_matrix with a 16x16x16 f16 x f16 -> f16 subgroup shape in \
+                 compute shaders"
+                    .to_owned(),
+            );
+        }
+        if !caps.vulkan_memory_model {
+            missing.push("vulkanMemoryModel".to_owned());
+        }
+        if caps.subgroup_size != 32 {
+            missing.push(format!(
+                "subgroup size 32 (device reports {})",
+                caps.subgroup_size
+            ));
+        }
+        if caps.max_compute_shared_memory_size < GEMM_SHARED_BYTES {
+            missing.push(format!(
+                "maxComputeSharedMemorySize >= {GEMM_SHARED_BYTES}"
+            ));
+        }
+        missing
+    }
+
+    /// Sets, in the caller's feature structs, every feature the route needs (the exact
+    /// route's, the Vulkan memory model its shaders declare and `cooperativeMatrix`); the
+    /// application also enables [`EXTENSIONS`].
+    pub fn enable_features(
+        f11: &mut vk::PhysicalDeviceVulkan11Features<'_>,
+        f12: &mut vk::PhysicalDeviceVulkan12Features<'_>,
+        coop: &mut vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'_>,
+    ) {
+        ExactRoute::enable_features(f11, f12);
+        f12.vulkan_memory_model = vk::TRUE;
+        coop.cooperative_matrix = vk::TRUE;
+    }
+
+    /// The route on a device with `caps` whose probe gave `probe`, in `profiles` (which must be
+    /// the profiles the probe identified: `h25`). Refuses, naming the reason, a device that
+    /// lacks what the route needs, a probe that matched no profile or another one, and other
+    /// profiles.
+    pub fn new(
+        caps: &Capabilities,
+        profiles: Profiles,
+        build: KernelBuild,
+        probe: Identification,
+    ) -> Result<TensorRoute, GpuError> {
+        let missing = Self::missing(caps);
+        if !missing.is_empty() {
+            return Err(GpuError::MissingCapabilities {
+                device: caps.device_name.clone(),
+                missing,
+            });
+        }
+        if probe.matched != Some(Profile::H25) {
+            return Err(GpuError::invalid(
+                "tensor route",
+                format!(
+                    "the device's f16 cooperative matrix is not the h25 profile: {}",
+                    probe.reason
+                ),
+            ));
+        }
+        if profiles != Profiles::H25 {
+            return Err(GpuError::invalid(
+                "tensor route",
+                format!(
+                    "the device's tensor cores compute h25, not `{}`",
+                    profiles.name
+                ),
+            ));
+        }
+        let exact = ExactRoute::new(caps, profiles, build)?;
+        Ok(TensorRoute {
+            policy: exact.kernels().with_tensor_gemm(),
+            exact,
+            probe,
+        })
+    }
+
+    /// The probe result the route was built on.
+    pub fn probe(&self) -> &Identification {
+        &self.probe
+    }
+}
+
+impl NetworkRoute for TensorRoute {
+    fn route(&self) -> Route {
+        Route::Tensor
+    }
+
+    fn profiles(&self) -> Profiles {
+        self.exact.profiles()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "tensor {}, {} kernels (probe: {})",
+            self.exact.profiles().name,
+            self.policy.describe(),
+            self.probe.reason
+        )
+    }
+
+    fn descriptor_budget(&self, graph: &Graph) -> (u32, u32) {
+        // The cooperative-matrix GEMM binds what the emulated one binds.
+        self.exact.descriptor_budget(graph)
+    }
+
+    fn prepare(
+        &self,
+        ctx: &Arc<GpuContext>,
+        arena: &mut DescriptorArena,
+        g: &Graph,
+        node: &Node,
+        w: &GpuWeights,
+        bindings: &NodeBindings<'_>,
+    ) -> Result<Dispatch, RecordError> {
+        if let Some(d) = gemm::prepare_node(
+            ctx,
+            arena,
+            self.policy,
+            self.exact.profiles(),
+            g,
+            node,
+            w,
+            bindings.tensor,
+            bindings.scratch,
+        )? {
+            return Ok(d);
+        }
+        self.exact.prepare(ctx, arena, g, node, w, bindings)
+    }
+}
