@@ -1479,4 +1479,21 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn digests_are_documented() {
+        let doc =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/numerics.md"))
+                .unwrap();
+        let tiles = probe_tiles();
+        for p in CANDIDATES {
+            let d = digest(&expected(&tiles, &p));
+            let name = format!("`{}`", p.name);
+            assert!(
+                doc.lines().any(|l| l.contains(&name) && l.contains(&d)),
+                "docs/numerics.md lacks the digest of {}: {d}",
+                p.name
+            );
+        }
+    }
 }
