@@ -12,6 +12,9 @@ mod gemm_panel;
 pub mod mma;
 pub mod norm;
 pub mod ops;
+/// The MMA profile probe: owns the fixed f16 coopmat tiles run at feature creation, their expected
+/// results under each candidate profile, and the matcher that decides which profile a device's
+/// answers follow (an H25 route is offered only on an exact H25 match).
 pub mod probe;
 pub mod profiles;
 pub mod recip;
