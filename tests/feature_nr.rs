@@ -634,3 +634,107 @@ fn a_broken_model_directory_is_refused_at_creation() {
     drop(ngx);
     h.assert_validation_clean();
 }
+
+/// The route a feature runs follows `OpenNGX.Route`, the application's statement that it
+/// enabled the tensor route's device features, and what the device offers: the exact route when
+/// asked or when the tensor route cannot run (never a cooperative-matrix shader without the
+/// statement), the tensor route where it can, and a refusal for a tensor request that cannot be
+/// met. The chosen route and profile are written back into the creation parameters, and the
+/// device-extension query lists `VK_KHR_cooperative_matrix` exactly where the device offers the
+/// route. On lavapipe (no cooperative matrices) the tensor side is the refusal; on the H200 the
+/// tensor route is created.
+#[test]
+fn the_route_follows_the_request_the_statement_and_the_device() {
+    use openngx::nr::route::TensorRoute;
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = Harness::new() else { return };
+    let tensor_ok = TensorRoute::missing(h.context().capabilities()).is_empty();
+    if !tensor_ok {
+        eprintln!(
+            "note: {} cannot run the tensor route; only the fallback and the refusal are checked",
+            h.device_name
+        );
+    }
+    // The extension query.
+    let info = NVSDK_NGX_FeatureDiscoveryInfo {
+        FeatureID: NVSDK_NGX_Feature_Reserved18,
+        // SAFETY: a plain C struct of integers, pointers and a union, for which all-zero is
+        // valid (NULL pointers, an empty identifier).
+        ..unsafe { std::mem::zeroed() }
+    };
+    let (mut count, mut props) = (0u32, std::ptr::null_mut());
+    // SAFETY: the harness's live instance and physical device; valid out pointers.
+    ok("GetFeatureDeviceExtensionRequirements", unsafe {
+        NVSDK_NGX_VULKAN_GetFeatureDeviceExtensionRequirements(
+            h.instance.handle(),
+            h.physical,
+            &info,
+            &mut count,
+            &mut props,
+        )
+    });
+    let names: Vec<String> = (0..count as usize)
+        // SAFETY: the library's list of `count` entries, valid for the process.
+        .map(|i| unsafe { &*props.add(i) })
+        .map(|e| {
+            e.extension_name_as_c_str()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(
+        names.contains(&"VK_KHR_cooperative_matrix".to_owned()),
+        tensor_ok,
+        "device extensions listed: {names:?}"
+    );
+
+    let ngx = Ngx::init(&h);
+    let get = |k: &CStr| {
+        let mut v = 0u32;
+        // SAFETY: live map, C string, valid out pointer.
+        let r = unsafe { NVSDK_NGX_Parameter_GetUI(ngx.params, k.as_ptr(), &mut v) };
+        (r == NVSDK_NGX_Result_Success).then_some(v)
+    };
+    // (route request, statement) -> Ok((active route, active profile bits)) or the refusal.
+    let case = |route: u32, stated: u32| {
+        ngx.set_ui(c"OpenNGX.Route", route);
+        ngx.set_ui(c"OpenNGX.TensorFeaturesEnabled", stated);
+        ngx.set_ui(c"OpenNGX.ActiveRoute", 0);
+        ngx.set_ui(c"OpenNGX.ActiveProfile", 0);
+        let r = ngx.create(64, 64).map(|handle| {
+            release(handle);
+            (
+                get(c"OpenNGX.ActiveRoute").unwrap_or(0),
+                get(c"OpenNGX.ActiveProfile").unwrap_or(0),
+            )
+        });
+        eprintln!("route {route}, statement {stated}: {r:x?}");
+        r
+    };
+    assert_eq!(case(1, 1), Ok((1, 13)), "exact when asked");
+    assert_eq!(
+        case(0, 0),
+        Ok((1, 13)),
+        "no tensor shader without the statement"
+    );
+    let auto = if tensor_ok { (2, 25) } else { (1, 13) };
+    assert_eq!(case(0, 1), Ok(auto), "auto with the statement");
+    assert_eq!(
+        case(2, 0),
+        Err(NVSDK_NGX_Result_FAIL_UnsupportedParameter),
+        "a tensor request without the statement is refused"
+    );
+    let tensor = if tensor_ok {
+        Ok((2, 25))
+    } else {
+        Err(NVSDK_NGX_Result_FAIL_UnsupportedParameter)
+    };
+    assert_eq!(case(2, 1), tensor, "a tensor request");
+    assert_eq!(
+        case(7, 1),
+        Err(NVSDK_NGX_Result_FAIL_UnsupportedParameter),
+        "an unknown route number"
+    );
+    drop(ngx);
+    h.assert_validation_clean();
+}

@@ -109,6 +109,7 @@ mod tests {
             assert_eq!(r.to_string(), r.name());
         }
         assert_eq!("gpu".parse::<Route>(), Ok(Route::Exact));
-        assert!("tensor".parse::<Route>().is_err());
+        assert_eq!("tensor".parse::<Route>(), Ok(Route::Tensor));
+        assert!("fast".parse::<Route>().is_err());
     }
 }

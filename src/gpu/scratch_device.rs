@@ -61,13 +61,15 @@ impl ScratchDevice {
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(family)
             .queue_priorities(&priorities)];
-        let mut f11 = vk::PhysicalDeviceVulkan11Features::default().storage_buffer16_bit_access(true);
+        let mut f11 =
+            vk::PhysicalDeviceVulkan11Features::default().storage_buffer16_bit_access(true);
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
             .shader_float16(true)
             .shader_int8(true)
             .storage_buffer8_bit_access(true)
             .vulkan_memory_model(features.coop_matrix);
-        let mut fcm = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
+        let mut fcm =
+            vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
         let extensions: Vec<*const std::ffi::c_char> = if features.coop_matrix {
             vec![ash::khr::cooperative_matrix::NAME.as_ptr()]
         } else {
@@ -143,7 +145,7 @@ impl ScratchDevice {
                 .descriptor_count(1)
                 .stage_flags(vk::ShaderStageFlags::COMPUTE)
         });
-        // SAFETY (this block): every create info is a local valid for its call, on this live
+        // SAFETY: (whole block) every create info is a local valid for its call, on this live
         // device; each object is registered in `o` and destroyed by `run`.
         unsafe {
             let dsl = d
@@ -248,14 +250,7 @@ impl ScratchDevice {
             )
             .vk("vkBeginCommandBuffer")?;
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
-            d.cmd_bind_descriptor_sets(
-                cmd,
-                vk::PipelineBindPoint::COMPUTE,
-                layout,
-                0,
-                &[set],
-                &[],
-            );
+            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, layout, 0, &[set], &[]);
             d.cmd_dispatch(cmd, groups, 1, 1);
             let to_host = [vk::MemoryBarrier::default()
                 .src_access_mask(vk::AccessFlags::SHADER_WRITE)
@@ -293,7 +288,7 @@ impl ScratchDevice {
         size: u64,
     ) -> Result<(vk::Buffer, vk::DeviceMemory, *mut u8), GpuError> {
         let d = &self.device;
-        // SAFETY (this block): valid create infos on this live device; the objects go into `o`.
+        // SAFETY: (whole block) valid create infos on this live device; the objects go into `o`.
         unsafe {
             let buffer = d
                 .create_buffer(
@@ -308,7 +303,8 @@ impl ScratchDevice {
             let props = self
                 .instance
                 .get_physical_device_memory_properties(self.physical);
-            let want = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+            let want =
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
             let Some(index) = (0..props.memory_type_count).find(|&i| {
                 req.memory_type_bits & (1 << i) != 0
                     && props.memory_types[i as usize].property_flags.contains(want)

@@ -247,7 +247,10 @@ pub fn parse_create(p: &ParamRef) -> Result<NrCreate, FeatureError> {
     let route = match opt_ui(p, k::ROUTE) {
         None => None,
         Some(v) => Some(RouteRequest::from_number(v).ok_or_else(|| {
-            unsupported(k::ROUTE, format!("{v}: expected 0 (auto), 1 (exact) or 2 (tensor)"))
+            unsupported(
+                k::ROUTE,
+                format!("{v}: expected 0 (auto), 1 (exact) or 2 (tensor)"),
+            )
         })?),
     };
     let tensor_features = opt_ui(p, k::TENSOR_FEATURES_ENABLED).map(|v| v != 0);

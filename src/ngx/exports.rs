@@ -865,7 +865,9 @@ fn offered_extensions(
     type Lists = HashMap<(u64, NVSDK_NGX_Feature), &'static [VkExtensionProperties]>;
     static LISTS: once_cell::sync::Lazy<parking_lot::Mutex<Lists>> =
         once_cell::sync::Lazy::new(|| parking_lot::Mutex::new(HashMap::new()));
-    if wanted.is_empty() || instance == vk::Instance::null() || physical == vk::PhysicalDevice::null()
+    if wanted.is_empty()
+        || instance == vk::Instance::null()
+        || physical == vk::PhysicalDevice::null()
     {
         return &[];
     }
@@ -880,8 +882,8 @@ fn offered_extensions(
     // SAFETY: the caller passes a live instance; the function table is loaded from it.
     let ash_instance = unsafe { ash::Instance::load(entry.static_fn(), instance) };
     // SAFETY: `physical` belongs to `instance` (the caller's promise).
-    let offered = unsafe { ash_instance.enumerate_device_extension_properties(physical) }
-        .unwrap_or_default();
+    let offered =
+        unsafe { ash_instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
     let list: Vec<VkExtensionProperties> = offered
         .into_iter()
         .filter(|e| {

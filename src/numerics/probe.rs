@@ -106,6 +106,17 @@ pub struct Identification {
     pub reason: String,
 }
 
+impl Identification {
+    /// No identification because the probe could not run (`reason` says why).
+    pub fn failed(reason: String) -> Identification {
+        Identification {
+            matched: None,
+            mismatches: Vec::new(),
+            reason,
+        }
+    }
+}
+
 /// Compare `answers` (all tiles' D, as [`expected`] lays them out) with each of [`CANDIDATES`].
 /// `matched` is the unique candidate with no mismatch. A wrong answer length, malformed tiles or
 /// several exact candidates are rejections with a reason, never a panic.

@@ -362,8 +362,8 @@ pub fn prepare_gemm(
             ));
         }
         let bn = if s.n % 64 == 0 { 64 } else { 32 };
-        let desc = PipelineDesc::new("nr/gemm_coopmat", 7, PUSH_BYTES)
-            .with_spec(SpecConstant::u32(0, bn));
+        let desc =
+            PipelineDesc::new("nr/gemm_coopmat", 7, PUSH_BYTES).with_spec(SpecConstant::u32(0, bn));
         (bn, 64, desc)
     } else {
         let bn = tile(s.n, tiles, part, rtz);

@@ -92,8 +92,8 @@ impl NetworkRecorder {
         weights: Arc<GpuWeights>,
         opts: NetworkOptions,
     ) -> Result<NetworkRecorder, RecordError> {
-        let route = route::build(opts.route, ctx, opts.profiles, opts.kernels)
-            .map_err(|e| match e {
+        let route =
+            route::build(opts.route, ctx, opts.profiles, opts.kernels).map_err(|e| match e {
                 RouteError::Gpu(g) => RecordError::Gpu(g),
                 other => RecordError::Graph(other.to_string()),
             })?;

@@ -56,9 +56,7 @@ impl TensorRoute {
             ));
         }
         if caps.max_compute_shared_memory_size < GEMM_SHARED_BYTES {
-            missing.push(format!(
-                "maxComputeSharedMemorySize >= {GEMM_SHARED_BYTES}"
-            ));
+            missing.push(format!("maxComputeSharedMemorySize >= {GEMM_SHARED_BYTES}"));
         }
         missing
     }

@@ -29,7 +29,11 @@ pub fn encode(tiles: &[ProbeTile]) -> Result<Vec<u8>, GpuError> {
         if k == 0 || k % 16 != 0 || k > 64 || tile.a.len() != 16 * k || tile.b.len() != 16 * k {
             return Err(GpuError::invalid(
                 "probe tile",
-                format!("tile {t}: K {k} with {} / {} halves", tile.a.len(), tile.b.len()),
+                format!(
+                    "tile {t}: K {k} with {} / {} halves",
+                    tile.a.len(),
+                    tile.b.len()
+                ),
             ));
         }
         let w = &mut words[t * TILE_WORDS..(t + 1) * TILE_WORDS];
@@ -49,18 +53,25 @@ pub fn encode(tiles: &[ProbeTile]) -> Result<Vec<u8>, GpuError> {
 /// Run the probe tiles on `ctx`'s physical device and return its raw answers (256 halves per
 /// tile). The device must offer the cooperative-matrix shape (the caller checks).
 pub fn run_on(ctx: &GpuContext) -> Result<Vec<u16>, GpuError> {
+    // SAFETY: the context's physical device belongs to its instance, which outlives the call.
+    unsafe { run_on_physical(ctx.instance(), ctx.physical_device()) }
+}
+
+/// As [`run_on`] for a physical device of `instance` (the tools' `doctor`).
+///
+/// # Safety
+/// `physical` must be a physical device of `instance`, alive for the call.
+pub unsafe fn run_on_physical(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+) -> Result<Vec<u16>, GpuError> {
     let tiles = probe::probe_tiles();
     let input = encode(&tiles)?;
     let spirv = shaders::spirv("nr/probe_coopmat")
         .ok_or_else(|| GpuError::invalid("probe", "shader nr/probe_coopmat is not built in"))?;
-    // SAFETY: the context's physical device belongs to its instance, which outlives this call.
-    let dev = unsafe {
-        ScratchDevice::open(
-            ctx.instance(),
-            ctx.physical_device(),
-            ScratchFeatures { coop_matrix: true },
-        )
-    }?;
+    // SAFETY: the caller's promise.
+    let dev =
+        unsafe { ScratchDevice::open(instance, physical, ScratchFeatures { coop_matrix: true }) }?;
     let out = dev.run(&spirv, &[], &input, tiles.len() * 512, tiles.len() as u32)?;
     Ok(out
         .chunks_exact(2)
@@ -76,7 +87,10 @@ static SEEN: Lazy<Mutex<HashMap<(u64, u64), Identification>>> =
 /// that cannot run is an identification with no match (and the error as its reason).
 pub fn identify(ctx: &GpuContext) -> Identification {
     use vk::Handle;
-    let key = (ctx.instance().handle().as_raw(), ctx.physical_device().as_raw());
+    let key = (
+        ctx.instance().handle().as_raw(),
+        ctx.physical_device().as_raw(),
+    );
     if let Some(id) = SEEN.lock().get(&key) {
         return id.clone();
     }

@@ -169,8 +169,11 @@ fn op_kind(g: &graph::Graph, n: &graph::Node) -> (String, f64) {
 /// (with --check).
 struct RouteRun {
     ok: bool,
-    tensors: Option<(Vec<(String, Vec<u8>)>, Vec<f32>)>,
+    tensors: Option<(Boundaries, Vec<f32>)>,
 }
+
+/// Each boundary's name and bytes.
+type Boundaries = Vec<(String, Vec<u8>)>;
 
 fn run_inner(args: &Args) -> Result<bool, String> {
     let mut runs = Vec::new();
@@ -197,11 +200,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
                     worst = (share, name.clone());
                 }
             }
-            println!(
-                "  worst boundary: {} ({:.4} %)",
-                worst.1,
-                100.0 * worst.0
-            );
+            println!("  worst boundary: {} ({:.4} %)", worst.1, 100.0 * worst.0);
             println!("  head PSNR (peak 1): {:.2} dB", psnr(ha, hb));
         } else if args.check {
             ok = false;

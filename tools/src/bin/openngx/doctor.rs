@@ -16,7 +16,9 @@ use ash::vk;
 use openngx::gpu::context::Capabilities;
 use openngx::model::{LoadOptions, Model};
 use openngx::nr::route::exact::PUSH_CONSTANT_BYTES as EXACT_ROUTE_PUSH_CONSTANT_BYTES;
-use openngx::nr::route::ExactRoute;
+use openngx::nr::route::{tensor, ExactRoute, TensorRoute};
+use openngx::numerics::probe;
+use openngx::numerics::Profile;
 
 /// Environment variable naming the model directory.
 const MODEL_DIR_ENV: &str = "OPENNGX_MODEL_DIR";
@@ -30,6 +32,10 @@ pub struct Args {
     /// Skip the SHA-256 check of the model's stage files (faster).
     #[arg(long)]
     no_verify: bool,
+    /// Write the raw answers of the tensor route's profile probe (little-endian halves) of the
+    /// first device that runs it to this file (for `tests/data/probe/`).
+    #[arg(long)]
+    probe_answers: Option<PathBuf>,
 }
 
 fn version(v: u32) -> String {
@@ -61,8 +67,11 @@ fn device_type(t: vk::PhysicalDeviceType) -> &'static str {
 
 pub fn run(args: Args) -> ExitCode {
     println!("openngx {} doctor", env!("CARGO_PKG_VERSION"));
-    println!("routes: cpu reference (always available); exact (Vulkan 1.2 integer emulation)");
-    let devices_ok = vulkan_report();
+    println!(
+        "routes: cpu reference (always available); exact (Vulkan 1.2 integer emulation); tensor \
+         (f16 cooperative matrices, where the profile probe identifies h25)"
+    );
+    let devices_ok = vulkan_report(args.probe_answers.as_deref());
     let model_ok = model_report(!args.no_verify);
     if devices_ok && model_ok {
         println!("doctor: OK");
@@ -74,7 +83,7 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 /// Print the Vulkan section; true when some device can run the exact route.
-fn vulkan_report() -> bool {
+fn vulkan_report(probe_answers: Option<&std::path::Path>) -> bool {
     // SAFETY: loads the system Vulkan loader; a failure is reported, not assumed.
     let entry = match unsafe { ash::Entry::load() } {
         Ok(e) => e,
@@ -127,6 +136,7 @@ fn vulkan_report() -> bool {
             .iter()
             .any(|e| e.extension_name_as_c_str().ok() == Some(COOPERATIVE_MATRIX));
         any_exact |= device_report(i, &caps, has_coop);
+        tensor_report(&instance, pd, &caps, probe_answers);
     }
     // SAFETY: every object created from the instance is gone (physical devices are not objects).
     unsafe { instance.destroy_instance(None) };
@@ -198,16 +208,48 @@ fn device_report(i: usize, caps: &Capabilities, has_coop: bool) -> bool {
             missing.join(", ")
         );
     }
-    // The tensor route is only offered once its kernels and the run-time profile probe exist.
-    println!(
-        "  route tensor: unavailable ({})",
-        if has_coop {
-            "not in this build"
-        } else {
-            "needs VK_KHR_cooperative_matrix"
-        }
-    );
     exact
+}
+
+/// The tensor route on one device: what it lacks, or the profile probe's verdict.
+fn tensor_report(
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+    caps: &Capabilities,
+    probe_answers: Option<&std::path::Path>,
+) {
+    let missing = TensorRoute::missing(caps);
+    if !missing.is_empty() {
+        println!(
+            "  route tensor: unavailable (missing {})",
+            missing.join(", ")
+        );
+        return;
+    }
+    // SAFETY: `pd` is a physical device of the live `instance`.
+    match unsafe { tensor::probe::run_on_physical(instance, pd) } {
+        Ok(answers) => {
+            let id = probe::identify(&probe::probe_tiles(), &answers);
+            println!(
+                "  profile probe: {} answers, digest {}",
+                answers.len(),
+                probe::digest(&answers)
+            );
+            println!("  profile probe: {}", id.reason);
+            if id.matched == Some(Profile::H25) {
+                println!("  route tensor: available (profile h25)");
+            } else {
+                println!("  route tensor: unavailable (the device's MMA is not h25)");
+            }
+            if let Some(path) = probe_answers {
+                match std::fs::write(path, probe::answers_to_bytes(&answers)) {
+                    Ok(()) => println!("  profile probe: answers written to {}", path.display()),
+                    Err(e) => println!("  profile probe: cannot write {}: {e}", path.display()),
+                }
+            }
+        }
+        Err(e) => println!("  route tensor: unavailable (the profile probe failed: {e})"),
+    }
 }
 
 /// The model directories searched, in order, with what each is.
