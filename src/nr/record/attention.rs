@@ -235,15 +235,30 @@ pub fn prepare_window_attention(
             format!("{groups:?} windows x heads exceed maxComputeWorkGroupCount {max:?}"),
         ));
     }
-    let shader = if policy.rtz_terms(profile.frac_bits as i32) {
-        "nr/window_attention_rtz"
+    let desc = if policy.tensor_cores() {
+        // The device's MMA is the profile (identified by the tensor route's probe).
+        if *profile != Profile::H25 {
+            return Err(GpuError::invalid(
+                "window attention",
+                format!(
+                    "the cooperative-matrix kernel computes h25 only, not `{}`",
+                    profile.name
+                ),
+            ));
+        }
+        PipelineDesc::new("nr/window_attention_coopmat", 6, 40)
     } else {
-        "nr/window_attention"
+        let shader = if policy.rtz_terms(profile.frac_bits as i32) {
+            "nr/window_attention_rtz"
+        } else {
+            "nr/window_attention"
+        };
+        let mut desc = PipelineDesc::new(shader, 6, 40);
+        for s in spec {
+            desc = desc.with_spec(s);
+        }
+        desc
     };
-    let mut desc = PipelineDesc::new(shader, 6, 40);
-    for s in spec {
-        desc = desc.with_spec(s);
-    }
     let pipeline = ctx.pipeline(&desc)?;
     let set = arena.allocate(&pipeline, &[q, k, v, pr, out, table])?;
     let push = push_bytes(&[

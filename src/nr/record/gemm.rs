@@ -349,7 +349,7 @@ pub fn prepare_gemm(
     };
     let rtz = policy.rtz_terms(p);
     let tiles = s.rows.div_ceil(64) * s.n.div_ceil(64) * s.groups * parts;
-    let (bn, bm, mut desc) = if policy.tensor_gemm() {
+    let (bn, bm, mut desc) = if policy.tensor_cores() {
         // The device's MMA is the profile (the tensor route identified it as H25 before
         // choosing this policy); the kernel cannot compute any other.
         if profiles.fp8 != Profile::H25 {
@@ -375,7 +375,7 @@ pub fn prepare_gemm(
             .with_spec(SpecConstant::u32(3, conv));
         (bn, bm, desc)
     };
-    if rtz || policy.tensor_gemm() {
+    if rtz || policy.tensor_cores() {
         // The RTZ build specializes on these (see gemm.glsl); the portable one reads them from
         // the push constants only, so that one pipeline serves every GEMM of a tile.
         desc = desc

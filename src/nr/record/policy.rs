@@ -42,9 +42,10 @@ pub struct KernelPolicy {
     rtz_mode: bool,
     /// Kernels may use native f16 arithmetic ([`Capabilities::native_f16`]).
     native_f16: bool,
-    /// The FP8 GEMMs run on the device's f16 cooperative matrices (`gemm_coopmat.comp`):
-    /// set only by the tensor route, which checked the device and identified its profile.
-    tensor_gemm: bool,
+    /// The FP8 GEMMs and the window attention run on the device's f16 cooperative matrices
+    /// (`gemm_coopmat.comp`, `window_attention_coopmat.comp`): set only by the tensor route,
+    /// which checked the device and identified its profile.
+    tensor_cores: bool,
 }
 
 impl KernelPolicy {
@@ -54,28 +55,28 @@ impl KernelPolicy {
         KernelPolicy {
             rtz_mode: fast && caps.rtz_kernels(),
             native_f16: fast && caps.native_f16(),
-            tensor_gemm: false,
+            tensor_cores: false,
         }
     }
 
-    /// This policy with the FP8 GEMMs on cooperative matrices (the tensor route's).
-    pub fn with_tensor_gemm(self) -> KernelPolicy {
+    /// This policy with the cooperative-matrix kernels (the tensor route's).
+    pub fn with_tensor_cores(self) -> KernelPolicy {
         KernelPolicy {
-            tensor_gemm: true,
+            tensor_cores: true,
             ..self
         }
     }
 
-    /// Whether the FP8 GEMMs run on cooperative matrices.
-    pub fn tensor_gemm(&self) -> bool {
-        self.tensor_gemm
+    /// Whether the GEMMs and the window attention run on cooperative matrices.
+    pub fn tensor_cores(&self) -> bool {
+        self.tensor_cores
     }
 
     /// The portable builds only (any device).
     pub const PORTABLE: KernelPolicy = KernelPolicy {
         rtz_mode: false,
         native_f16: false,
-        tensor_gemm: false,
+        tensor_cores: false,
     };
 
     /// Whether a kernel that computes its MMA terms in the RTZ f32 mode may run for a profile
@@ -113,8 +114,8 @@ impl KernelPolicy {
             (false, true) => "fast (native f16)",
             (false, false) => "portable",
         };
-        if self.tensor_gemm {
-            format!("coopmat GEMMs, {rest}")
+        if self.tensor_cores {
+            format!("coopmat GEMMs + window attention, {rest}")
         } else {
             rest.to_owned()
         }

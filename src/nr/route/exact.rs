@@ -100,6 +100,12 @@ impl ExactRoute {
     pub fn kernels(&self) -> KernelPolicy {
         self.kernels
     }
+
+    /// The same route preparing its kernels under `kernels` (the tensor route runs the exact
+    /// route's op table with its cooperative-matrix kernels switched on).
+    pub(crate) fn with_kernels(self, kernels: KernelPolicy) -> ExactRoute {
+        ExactRoute { kernels, ..self }
+    }
 }
 
 impl NetworkRoute for ExactRoute {

@@ -1,9 +1,10 @@
-//! The tensor route: the FP8 GEMMs on the device's f16 cooperative matrices
+//! The tensor route: the FP8 GEMMs and the window attention on the device's f16 cooperative
+//! matrices
 //! (`VK_KHR_cooperative_matrix`, 16x16x16, E4M3 widened to f16 exactly), in the `h25` profiles.
 //! The hardware's arithmetic *is* the profile, so the route is offered only where the creation
 //! probe ([`probe`]) found the device's MMA to be H25 exactly; every byte is then checkable
 //! against the CPU reference run in `h25`. The ops without a cooperative-matrix kernel yet
-//! (attention, normalisation, adapter, head, element-wise) run the exact route's kernels in the
+//! (ViT attention, normalisation, adapter, head, element-wise) run the exact route's kernels in the
 //! same profiles, so the route is exact as a whole.
 
 pub mod probe;
@@ -17,7 +18,7 @@ use super::{ExactRoute, NetworkRoute, NodeBindings};
 use crate::feature::Route;
 use crate::gpu::{Capabilities, CoopMatrixShape, DescriptorArena, Dispatch, GpuContext, GpuError};
 use crate::nr::graph::{Graph, Node};
-use crate::nr::record::{gemm, GpuWeights, KernelBuild, KernelPolicy, RecordError};
+use crate::nr::record::{GpuWeights, KernelBuild, KernelPolicy, RecordError};
 use crate::numerics::probe::Identification;
 use crate::numerics::{Profile, Profiles};
 
@@ -110,9 +111,10 @@ impl TensorRoute {
             ));
         }
         let exact = ExactRoute::new(caps, profiles, build)?;
+        let policy = exact.kernels().with_tensor_cores();
         Ok(TensorRoute {
-            policy: exact.kernels().with_tensor_gemm(),
-            exact,
+            policy,
+            exact: exact.with_kernels(policy),
             probe,
         })
     }
@@ -155,19 +157,8 @@ impl NetworkRoute for TensorRoute {
         w: &GpuWeights,
         bindings: &NodeBindings<'_>,
     ) -> Result<Dispatch, RecordError> {
-        if let Some(d) = gemm::prepare_node(
-            ctx,
-            arena,
-            self.policy,
-            self.exact.profiles(),
-            g,
-            node,
-            w,
-            bindings.tensor,
-            bindings.scratch,
-        )? {
-            return Ok(d);
-        }
+        // The exact route's op table under this route's policy: the GEMMs and the window
+        // attention take their cooperative-matrix kernels, the rest the exact kernels in h25.
         self.exact.prepare(ctx, arena, g, node, w, bindings)
     }
 }

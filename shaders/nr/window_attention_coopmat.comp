@@ -1,0 +1,239 @@
+#version 450
+// Shifted-window attention of `Op::WindowAttention` on the device's f16 cooperative matrices
+// (the tensor route, H25 identified by the creation probe): the same steps and orders as
+// attention.glsl, with both products as 16x16x16 MMAs, so the bytes are what the exact route
+// computes in the h25 profile:
+//   S[q][k] = prior[qp][k] + Q[q].K[k]    (the prior is the C operand; channels 0-15, 16-31)
+//   e = exp_window(S) (table); r[q] = f16(1/tree(e[q])); P[q][k] = E4(f16(e[q][k] * r[q]))
+//   O[q][c] = E4(P[q].V[:, c])            (four 16-key groups from +0)
+// One workgroup of 128 invocations (4 subgroups of 32) per (window, head); subgroup s owns
+// queries 16 s .. +15 (natural window order t = 8y + x); keys and values are in the physical
+// (4x4-tiled) order of the priors. Q, K, V (E4M3, widened exactly through a code table), S, the
+// exp weights and P live in shared memory, because a KHR cooperative matrix's element layout is
+// the implementation's; the softmax tree runs on one invocation per query.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_shader_subgroup_basic : require
+#include "e4m3.glsl"
+#include "recip.glsl"
+#include "softmax.glsl"
+
+layout(local_size_x = 128) in;
+
+layout(std430, binding = 0) readonly buffer QIn { uint8_t qin[]; };
+layout(std430, binding = 1) readonly buffer KIn { uint8_t kin[]; };
+layout(std430, binding = 2) readonly buffer VIn { uint8_t vin[]; };
+layout(std430, binding = 3) readonly buffer Priors { uint8_t priors[]; };
+layout(std430, binding = 4) writeonly buffer Out { uint8_t outb[]; };
+// numerics::tables::ATTENTION (see attention.glsl).
+layout(std430, binding = 5) readonly buffer Tables { uint table_words[]; };
+uint table_e4(uint h) { return (table_words[h >> 2] >> (8u * (h & 3u))) & 0xFFu; }
+uint table_half(uint at) { return (table_words[at >> 1] >> (16u * (at & 1u))) & 0xFFFFu; }
+uint exp_window_table(uint s) { return table_half(98304u + s); }
+
+layout(push_constant) uniform Push {
+    uint width;
+    uint height;
+    uint heads;
+    uint shift_x;
+    uint shift_y;
+    uint q_off;
+    uint k_off;
+    uint v_off;
+    uint prior_off;
+    uint out_off;
+} pc;
+
+// Row strides in uints (two halves each), skewed by 16 bytes.
+const uint CS = 20u; // 32 channels
+const uint SS = 36u; // 64 keys
+
+shared uint s_lut[256];
+shared uint s_q[64 * CS];  // Q [query][channel], later O
+shared uint s_k[64 * CS];  // K [key][channel]
+shared uint s_v[64 * CS];  // V [key][channel]
+shared uint s_s[64 * SS];  // S, then e, then P [query][key]
+shared uint s_r[64];       // 1 / tree per query
+
+uint natural_to_physical(uint t) {
+    uint x = t & 7u;
+    uint y = t >> 3;
+    return (y >> 2) * 32u + (x >> 2) * 16u + (y & 3u) * 4u + (x & 3u);
+}
+
+uint physical_to_natural(uint p) {
+    uint r = p & 15u;
+    uint y = (p >> 5) * 4u + (r >> 2);
+    uint x = ((p >> 4) & 1u) * 4u + (r & 3u);
+    return y * 8u + x;
+}
+
+uint prior_index(uint q, uint k) {
+    uint m = q & 15u;
+    uint n = k & 15u;
+    uint lane = 4u * (m & 7u) + ((n & 7u) >> 1);
+    uint fragment = 2u * (m >> 3) + (n & 1u);
+    return (q >> 4) * 1024u + (k >> 4) * 256u + lane * 8u + 4u * (n >> 3) + fragment;
+}
+
+int token_of(uint t) {
+    int x = int(gl_WorkGroupID.x * 8u + (t & 7u)) - int(pc.shift_x);
+    int y = int(gl_WorkGroupID.y * 8u + (t >> 3)) - int(pc.shift_y);
+    if (x < 0 || y < 0 || x >= int(pc.width) || y >= int(pc.height)) {
+        return -1;
+    }
+    return y * int(pc.width) + x;
+}
+
+uint prior_half(uint head_base, uint q, uint k) {
+    uint b = head_base + 2u * prior_index(q, k);
+    return uint(priors[b]) | (uint(priors[b + 1u]) << 8);
+}
+
+uint row_at(uint off, int tok) { return off + uint(tok) * pc.heads * 32u + 32u * gl_WorkGroupID.z; }
+
+// 16 channels (half h of the row) of token `tok` of input `which` widened into `dst` at `at`.
+void stage_row(uint which, int tok, uint h, uint at) {
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint lo = 0u;
+        uint hi = 0u;
+        if (tok >= 0) {
+            uint b = row_at(which == 0u ? pc.q_off : (which == 1u ? pc.k_off : pc.v_off), tok) + 16u * h + 2u * i;
+            uint c0 = which == 0u ? uint(qin[b]) : (which == 1u ? uint(kin[b]) : uint(vin[b]));
+            uint c1 = which == 0u ? uint(qin[b + 1u]) : (which == 1u ? uint(kin[b + 1u]) : uint(vin[b + 1u]));
+            lo = s_lut[c0];
+            hi = s_lut[c1];
+        }
+        uint w = lo | (hi << 16);
+        if (which == 0u) {
+            s_q[at + i] = w;
+        } else if (which == 1u) {
+            s_k[at + i] = w;
+        } else {
+            s_v[at + i] = w;
+        }
+    }
+}
+
+uint e_of(uint q, uint k) { return (s_s[q * SS + (k >> 1)] >> (16u * (k & 1u))) & 0xFFFFu; }
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = gl_SubgroupID;
+    s_lut[tid] = e4m3_to_f16(tid);
+    s_lut[tid + 128u] = e4m3_to_f16(tid + 128u);
+    barrier();
+
+    // Operands: row tid / 2 (query in natural order, key/value in physical order), half tid % 2.
+    {
+        uint row = tid >> 1;
+        uint h = tid & 1u;
+        uint at = row * CS + 8u * h;
+        int ktok = token_of(physical_to_natural(row));
+        stage_row(0u, token_of(row), h, at);
+        stage_row(1u, ktok, h, at);
+        stage_row(2u, ktok, h, at);
+    }
+    // The prior as the scores' C operand: [natural query][physical key].
+    uint head_base = pc.prior_off + 8192u * gl_WorkGroupID.z;
+    for (uint e = tid; e < 64u * 32u; e += 128u) {
+        uint q = e >> 5;
+        uint k2 = 2u * (e & 31u);
+        uint qp = natural_to_physical(q);
+        s_s[q * SS + (k2 >> 1)] = prior_half(head_base, qp, k2) | (prior_half(head_base, qp, k2 + 1u) << 16);
+    }
+    barrier();
+
+    // S = prior + Q K^T, per subgroup 16 queries x 64 keys.
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> qa[2];
+    [[unroll]] for (uint g = 0u; g < 2u; g++) {
+        coopMatLoad(qa[g], s_q, 16u * sg * CS + 8u * g, CS, gl_CooperativeMatrixLayoutRowMajor);
+    }
+    [[unroll]] for (uint kt = 0u; kt < 4u; kt++) {
+        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> s;
+        uint at = 16u * sg * SS + 8u * kt;
+        coopMatLoad(s, s_s, at, SS, gl_CooperativeMatrixLayoutRowMajor);
+        [[unroll]] for (uint g = 0u; g < 2u; g++) {
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> kb;
+            coopMatLoad(kb, s_k, 16u * kt * CS + 8u * g, CS, gl_CooperativeMatrixLayoutColumnMajor);
+            s = coopMatMulAdd(qa[g], kb, s);
+        }
+        coopMatStore(s, s_s, at, SS, gl_CooperativeMatrixLayoutRowMajor);
+    }
+    barrier();
+
+    // Exp weights in place.
+    for (uint e = tid; e < 64u * 32u; e += 128u) {
+        uint at = (e >> 5) * SS + (e & 31u);
+        uint w = s_s[at];
+        s_s[at] = exp_window_table(w & 0xFFFFu) | (exp_window_table(w >> 16) << 16);
+    }
+    barrier();
+
+    // The fixed-order tree of each query's 64 weights (softmax.glsl) and its reciprocal.
+    if (tid < 64u) {
+        uint q = tid;
+        uint t[8];
+        [[unroll]] for (uint g = 0u; g < 8u; g++) {
+            uint tg = 0u;
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                uint a = g + 16u * j;
+                tg = softmax_tree_step(tg, f16_add(e_of(q, a), e_of(q, a + 8u)), j);
+            }
+            t[g] = tg;
+        }
+        s_r[q] = recip(softmax_tree_finish(t));
+    }
+    barrier();
+
+    // P = E4(f16(e * r)), widened back for the second product.
+    for (uint e = tid; e < 64u * 32u; e += 128u) {
+        uint q = e >> 5;
+        uint at = q * SS + (e & 31u);
+        uint r = s_r[q];
+        uint w = s_s[at];
+        uint lo = w & 0xFFFFu;
+        uint hi = w >> 16;
+        if (r != 0x3C00u) {
+            lo = f16_mul(lo, r);
+            hi = f16_mul(hi, r);
+        }
+        s_s[at] = s_lut[table_e4(lo)] | (s_lut[table_e4(hi)] << 16);
+    }
+    barrier();
+
+    // O = P V, per subgroup 16 queries x 32 channels, chains from +0; into s_q (Q is done).
+    [[unroll]] for (uint ct = 0u; ct < 2u; ct++) {
+        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> o =
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
+        [[unroll]] for (uint kg = 0u; kg < 4u; kg++) {
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> pa;
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> vb;
+            coopMatLoad(pa, s_s, 16u * sg * SS + 8u * kg, SS, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatLoad(vb, s_v, 16u * kg * CS + 8u * ct, CS, gl_CooperativeMatrixLayoutRowMajor);
+            o = coopMatMulAdd(pa, vb, o);
+        }
+        coopMatStore(o, s_q, 16u * sg * CS + 8u * ct, CS, gl_CooperativeMatrixLayoutRowMajor);
+    }
+    barrier();
+
+    // E4 output of the in-level queries: row tid / 2, channels 16 (tid % 2) .. +15.
+    {
+        uint q = tid >> 1;
+        uint h = tid & 1u;
+        int tok = token_of(q);
+        if (tok >= 0) {
+            uint ob = row_at(pc.out_off, tok) + 16u * h;
+            [[unroll]] for (uint i = 0u; i < 8u; i++) {
+                uint w = s_q[q * CS + 8u * h + i];
+                outb[ob + 2u * i] = uint8_t(table_e4(w & 0xFFFFu));
+                outb[ob + 2u * i + 1u] = uint8_t(table_e4(w >> 16));
+            }
+        }
+    }
+}
