@@ -349,7 +349,7 @@ int main(int argc, char **argv) {
     Json *manifest;
     const Json *dims, *proxy, *seq, *out;
     Frame frames[64];
-    int nframes = 0, i, ok_frames = 0;
+    int nframes = 0, i, ok_frames = 0, tensor = 0;
     uint32_t w, h;
     VkCommandPool pool = VK_NULL_HANDLE;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
@@ -414,8 +414,15 @@ int main(int argc, char **argv) {
     }
     printf("replay: %s: %ux%u, %d frame(s)\n", dir, w, h, nframes);
 
-    if (!make_device()) {
+    /* A fixture made in h25 is the tensor route's reference: the device gets the tensor route's
+     * features, the creation asks for the route and states them (docs/ngx.md "Route choice"). */
+    tensor = j_str(j_get(manifest, "profile")) && strcmp(j_str(j_get(manifest, "profile")), "h25") == 0;
+    if (!make_device_with(tensor)) {
         printf("replay: SKIP (no Vulkan device that can run the exact route)\n");
+        return SKIP;
+    }
+    if (tensor && !g_tensor_features) {
+        printf("replay: SKIP (the fixture is in h25, the tensor route's profile, and this device has no cooperative matrices)\n");
         return SKIP;
     }
     CHECK_CODE(make_command_buffer(&pool, &cmd), VK_SUCCESS);
@@ -433,6 +440,8 @@ int main(int argc, char **argv) {
     CHECK_CODE(NVSDK_NGX_VULKAN_AllocateParameters(&eval), NVSDK_NGX_Result_Success);
     NVSDK_NGX_Parameter_SetUI(create, "DLSSNR.Width", w);
     NVSDK_NGX_Parameter_SetUI(create, "DLSSNR.Height", h);
+    NVSDK_NGX_Parameter_SetUI(create, "OpenNGX.Route", tensor ? 2u : 1u);
+    NVSDK_NGX_Parameter_SetUI(create, "OpenNGX.TensorFeaturesEnabled", tensor ? 1u : 0u);
     NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Color", &color.resource);
     NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.Output", &output.resource);
     NVSDK_NGX_Parameter_SetVoidPointer(eval, "DLSSNR.MVec", &motion.resource);
@@ -473,6 +482,12 @@ int main(int argc, char **argv) {
                     VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
             CHECK_CODE(NVSDK_NGX_VULKAN_CreateFeature1(g_device, cmd, NVSDK_NGX_Feature_Reserved18, create, &h_nr),
                        NVSDK_NGX_Result_Success);
+            {
+                unsigned int active = 0;
+                NVSDK_NGX_Parameter_GetUI(create, "OpenNGX.ActiveRoute", &active);
+                printf("replay: route %s\n", active == 2 ? "tensor (h25)" : "exact (f13)");
+                CHECK_TRUE(active == (tensor ? 2u : 1u));
+            }
         }
         set_frame_params(eval, f);
         CHECK_CODE(NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, h_nr, eval, NULL), NVSDK_NGX_Result_Success);

@@ -67,7 +67,36 @@ static inline int exact_route_ok(VkPhysicalDevice pd) {
     return f11.storageBuffer16BitAccess && f12.shaderFloat16 && f12.shaderInt8 && f12.storageBuffer8BitAccess;
 }
 
-static inline int make_device(void) {
+/* VK_KHR_cooperative_matrix's feature struct (the tensor route, docs/ngx.md "Route choice"),
+ * declared here because Debian 12's Vulkan headers predate the extension. */
+#define OPENNGX_STYPE_COOPMAT_FEATURES ((VkStructureType)1000506000)
+typedef struct {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrix;
+    VkBool32 cooperativeMatrixRobustBufferAccess;
+} CoopMatrixFeatures;
+
+/* Set by make_device_with(1) when the device was created with the tensor route's features. */
+static int g_tensor_features;
+
+static inline int has_device_extension(VkPhysicalDevice pd, const char *name) {
+    VkExtensionProperties props[512];
+    uint32_t n = 512, i;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, props) < 0) return 0;
+    for (i = 0; i < n; i++) {
+        if (strcmp(props[i].extensionName, name) == 0) return 1;
+    }
+    return 0;
+}
+
+/* The device with the exact route's features and, with `tensor` and where the device offers
+ * them, the tensor route's: VK_KHR_cooperative_matrix with cooperativeMatrix, and
+ * vulkanMemoryModel. */
+static inline int make_device_with(int tensor);
+static inline int make_device(void) { return make_device_with(0); }
+
+static inline int make_device_with(int tensor) {
     VkApplicationInfo app;
     VkInstanceCreateInfo ici;
     VkDeviceCreateInfo dci;
@@ -139,6 +168,33 @@ static inline int make_device(void) {
     dci.pNext = &f11;
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
+    g_tensor_features = 0;
+    if (tensor && has_device_extension(g_pd, "VK_KHR_cooperative_matrix")) {
+        CoopMatrixFeatures want;
+        VkPhysicalDeviceVulkan12Features have12;
+        VkPhysicalDeviceFeatures2 f2;
+        memset(&want, 0, sizeof want);
+        memset(&have12, 0, sizeof have12);
+        memset(&f2, 0, sizeof f2);
+        want.sType = OPENNGX_STYPE_COOPMAT_FEATURES;
+        have12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+        want.pNext = &have12;
+        f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+        f2.pNext = &want;
+        vkGetPhysicalDeviceFeatures2(g_pd, &f2);
+        if (want.cooperativeMatrix && have12.vulkanMemoryModel) {
+            static CoopMatrixFeatures enable;
+            static const char *ext = "VK_KHR_cooperative_matrix";
+            memset(&enable, 0, sizeof enable);
+            enable.sType = OPENNGX_STYPE_COOPMAT_FEATURES;
+            enable.cooperativeMatrix = VK_TRUE;
+            f12.vulkanMemoryModel = VK_TRUE;
+            f12.pNext = &enable;
+            dci.enabledExtensionCount = 1;
+            dci.ppEnabledExtensionNames = &ext;
+            g_tensor_features = 1;
+        }
+    }
     if (vkCreateDevice(g_pd, &dci, NULL, &g_device) != VK_SUCCESS) return 0;
     vkGetDeviceQueue(g_device, g_family, 0, &g_queue);
     return 1;

@@ -589,9 +589,17 @@ fn discovery_queries_and_result_strings() {
     let mut n = 99u32;
     let mut props: *mut VkExtensionProperties = std::ptr::null_mut();
     assert_eq!(
-        // SAFETY: as above; `n` and `props` are local out pointers of the matching types.
+        // SAFETY: `n` and `props` are local out pointers of the matching types. The device query
+        // reads the physical device's extensions, so it gets NULL handles here (nothing to
+        // check, so nothing listed); `feature_nr` checks it on a real device.
         unsafe {
-            NVSDK_NGX_VULKAN_GetFeatureDeviceExtensionRequirements(i, pd, &info, &mut n, &mut props)
+            NVSDK_NGX_VULKAN_GetFeatureDeviceExtensionRequirements(
+                vk::Instance::null(),
+                vk::PhysicalDevice::null(),
+                &info,
+                &mut n,
+                &mut props,
+            )
         },
         NVSDK_NGX_Result_Success
     );

@@ -862,7 +862,7 @@ fn offered_extensions(
     wanted: &'static [&'static std::ffi::CStr],
 ) -> &'static [VkExtensionProperties] {
     use std::collections::HashMap;
-    type Lists = HashMap<(u64, NVSDK_NGX_Feature), &'static [VkExtensionProperties]>;
+    type Lists = HashMap<(u64, u64, NVSDK_NGX_Feature), &'static [VkExtensionProperties]>;
     static LISTS: once_cell::sync::Lazy<parking_lot::Mutex<Lists>> =
         once_cell::sync::Lazy::new(|| parking_lot::Mutex::new(HashMap::new()));
     if wanted.is_empty()
@@ -871,7 +871,7 @@ fn offered_extensions(
     {
         return &[];
     }
-    let key = (physical.as_raw(), feature);
+    let key = (instance.as_raw(), physical.as_raw(), feature);
     if let Some(l) = LISTS.lock().get(&key) {
         return l;
     }
