@@ -16,7 +16,7 @@ pub trait Backend: Send + Sync {
     /// The network's validated inputs of one evaluation.
     type Eval;
 
-    /// Short name for log lines (e.g. `"dlss-nr exact (f13)"`).
+    /// Short name for log lines (e.g. `"dlss-nr"`; the route an instance runs is its own report).
     fn name(&self) -> &str;
 
     /// Creates an instance on `device` with the model in `model_dir` (empty for a feature that

@@ -209,7 +209,7 @@ impl Backend for NrBackend {
     type Eval = NrInputs;
 
     fn name(&self) -> &str {
-        "dlss-nr exact (f13)"
+        "dlss-nr"
     }
 
     fn create(
