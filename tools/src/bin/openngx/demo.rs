@@ -64,8 +64,9 @@ pub struct Args {
     #[arg(long)]
     no_check: bool,
     /// Which implementation renders the frames: `exact` (the library through the public NGX
-    /// C ABI on a Vulkan device) or `cpu` (the CPU reference alone, no Vulkan needed; frames
-    /// carry their temporal history).
+    /// C ABI on a Vulkan device), `tensor` (the same, asking for the tensor route, checked
+    /// against the CPU reference in h25; refused where the device cannot run it) or `cpu` (the
+    /// CPU reference alone, no Vulkan needed; frames carry their temporal history).
     #[arg(long, default_value = "exact")]
     route: Route,
 }
@@ -319,6 +320,7 @@ fn run_ngx(
     w: u32,
     h: u32,
     inputs: &[InputFrame],
+    route: Route,
 ) -> Result<Vec<FrameOut>, String> {
     let data_path: Vec<wchar_t> = std::env::temp_dir()
         .to_string_lossy()
@@ -341,7 +343,7 @@ fn run_ngx(
         )
     };
     check("NVSDK_NGX_VULKAN_Init", r)?;
-    let result = with_ngx(app, obj, w, h, inputs);
+    let result = with_ngx(app, obj, w, h, inputs, route);
     let r = NVSDK_NGX_VULKAN_Shutdown1(app.kit.device.handle());
     let outs = result?;
     check("NVSDK_NGX_VULKAN_Shutdown1", r)?;
@@ -354,6 +356,7 @@ fn with_ngx(
     w: u32,
     h: u32,
     inputs: &[InputFrame],
+    route: Route,
 ) -> Result<Vec<FrameOut>, String> {
     let mut caps = std::ptr::null_mut();
     // SAFETY: valid out pointer.
@@ -374,7 +377,7 @@ fn with_ngx(
     check("AllocateParameters", unsafe {
         NVSDK_NGX_VULKAN_AllocateParameters(&mut params)
     })?;
-    let r = frames_on(app, obj, w, h, inputs, params);
+    let r = frames_on(app, obj, w, h, inputs, params, route);
     // SAFETY: our map.
     unsafe { NVSDK_NGX_VULKAN_DestroyParameters(params) };
     r
@@ -387,9 +390,13 @@ fn frames_on(
     h: u32,
     inputs: &[InputFrame],
     params: *mut NVSDK_NGX_Parameter,
+    route: Route,
 ) -> Result<Vec<FrameOut>, String> {
     set_ui(params, c"DLSSNR.Width", w);
     set_ui(params, c"DLSSNR.Height", h);
+    let tensor = route == Route::Tensor;
+    set_ui(params, c"OpenNGX.Route", if tensor { 2 } else { 1 });
+    set_ui(params, c"OpenNGX.TensorFeaturesEnabled", u32::from(tensor));
     let mut handle: *mut NVSDK_NGX_Handle = std::ptr::null_mut();
     // Creation records one-time uploads (the weights) into the command buffer; it is submitted
     // on its own so that the frames' timestamps measure the evaluations alone.
@@ -422,6 +429,17 @@ fn frames_on(
         },
     );
     created?;
+    let mut active = 0u32;
+    // SAFETY: a live map and a valid out pointer; a missing key leaves 0.
+    unsafe { NVSDK_NGX_Parameter_GetUI(params, c"OpenNGX.ActiveRoute".as_ptr(), &mut active) };
+    println!(
+        "route: {}",
+        match active {
+            2 => "tensor (h25, cooperative matrices)",
+            1 => "exact (f13)",
+            _ => "unknown",
+        }
+    );
     let mut color = resource(&obj.color, false);
     let mut motion = resource(&obj.motion, false);
     let mut output = resource(&obj.output, true);
@@ -639,15 +657,11 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     let geometry = Geometry::new(w, h).map_err(|e| e.to_string())?;
     // The application's device (exact route). On a CPU implementation such as lavapipe each
     // network evaluation takes minutes, so the synthetic scene defaults to one frame there.
+    // `tensor`: the kit enables the tensor route's features where the device offers them, and
+    // the creation asks for the route and states them (docs/ngx.md "Route choice").
     let app = match args.route {
-        Route::Exact => Some(App::new(args.device)?),
+        Route::Exact | Route::Tensor => Some(App::new(args.device)?),
         Route::Cpu => None,
-        Route::Tensor => {
-            return Err(
-                "demo runs the exact route (the feature picks the tensor route by itself; see `doctor`)"
-                    .into(),
-            )
-        }
     };
     let on_cpu_device = app.as_ref().is_some_and(|a| a.is_cpu);
     let count = args.frames.unwrap_or(match &files {
@@ -694,7 +708,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
             // The frames through NGX on the application's device.
             println!("device: {}", app.device_name);
             let obj = Objects::new(&app, w, h, count)?;
-            let result = run_ngx(&app, &obj, w, h, &inputs);
+            let result = run_ngx(&app, &obj, w, h, &inputs, args.route);
             // SAFETY: our device.
             unsafe {
                 let _ = app.kit.device.device_wait_idle();
@@ -715,8 +729,14 @@ fn run_inner(args: &Args) -> Result<bool, String> {
             || -> Result<bool, String> {
                 let model = Model::load(&model_dir, LoadOptions { verify_sha: false })
                     .map_err(|e| e.to_string())?;
+                // The reference in the profile the route computes.
+                let profiles = if args.route == Route::Tensor {
+                    Profiles::H25
+                } else {
+                    Profiles::NATIVE
+                };
                 let mut pipe =
-                    CpuPipeline::new(&model, w, h, Profiles::NATIVE).map_err(|e| e.to_string())?;
+                    CpuPipeline::new(&model, w, h, profiles).map_err(|e| e.to_string())?;
                 let f = &inputs[0];
                 let cpu = pipe
                     .run_frame(&FrameParams::default(), &f.proxy, f.motion.as_deref())
