@@ -19,6 +19,14 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_spirv_intrinsics : require
+// RoundingModeRTE (4462, capability 4467) and DenormPreserve (4459, capability 4464) for 16-bit
+// results: the device's own f16 adds and multiplies (OPENNGX_F16_NATIVE, f16.glsl) then round to
+// nearest even with subnormals kept, the model's bytes (the tensor route requires
+// `Capabilities::native_f16`).
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4467], 4462, 16);
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 16);
+#define OPENNGX_F16_NATIVE 1
 #include "e4m3.glsl"
 #include "recip.glsl"
 #include "softmax.glsl"

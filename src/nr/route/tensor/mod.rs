@@ -47,6 +47,13 @@ impl TensorRoute {
                     .to_owned(),
             );
         }
+        if !caps.native_f16() {
+            missing.push(
+                "native f16 arithmetic (shaderFloat16 with RTE rounding and preserved subnormals \
+                 for 16-bit floats)"
+                    .to_owned(),
+            );
+        }
         if !caps.vulkan_memory_model {
             missing.push("vulkanMemoryModel".to_owned());
         }
