@@ -505,3 +505,29 @@ fn any_stage_split_is_accepted() {
     }
     assert_eq!(m.blend_scale(), SHIPPED_BLEND_SCALE);
 }
+
+/// A `manifest.json` that is a FIFO (no writer) or a link to `/dev/zero` is refused at once as
+/// "not a regular file", before anything is read: the open does not block and nothing is read
+/// without bound.
+#[test]
+fn a_fifo_or_device_manifest_is_refused_without_blocking() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let manifest = dir.path().join("manifest.json");
+    let c = std::ffi::CString::new(manifest.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: a NUL-terminated path in a directory this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let t = std::time::Instant::now();
+    let e = Model::load(dir.path(), LoadOptions { verify_sha: false }).err();
+    assert!(
+        matches!(e, Some(ModelError::NotAFile { .. })),
+        "FIFO manifest: {e:?}"
+    );
+    assert!(t.elapsed().as_secs() < 5, "the FIFO blocked the load");
+    std::fs::remove_file(&manifest).expect("remove FIFO");
+    std::os::unix::fs::symlink("/dev/zero", &manifest).expect("symlink");
+    let e = Model::load(dir.path(), LoadOptions { verify_sha: false }).err();
+    assert!(
+        matches!(e, Some(ModelError::NotAFile { .. })),
+        "/dev/zero manifest: {e:?}"
+    );
+}

@@ -15,7 +15,9 @@ pub enum ModelError {
     FileMissing { path: PathBuf },
     #[error("{}: not a regular file", path.display())]
     NotAFile { path: PathBuf },
-    #[error("manifest.json: too large ({len} bytes, limit {limit})")]
+    #[error("{}: larger than the {limit} bytes it may have", path.display())]
+    TooLarge { path: PathBuf, limit: u64 },
+    #[error("manifest.json: too large (at least {len} bytes, limit {limit})")]
     ManifestTooLarge { len: u64, limit: u64 },
     #[error("manifest.json: bad JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -95,6 +97,16 @@ pub enum ModelError {
 }
 
 impl ModelError {
+    /// An untrusted read of `path` that failed (see `model::file`).
+    pub fn untrusted(path: impl Into<PathBuf>, e: super::file::UntrustedRead) -> ModelError {
+        let path = path.into();
+        match e {
+            super::file::UntrustedRead::Io(source) => ModelError::io(path, source),
+            super::file::UntrustedRead::NotRegular => ModelError::NotAFile { path },
+            super::file::UntrustedRead::TooLarge { limit } => ModelError::TooLarge { path, limit },
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> ModelError {
         let path = path.into();
         if source.kind() == std::io::ErrorKind::NotFound {

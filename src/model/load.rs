@@ -73,7 +73,10 @@ fn load_stage(dir: &Path, st: &manifest::Stage, verify: bool) -> Result<StageDat
             found: meta.len(),
         });
     }
-    let bytes = std::fs::read(&path).map_err(|e| ModelError::io(&shown, e))?;
+    // Bounded by the declared size, on the opened descriptor (the file may change after the
+    // check above).
+    let bytes = super::file::read_regular(&path, st.packed_byte_length)
+        .map_err(|e| ModelError::untrusted(&shown, e))?;
     if bytes.len() as u64 != st.packed_byte_length {
         return Err(ModelError::StageSize {
             path: shown,

@@ -86,14 +86,21 @@ impl Manifest {
     /// Read and parse `<dir>/manifest.json` (no validation).
     pub fn read(dir: &Path) -> Result<Manifest, ModelError> {
         let path = dir.join("manifest.json");
-        let meta = std::fs::metadata(&path).map_err(|e| ModelError::io(&path, e))?;
-        if meta.len() > MANIFEST_LIMIT {
-            return Err(ModelError::ManifestTooLarge {
-                len: meta.len(),
-                limit: MANIFEST_LIMIT,
-            });
-        }
-        let text = std::fs::read_to_string(&path).map_err(|e| ModelError::io(&path, e))?;
+        // Regular files only, checked on the descriptor, and never more than the limit read
+        // (a FIFO or `/dev/zero` named manifest.json is refused at once).
+        let bytes = super::file::read_regular(&path, MANIFEST_LIMIT).map_err(|e| match e {
+            super::file::UntrustedRead::TooLarge { limit } => ModelError::ManifestTooLarge {
+                len: limit + 1,
+                limit,
+            },
+            other => ModelError::untrusted(&path, other),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            ModelError::io(
+                &path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"),
+            )
+        })?;
         Manifest::from_json(&text)
     }
 

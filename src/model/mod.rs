@@ -8,6 +8,7 @@
 
 pub mod blocks;
 pub mod error;
+pub mod file;
 pub mod layout;
 pub mod load;
 pub mod manifest;

@@ -744,6 +744,9 @@ fn out_err(path: &Path, reason: impl Into<String>) -> DllError {
     })
 }
 
+/// The largest DLL read (NVIDIA's DLSS DLLs are tens to hundreds of MiB).
+const DLL_LIMIT: u64 = 2 << 30;
+
 fn io_err(path: &Path, source: std::io::Error) -> DllError {
     DllError::Io {
         path: path.to_path_buf(),
@@ -779,7 +782,17 @@ pub fn extract_to_dir(dll: &Path, out: &Path, force: bool) -> Result<Extracted, 
         return Err(out_err(&parent, "parent directory does not exist"));
     }
     // Check everything before the first byte is written.
-    let pe = std::fs::read(dll).map_err(|e| io_err(dll, e))?;
+    // An untrusted file: a regular file only (checked on the descriptor, a FIFO cannot block),
+    // and never more than DLL_LIMIT bytes read (`--dll /dev/zero` is refused at once).
+    let pe = openngx::model::file::read_regular(dll, DLL_LIMIT).map_err(|e| {
+        io_err(
+            dll,
+            match e {
+                openngx::model::file::UntrustedRead::Io(e) => e,
+                other => std::io::Error::new(std::io::ErrorKind::InvalidInput, other.to_string()),
+            },
+        )
+    })?;
     let source = dll
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -851,5 +864,24 @@ mod tests {
         ] {
             assert_eq!(parse_record_name(bad), None, "{bad:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod untrusted_input_tests {
+    use super::*;
+
+    /// `extract-model --dll /dev/zero` (or a FIFO) is refused at once, nothing read or written.
+    #[test]
+    fn a_device_or_fifo_dll_is_refused_without_reading() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join("model");
+        let e = extract_to_dir(Path::new("/dev/zero"), &out, false).err();
+        assert!(
+            e.as_ref()
+                .is_some_and(|e| e.to_string().contains("not a regular file")),
+            "{e:?}"
+        );
+        assert!(!out.exists(), "nothing written");
     }
 }
