@@ -531,3 +531,23 @@ fn a_fifo_or_device_manifest_is_refused_without_blocking() {
         "/dev/zero manifest: {e:?}"
     );
 }
+
+/// Two stages naming one file (here as `./<file>` and `<file>`) are refused when the manifest is
+/// validated, naming both stages: a model's memory stays bounded by its real files.
+#[test]
+fn stages_sharing_a_file_are_refused() {
+    let text = std::fs::read_to_string(fixture().join("manifest.json")).expect("manifest");
+    let mut m = Manifest::from_json(&text).expect("parse");
+    assert!(m.validate().is_ok(), "the synthetic manifest is valid");
+    let first = m.stages[0].file.clone();
+    m.stages[1].file = format!("./{first}");
+    match m.validate().err() {
+        Some(ModelError::SharedStageFile {
+            stage, first: f, ..
+        }) => {
+            assert_eq!(stage, m.stages[1].id);
+            assert_eq!(f, m.stages[0].id);
+        }
+        other => panic!("expected SharedStageFile, got {other:?}"),
+    }
+}

@@ -15,6 +15,14 @@ pub enum ModelError {
     FileMissing { path: PathBuf },
     #[error("{}: not a regular file", path.display())]
     NotAFile { path: PathBuf },
+    #[error(
+        "manifest.json: stage `{stage}` names the file `{file}` that stage `{first}` already uses"
+    )]
+    SharedStageFile {
+        stage: String,
+        first: String,
+        file: String,
+    },
     #[error("{}: larger than the {limit} bytes it may have", path.display())]
     TooLarge { path: PathBuf, limit: u64 },
     #[error("manifest.json: too large (at least {len} bytes, limit {limit})")]

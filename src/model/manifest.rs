@@ -118,6 +118,9 @@ impl Manifest {
             });
         }
         let mut stage_ids: HashMap<&str, usize> = HashMap::new();
+        // Stage files by their normalised name: two stages naming one file would make the
+        // loader hold (and the memory bound count) the file twice.
+        let mut files: HashMap<String, &str> = HashMap::new();
         for (index, st) in self.stages.iter().enumerate() {
             if st.id.is_empty() {
                 return Err(ModelError::EmptyStageId { index });
@@ -129,6 +132,21 @@ impl Manifest {
                 });
             }
             check_stage_file(&st.id, &st.file)?;
+            let key = Path::new(&st.file)
+                .components()
+                .filter_map(|c| match c {
+                    Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("/");
+            if let Some(first) = files.insert(key, &st.id) {
+                return Err(ModelError::SharedStageFile {
+                    stage: st.id.clone(),
+                    first: first.to_owned(),
+                    file: st.file.clone(),
+                });
+            }
             if st.sha256.len() != 64 || !st.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(ModelError::BadSha256 {
                     stage: st.id.clone(),
