@@ -74,13 +74,8 @@ pub fn build(
     match route {
         Route::Exact => Ok(Box::new(ExactRoute::new(caps, profiles, kernels)?)),
         Route::Tensor => {
-            let missing = TensorRoute::missing(caps);
-            if !missing.is_empty() {
-                return Err(RouteError::Gpu(GpuError::MissingCapabilities {
-                    device: caps.device_name.clone(),
-                    missing,
-                }));
-            }
+            // Checked before the probe, which needs the cooperative-matrix shape.
+            TensorRoute::require(caps)?;
             let probe = tensor::probe::identify(ctx);
             Ok(Box::new(TensorRoute::new(caps, profiles, kernels, probe)?))
         }

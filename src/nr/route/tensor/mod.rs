@@ -69,6 +69,20 @@ impl TensorRoute {
         missing
     }
 
+    /// [`TensorRoute::missing`] as an error naming each item (`Ok` when the device can run
+    /// the route, the probe aside).
+    pub fn require(caps: &Capabilities) -> Result<(), GpuError> {
+        let missing = Self::missing(caps);
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(GpuError::MissingCapabilities {
+                device: caps.device_name.clone(),
+                missing,
+            })
+        }
+    }
+
     /// Sets, in the caller's feature structs, every feature the route needs (the exact
     /// route's, the Vulkan memory model its shaders declare and `cooperativeMatrix`); the
     /// application also enables [`EXTENSIONS`].
@@ -92,13 +106,7 @@ impl TensorRoute {
         build: KernelBuild,
         probe: Identification,
     ) -> Result<TensorRoute, GpuError> {
-        let missing = Self::missing(caps);
-        if !missing.is_empty() {
-            return Err(GpuError::MissingCapabilities {
-                device: caps.device_name.clone(),
-                missing,
-            });
-        }
+        Self::require(caps)?;
         if probe.matched != Some(Profile::H25) {
             return Err(GpuError::invalid(
                 "tensor route",
