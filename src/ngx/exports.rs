@@ -519,7 +519,7 @@ fn create_feature(
     // A feature without a model gets an empty path.
     let model_dir = match described.model_subdir() {
         Some(subdir) => {
-            let env = std::env::var(MODEL_DIR_ENV).ok();
+            let env = std::env::var_os(MODEL_DIR_ENV);
             let check = |d: &std::path::Path| described.check_model(d);
             let lookup = ModelLookup {
                 subdir,

@@ -102,6 +102,25 @@ fn extracts_a_synthetic_dll_into_the_reference_packing() {
         stderr(&o)
     );
     assert!(Model::load(&out, LoadOptions { verify_sha: true }).is_ok());
+
+    // Without --out it writes the user data directory the library and the Core search.
+    let data = tmp.path().join("data");
+    let o = openngx(
+        &["extract-model", "--dll", dll_path.to_str().unwrap()],
+        &[("XDG_DATA_HOME", data.to_str().unwrap())],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let default = data.join("openngx/model");
+    assert!(
+        stdout(&o).contains(&format!("{} is the user data directory", default.display())),
+        "{}",
+        stdout(&o)
+    );
+    for stage in STAGES {
+        let a = std::fs::read(out.join("model").join(stage)).unwrap();
+        let b = std::fs::read(default.join("model").join(stage)).unwrap();
+        assert!(a == b, "stage {stage} differs in the default directory");
+    }
 }
 
 /// Bytes of all 153 record names.

@@ -1,7 +1,8 @@
 //! `openngx doctor [--no-verify]`: what this machine offers openngx. It creates its own Vulkan
 //! instance (the library never does; this tool plays the application), lists every physical
 //! device with its Vulkan version and the features the exact route needs, says which routes each
-//! device can run, and shows where the model is looked for and whether it validates.
+//! device can run, and shows where an unmodified game's Core looks for the model and whether it
+//! validates (`doctor_model`).
 //!
 //! Exit status: 0 when at least one device can run the exact route and no model that was found
 //! is invalid (a missing model is only a warning: the GPU check is still useful without one);
@@ -10,20 +11,14 @@
 use std::ffi::CStr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use ash::vk;
 use openngx::gpu::context::Capabilities;
-use openngx::model::{LoadOptions, Model};
 use openngx::nr::route::exact::PUSH_CONSTANT_BYTES as EXACT_ROUTE_PUSH_CONSTANT_BYTES;
 use openngx::nr::route::{tensor, ExactRoute, TensorRoute};
 use openngx::numerics::probe;
 use openngx::numerics::Profile;
 
-/// Environment variable naming the model directory.
-const MODEL_DIR_ENV: &str = "OPENNGX_MODEL_DIR";
-/// Directory name searched next to the library.
-const MODEL_SUBDIR: &str = "openngx-model";
 /// The tensor route's extension.
 const COOPERATIVE_MATRIX: &CStr = c"VK_KHR_cooperative_matrix";
 
@@ -36,6 +31,10 @@ pub struct Args {
     /// first device that runs it to this file (for `tests/data/probe/`).
     #[arg(long)]
     probe_answers: Option<PathBuf>,
+    /// The NGX Core whose model search is shown (default: the installed
+    /// `<prefix>/lib/openngx/libnvidia-ngx.so.1` beside this tool's `<prefix>/bin/`).
+    #[arg(long)]
+    core: Option<PathBuf>,
 }
 
 fn version(v: u32) -> String {
@@ -72,7 +71,7 @@ pub fn run(args: Args) -> ExitCode {
          (f16 cooperative matrices, where the profile probe identifies h25)"
     );
     let devices_ok = vulkan_report(args.probe_answers.as_deref());
-    let model_ok = model_report(!args.no_verify);
+    let model_ok = crate::doctor_model::report(!args.no_verify, args.core.as_deref());
     if devices_ok && model_ok {
         println!("doctor: OK");
         ExitCode::SUCCESS
@@ -249,80 +248,5 @@ fn tensor_report(
             }
         }
         Err(e) => println!("  route tensor: unavailable (the profile probe failed: {e})"),
-    }
-}
-
-/// The model directories searched, in order, with what each is.
-fn model_candidates() -> Vec<(&'static str, Option<PathBuf>)> {
-    let env = std::env::var_os(MODEL_DIR_ENV)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    // The tool links the library statically, so "next to the library" is next to this executable.
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|p| std::fs::canonicalize(&p).ok().or(Some(p)))
-        .and_then(|p| p.parent().map(|d| d.join(MODEL_SUBDIR)));
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".cache"))
-        })
-        .map(|c| c.join("openngx").join("model"));
-    vec![
-        ("$OPENNGX_MODEL_DIR", env),
-        ("next to the library", beside),
-        ("user cache", cache),
-    ]
-}
-
-/// Print the model section; false when a model was found and is invalid.
-fn model_report(verify: bool) -> bool {
-    println!("model search (first existing directory wins; $OPENNGX_MODEL_DIR is authoritative):");
-    let candidates = model_candidates();
-    let env_set = candidates[0].1.is_some();
-    let mut chosen = None;
-    for (what, path) in &candidates {
-        match path {
-            None => println!("  {what}: not set"),
-            Some(p) => {
-                let state = if p.is_dir() {
-                    "found"
-                } else if p.exists() {
-                    "not a directory"
-                } else {
-                    "not found"
-                };
-                println!("  {what}: {} ({state})", p.display());
-                if chosen.is_none() && (p.is_dir() || (env_set && *what == "$OPENNGX_MODEL_DIR")) {
-                    chosen = Some(p.clone());
-                }
-            }
-        }
-    }
-    let Some(dir) = chosen else {
-        println!("model: none found (warning: features cannot be created until one is installed; see `openngx extract-model`)");
-        return true;
-    };
-    let start = Instant::now();
-    match Model::load(&dir, LoadOptions { verify_sha: verify }) {
-        Ok(m) => {
-            println!(
-                "model: {} valid ({} stages, {} records, {} bytes, SHA-256 {}, {:.2} s)",
-                dir.display(),
-                m.stages().len(),
-                m.manifest().tensors.len(),
-                m.total_bytes(),
-                if verify { "verified" } else { "not checked" },
-                start.elapsed().as_secs_f64()
-            );
-            true
-        }
-        Err(e) => {
-            println!("model: {} INVALID: {e}", dir.display());
-            false
-        }
     }
 }

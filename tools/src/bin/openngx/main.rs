@@ -4,9 +4,11 @@
 mod bench;
 mod demo;
 mod doctor;
+mod doctor_model;
 mod extract_model;
 mod gpu_frames;
 mod gpu_net;
+mod model_out;
 mod parity;
 mod reference;
 mod standalone;

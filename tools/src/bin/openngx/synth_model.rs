@@ -1,4 +1,5 @@
-//! `openngx synth-model --out DIR [--seed N] [--force]`: write a synthetic model directory.
+//! `openngx synth-model [--out DIR] [--seed N] [--force]`: write a synthetic model directory
+//! (by default into the user data directory, see `model_out`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,9 +9,11 @@ use openngx_tools::synth::{self, SynthParams};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Output model directory (written atomically: it appears only when complete).
+    /// Output model directory (written atomically: it appears only when complete). Default: the
+    /// user data directory `$XDG_DATA_HOME/openngx/model` (`~/.local/share/openngx/model`),
+    /// where the library and the NGX Core look without any setting.
     #[arg(long)]
-    out: PathBuf,
+    out: Option<PathBuf>,
     /// Seed of the weight stream.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -21,7 +24,14 @@ pub struct Args {
 
 pub fn run(args: Args) -> ExitCode {
     let start = Instant::now();
-    match synth::write_model(&args.out, args.seed, &SynthParams::DEFAULT, args.force) {
+    let (out, default) = match crate::model_out::resolve(args.out.as_deref()) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("synth-model: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match synth::write_model(&out, args.seed, &SynthParams::DEFAULT, args.force) {
         Ok(report) => {
             println!(
                 "wrote {} (seed {}): {} stages, {} records, {} bytes in {:.2} s",
@@ -32,6 +42,9 @@ pub fn run(args: Args) -> ExitCode {
                 report.total_bytes,
                 start.elapsed().as_secs_f64()
             );
+            if default {
+                println!("{}", crate::model_out::default_note(&out));
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
