@@ -1,6 +1,6 @@
 //! Build script: compiles every compute shader under `shaders/` to SPIR-V (shaderc built from
 //! source, so the glslang is new enough for cooperative matrices and E4M3 types) and embeds the
-//! result; generates the C header with cbindgen.
+//! result; generates the C header with cbindgen; gives `libopenngx.so` its soname.
 //!
 //! Outputs in `OUT_DIR`:
 //! * `shaders.rs` — `pub static SHADERS: &[(&str, &[u8])]`, one entry per `shaders/**/*.comp`,
@@ -17,6 +17,15 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     compile_shaders(&root.join("shaders"), &out);
     generate_header(&root, &out);
+    set_soname();
+}
+
+/// `libopenngx.so.<major>`, as a C library's: a program linked with `-lopenngx` records that
+/// name, so a compatible update (same major) replaces the file under it and an incompatible one
+/// installs beside it (`./x install` lays out the file and its two links).
+fn set_soname() {
+    let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets the version");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libopenngx.so.{major}");
 }
 
 fn collect(dir: &Path, ext: &str, acc: &mut Vec<PathBuf>) {

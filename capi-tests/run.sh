@@ -16,6 +16,11 @@ trap 'rm -rf "$work"' EXIT
 # A private copy of the library: the shared cargo target directory may be rewritten by another
 # build while the tests run.
 cp "$1" "$work/libopenngx.so"
+# The programs record the library's soname (libopenngx.so.0) and look for that name at run time.
+soname="$(readelf -d "$work/libopenngx.so" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')"
+if [ -n "$soname" ] && [ "$soname" != libopenngx.so ]; then
+    ln -s libopenngx.so "$work/$soname"
+fi
 libdir="$work"
 
 cflags=(-Wall -Wextra -Werror -pedantic -I "$root/include" -I "$here")
