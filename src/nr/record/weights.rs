@@ -2,8 +2,11 @@
 //! through a [`DeviceRegistry`] (the last `Arc` frees it).
 //!
 //! Two device-local buffers:
-//! * `records`: every record's bytes as stored, each record starting at a 256-byte aligned offset,
-//!   so scales, priors and temperatures are read in place ([`GpuWeights::binding`]);
+//! * `records`: the record bytes the kernels read in place ([`GpuWeights::binding`]: scales,
+//!   priors, temperatures). The byte ranges of the matrices that are re-laid below are left out,
+//!   so every weight byte is resident once (the re-laid copy is the only copy of a matrix). Each
+//!   kept piece keeps its record offset modulo 256, so an offset that was aligned in the record
+//!   stays aligned on the device;
 //! * `relaid`: the FP8 matrices of the schedule as `[groups][n][k]` E4M3 bytes in natural K order
 //!   (K contiguous per output column: a 16-K group of one column is 16 aligned bytes) and the f16
 //!   adapter/head matrices as `[n][k]` halves, so the GEMM kernels never decode the fragment
@@ -41,12 +44,48 @@ fn align_up(v: u64) -> u64 {
     v.div_ceil(ALIGN) * ALIGN
 }
 
+/// One kept piece of a record in the `records` buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Piece {
+    /// Where the piece starts in its record.
+    start: usize,
+    /// Its length.
+    len: usize,
+    /// Where it lies in `records`.
+    at: u64,
+}
+
+/// The pieces of a record that are kept in place, and the record's length.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct KeptRecord {
+    len: usize,
+    pieces: Vec<Piece>,
+}
+
+/// The parts of `[0, len)` not covered by `cut` (ranges, any order, may overlap or exceed `len`).
+fn kept_ranges(len: usize, mut cut: Vec<std::ops::Range<usize>>) -> Vec<std::ops::Range<usize>> {
+    cut.sort_by_key(|r| r.start);
+    let mut kept = Vec::new();
+    let mut at = 0usize;
+    for r in cut {
+        let start = r.start.min(len);
+        if start > at {
+            kept.push(at..start);
+        }
+        at = at.max(r.end.min(len));
+    }
+    if at < len {
+        kept.push(at..len);
+    }
+    kept
+}
+
 /// A model's weights on one device.
 pub struct GpuWeights {
     records: GpuBuffer,
     relaid: GpuBuffer,
-    /// `(block, layer)` -> (offset in `records`, record length).
-    record_at: HashMap<(usize, usize), (u64, usize)>,
+    /// `(block, layer)` -> the record's kept pieces.
+    record_at: HashMap<(usize, usize), KeptRecord>,
     /// FP8 matrices `[groups][n][k]` in `relaid`.
     matrices: HashMap<MatRef, u64>,
     /// f16 matrices `[n][k]` in `relaid`, keyed by (where, k, n).
@@ -106,22 +145,62 @@ impl GpuWeights {
         rec: &mut Recorder<'_>,
         batch: &mut UploadBatch,
     ) -> Result<GpuWeights, RecordError> {
-        // Records as stored.
+        let (fp8, f16) = schedule_matrices()?;
+        // What each record gives to the re-laid buffer: those bytes are not kept in place.
+        let mut relaid_ranges: HashMap<(usize, usize), Vec<std::ops::Range<usize>>> =
+            HashMap::new();
+        for m in &fp8 {
+            relaid_ranges
+                .entry((m.at.block, m.at.layer))
+                .or_default()
+                .push(m.at.offset..m.at.offset + m.bytes());
+        }
+        for &(w, k, n) in &f16 {
+            // As stored: n padded to 16 columns (see `Weights::f16_matrix`).
+            let stored = k * n.div_ceil(16) * 16 * 2;
+            relaid_ranges
+                .entry((w.block, w.layer))
+                .or_default()
+                .push(w.offset..w.offset + stored);
+        }
+        // Records' kept pieces. Only `layer` records are read by the kernels (the blend scale is
+        // applied on the host side of the schedule), so nothing else is placed.
         let mut record_at = HashMap::new();
         let mut at = 0u64;
         let mut placed = Vec::new();
         for spec in layout::records() {
             let id = spec.id;
+            if id.param != layout::Param::Layer {
+                continue;
+            }
             let Some(bytes) = model.try_record(id) else {
                 continue;
             };
-            if id.param == layout::Param::Layer {
-                record_at.insert((id.block, id.layer), (at, bytes.len()));
+            let cut = relaid_ranges
+                .get(&(id.block, id.layer))
+                .cloned()
+                .unwrap_or_default();
+            let mut kept = KeptRecord {
+                len: bytes.len(),
+                pieces: Vec::new(),
+            };
+            for r in kept_ranges(bytes.len(), cut) {
+                // Same offset modulo ALIGN as in the record.
+                let mut p = align_up(at) + (r.start as u64 % ALIGN);
+                if p < at {
+                    p += ALIGN;
+                }
+                kept.pieces.push(Piece {
+                    start: r.start,
+                    len: r.len(),
+                    at: p,
+                });
+                placed.push((p, &bytes[r.clone()]));
+                at = p + r.len() as u64;
             }
-            placed.push((at, bytes));
-            at = align_up(at + bytes.len() as u64);
+            record_at.insert((id.block, id.layer), kept);
         }
-        let mut host = vec![0u8; at.max(ALIGN) as usize];
+        let mut host = vec![0u8; align_up(at).max(ALIGN) as usize];
         for (off, bytes) in &placed {
             host[*off as usize..*off as usize + bytes.len()].copy_from_slice(bytes);
         }
@@ -136,7 +215,6 @@ impl GpuWeights {
 
         // Re-laid matrices.
         let reference = Weights::new(model);
-        let (fp8, f16) = schedule_matrices()?;
         let mut relaid_host = Vec::new();
         let mut matrices = HashMap::new();
         for m in fp8 {
@@ -203,23 +281,38 @@ impl GpuWeights {
     /// `len` bytes of record `w.block`/`w.layer` from `w.offset`, in place in the records buffer.
     pub fn binding(&self, w: WeightRef, len: u64) -> Result<BufferBinding, GpuError> {
         let what = || format!("weights block{}.layer{}", w.block, w.layer);
-        let &(at, rlen) = self
+        let kept = self
             .record_at
             .get(&(w.block, w.layer))
             .ok_or_else(|| GpuError::invalid(what(), "no such record"))?;
+        let rlen = kept.len;
         if w.offset as u64 + len > rlen as u64 {
             return Err(GpuError::invalid(
                 what(),
                 format!("{len} bytes at offset {} exceed its {rlen} bytes", w.offset),
             ));
         }
+        let piece = kept
+            .pieces
+            .iter()
+            .find(|p| w.offset >= p.start && w.offset as u64 + len <= (p.start + p.len) as u64)
+            .ok_or_else(|| {
+                GpuError::invalid(
+                    what(),
+                    format!(
+                        "{len} bytes at offset {} are not kept in place (they belong to a \
+                         re-laid matrix)",
+                        w.offset
+                    ),
+                )
+            })?;
         let align = self
             .records
             .context()
             .capabilities()
             .min_storage_buffer_offset_alignment
             .max(1);
-        let off = at + w.offset as u64;
+        let off = piece.at + (w.offset - piece.start) as u64;
         if off % align != 0 {
             return Err(GpuError::invalid(
                 what(),
@@ -280,5 +373,22 @@ impl GpuWeights {
     /// Device bytes held (both buffers).
     pub fn bytes(&self) -> u64 {
         self.records.size() + self.relaid.size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kept_ranges;
+
+    #[test]
+    fn kept_ranges_are_the_complement_of_the_cuts() {
+        assert_eq!(kept_ranges(10, vec![]), vec![0..10]);
+        assert_eq!(kept_ranges(10, vec![0..10]), vec![]);
+        // Unsorted, overlapping and past the end.
+        assert_eq!(
+            kept_ranges(10, vec![6..8, 2..4, 3..5, 9..20]),
+            vec![0..2, 5..6, 8..9]
+        );
+        assert_eq!(kept_ranges(10, vec![12..20]), vec![0..10]);
     }
 }
