@@ -3,10 +3,12 @@
 //!
 //! A tensor is live from the node that writes it (the network input: from the start) to the last
 //! node that reads it ([`Graph::last_use`]); the head and every tensor the caller asks to keep
-//! (e.g. the boundaries, for readback) stay live to the end. A node's outputs never share bytes
-//! with its inputs, because the plan frees a node's inputs only after placing its outputs. Slots
-//! are placed first-fit at 256-byte aligned offsets. A node's scratch (the partials of a
-//! split-K GEMM) is live during that node only. The workspace is reused across frames.
+//! (e.g. the boundaries, for readback) stay live to the end. The input is not kept: the prepare
+//! pass writes it again every frame, after the network's exit barrier of the frame before, and
+//! nothing reads it after the adapter. A node's outputs never share bytes with its inputs (their
+//! intervals meet at that node). A node's scratch (the partials of a split-K GEMM) is live during
+//! that node only. Slots are placed largest first at 256-byte aligned offsets (see [`plan`]).
+//! The workspace is reused across frames.
 
 use std::sync::Arc;
 
@@ -45,64 +47,105 @@ pub fn scratch_bytes(graph: &Graph, i: usize) -> u64 {
     GemmShape::of_node(graph, &graph.nodes[i]).map_or(0, |s| s.partials_bytes() as u64)
 }
 
-/// Plan the slots of `graph`'s tensors; `keep` tensors (and the input and head) are never shared.
+/// One allocation of the plan: a tensor or a node's scratch, its bytes and the node interval
+/// `[first, last]` during which its bytes must not be shared.
+struct Lifetime {
+    bytes: u64,
+    first: usize,
+    last: usize,
+    tensor: Option<TensorId>,
+    node: usize,
+}
+
+/// Plan the slots of `graph`'s tensors; `keep` tensors and the head are never shared.
+///
+/// The schedule is fixed, so the plan is made offline over the whole of it: every allocation
+/// (tensor or scratch) gets its node interval, and they are placed largest first, each at the
+/// lowest 256-byte aligned offset that overlaps no placed allocation whose interval meets its
+/// own. Placing in schedule order (first fit as tensors appear) left holes the size of the big
+/// early tensors: 1147 MiB for a 1080p frame whose live bytes never exceed 742 MiB (with the input kept to the
+/// end, as it was then: 877 MiB).
 pub fn plan(graph: &Graph, keep: &[TensorId]) -> Plan {
     let n = graph.tensors.len();
-    let last = graph.last_use();
+    let last_use = graph.last_use();
+    let end = graph.nodes.len();
     let mut pinned = vec![false; n];
-    for &t in keep.iter().chain([graph.features, graph.head].iter()) {
+    for &t in keep.iter().chain([graph.head].iter()) {
         if t < n {
             pinned[t] = true;
         }
     }
-    let mut slots = vec![(0u64, 0u64); n];
-    let mut scratch = vec![(0u64, 0u64); graph.nodes.len()];
-    // Live allocations as (offset, end, tensor or None for a node's scratch), sorted by offset.
-    let mut live: Vec<(u64, u64, Option<TensorId>)> = Vec::new();
-    let mut high = 0u64;
-    // First fit of `bytes` among the live allocations; returns the offset.
-    let mut place =
-        |bytes: u64, key: Option<TensorId>, live: &mut Vec<(u64, u64, Option<TensorId>)>| {
-            let size = align(bytes.max(1));
-            let mut at = 0u64;
-            for &(o, e, _) in live.iter() {
-                if at + size <= o {
-                    break;
-                }
-                at = at.max(align(e));
-            }
-            let pos = live.partition_point(|&(o, _, _)| o < at);
-            live.insert(pos, (at, at + size, key));
-            high = high.max(at + size);
-            at
-        };
-    let t = graph.features;
-    slots[t] = (
-        place(tensor_bytes(graph, t), Some(t), &mut live),
-        tensor_bytes(graph, t),
-    );
+    let mut lifetimes = Vec::new();
+    // The input is live from before the first node.
+    let mut written = vec![None; n];
+    written[graph.features] = Some(0);
     for (i, node) in graph.nodes.iter().enumerate() {
         for t in node.op.outputs() {
-            slots[t] = (
-                place(tensor_bytes(graph, t), Some(t), &mut live),
-                tensor_bytes(graph, t),
-            );
+            written[t] = Some(i);
         }
         let sb = scratch_bytes(graph, i);
         if sb > 0 {
-            scratch[i] = (place(sb, None, &mut live), sb);
+            lifetimes.push(Lifetime {
+                bytes: sb,
+                first: i,
+                last: i,
+                tensor: None,
+                node: i,
+            });
         }
-        // Free the scratch, what this node was the last to read, and outputs nobody reads.
-        live.retain(|&(_, _, t)| {
-            let Some(t) = t else { return false };
-            if pinned[t] {
-                return true;
-            }
-            match last[t] {
-                Some(l) => l > i,
-                None => !node.op.outputs().contains(&t),
-            }
+    }
+    for t in 0..n {
+        let Some(first) = written[t] else { continue };
+        let last = if pinned[t] {
+            end
+        } else {
+            // A node's outputs never share with its inputs: the intervals meet at that node.
+            last_use[t].map_or(first, |l| l.max(first))
+        };
+        lifetimes.push(Lifetime {
+            bytes: tensor_bytes(graph, t),
+            first,
+            last,
+            tensor: Some(t),
+            node: first,
         });
+    }
+    // Largest first; ties in schedule order so the plan is deterministic.
+    lifetimes.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then(a.first.cmp(&b.first))
+            .then(a.tensor.cmp(&b.tensor))
+    });
+    let mut slots = vec![(0u64, 0u64); n];
+    let mut scratch = vec![(0u64, 0u64); graph.nodes.len()];
+    // Placed allocations as (offset, end, first, last).
+    let mut placed: Vec<(u64, u64, usize, usize)> = Vec::with_capacity(lifetimes.len());
+    let mut high = 0u64;
+    let mut conflicts: Vec<(u64, u64)> = Vec::new();
+    for l in &lifetimes {
+        let size = align(l.bytes.max(1));
+        conflicts.clear();
+        conflicts.extend(
+            placed
+                .iter()
+                .filter(|p| p.2 <= l.last && l.first <= p.3)
+                .map(|p| (p.0, p.1)),
+        );
+        conflicts.sort_unstable();
+        let mut at = 0u64;
+        for &(o, e) in &conflicts {
+            if at + size <= o {
+                break;
+            }
+            at = at.max(align(e));
+        }
+        placed.push((at, at + size, l.first, l.last));
+        high = high.max(at + size);
+        match l.tensor {
+            Some(t) => slots[t] = (at, l.bytes),
+            None => scratch[l.node] = (at, l.bytes),
+        }
     }
     let unshared_bytes = (0..n).map(|t| align(tensor_bytes(graph, t).max(1))).sum();
     Plan {
@@ -257,6 +300,32 @@ mod tests {
         assert_eq!(split, 3 * 8 + 1);
     }
 
+    /// The most bytes (aligned tensors and scratch) live during any one node.
+    fn peak_live_bytes(graph: &Graph, keep: &[TensorId]) -> u64 {
+        let last = graph.last_use();
+        let mut live = vec![false; graph.tensors.len()];
+        live[graph.features] = true;
+        let mut peak = 0;
+        for (i, node) in graph.nodes.iter().enumerate() {
+            for o in node.op.outputs() {
+                live[o] = true;
+            }
+            let bytes: u64 = (0..live.len())
+                .filter(|&t| live[t])
+                .map(|t| align(tensor_bytes(graph, t).max(1)))
+                .sum::<u64>()
+                + align(scratch_bytes(graph, i));
+            peak = peak.max(bytes);
+            for t in 0..live.len() {
+                let kept = keep.contains(&t) || t == graph.head;
+                if live[t] && !kept && last[t].is_none_or(|l| l <= i) {
+                    live[t] = false;
+                }
+            }
+        }
+        peak
+    }
+
     #[test]
     fn plan_never_overwrites_a_live_tensor_and_shares_memory() {
         for (w, h) in [(64, 64), (1920, 1080)] {
@@ -275,10 +344,20 @@ mod tests {
                 p.bytes,
                 p.unshared_bytes
             );
+            // Near the lower bound: the most bytes live at once (a 1080p frame: 742 MiB; the
+            // schedule-order first fit of before needed 1147 MiB).
+            let peak = peak_live_bytes(&g, &[]);
+            assert!(p.bytes >= peak);
+            assert!(
+                p.bytes <= peak + peak / 50 + (1 << 20),
+                "{w}x{h}: plan {} bytes, peak live {peak}",
+                p.bytes
+            );
             let keep: Vec<TensorId> = g.boundaries.iter().map(|b| b.1).collect();
             let pk = plan(&g, &keep);
             check(&g, &pk, &keep);
             assert!(pk.bytes >= p.bytes);
+            assert!(pk.bytes >= peak_live_bytes(&g, &keep));
         }
     }
 }
