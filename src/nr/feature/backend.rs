@@ -144,6 +144,8 @@ impl NrBackend {
             route: route.route(),
             profiles: route.profiles(),
             kernels,
+            // Every evaluation runs the prepare pass before the network.
+            input_per_frame: true,
             ..NetworkOptions::default()
         };
         let buffers = FrameBuffers::new(&ctx, width, height).map_err(gpu_error)?;

@@ -48,6 +48,11 @@ pub struct NetworkOptions {
     /// Write a timestamp after every node, labelled with the node's label (when the device has
     /// compute timestamps); group them by [`Node::block`] for a per-block profile.
     pub timestamps: bool,
+    /// The caller writes the input features before every recorded frame (the frame pipeline's
+    /// prepare pass does), so the workspace may reuse their bytes after the adapter has read
+    /// them (135 MiB at 1080p). `false` keeps them for the recorder's life: callers that upload
+    /// them once and run the network several times (the bench) need that.
+    pub input_per_frame: bool,
 }
 
 impl Default for NetworkOptions {
@@ -61,8 +66,28 @@ impl Default for NetworkOptions {
             keep: Keep::Head,
             readback: false,
             timestamps: false,
+            input_per_frame: false,
         }
     }
+}
+
+/// The tensors the workspace never shares: what `opts.keep` asks for, the head, and the input
+/// unless the caller rewrites it every frame (`opts.input_per_frame`).
+fn kept_tensors(graph: &Graph, opts: &NetworkOptions) -> Vec<TensorId> {
+    let mut kept: Vec<TensorId> = match opts.keep {
+        Keep::Head => vec![graph.head],
+        Keep::Boundaries => graph
+            .boundaries
+            .iter()
+            .map(|b| b.1)
+            .chain([graph.head])
+            .collect(),
+        Keep::All => (0..graph.tensors.len()).collect(),
+    };
+    if !opts.input_per_frame && !kept.contains(&graph.features) {
+        kept.push(graph.features);
+    }
+    kept
 }
 
 /// The network of one geometry on one device.
@@ -109,16 +134,7 @@ impl NetworkRecorder {
         route: Box<dyn NetworkRoute>,
         opts: NetworkOptions,
     ) -> Result<NetworkRecorder, RecordError> {
-        let kept: Vec<TensorId> = match opts.keep {
-            Keep::Head => vec![graph.head],
-            Keep::Boundaries => graph
-                .boundaries
-                .iter()
-                .map(|b| b.1)
-                .chain([graph.head])
-                .collect(),
-            Keep::All => (0..graph.tensors.len()).collect(),
-        };
+        let kept = kept_tensors(&graph, &opts);
         let workspace = Workspace::new(ctx, &graph, &kept)?;
         let (sets, buffers) = route.descriptor_budget(&graph);
         let mut arena = DescriptorArena::new(ctx, sets, buffers)?;
@@ -305,5 +321,53 @@ impl NetworkRecorder {
             Some(ts) => ts.read(),
             None => Ok(None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nr::geometry::Geometry;
+    use crate::nr::graph;
+    use crate::nr::record::workspace::plan;
+
+    fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
+        a.1 > 0 && b.1 > 0 && a.0 < b.0 + b.1 && b.0 < a.0 + a.1
+    }
+
+    /// A caller that uploads the features once and runs the network several times (the bench)
+    /// must find them intact: they share no bytes unless the caller says it rewrites them.
+    #[test]
+    fn the_input_is_kept_unless_rewritten_every_frame() {
+        let g = graph::build(&Geometry::new(1920, 1080).expect("size"));
+        let once = NetworkOptions::default();
+        let per_frame = NetworkOptions {
+            input_per_frame: true,
+            ..NetworkOptions::default()
+        };
+        let f = g.features;
+        let p = plan(&g, &kept_tensors(&g, &once));
+        for t in (0..g.tensors.len()).filter(|&t| t != f) {
+            assert!(
+                !overlaps(p.slots[f], p.slots[t]),
+                "features share bytes with `{}`",
+                g.tensors[t].name
+            );
+        }
+        let q = plan(&g, &kept_tensors(&g, &per_frame));
+        assert!(
+            (0..g.tensors.len()).any(|t| t != f && overlaps(q.slots[f], q.slots[t])),
+            "rewritten features are never reused"
+        );
+        assert!(q.bytes < p.bytes, "{} vs {}", q.bytes, p.bytes);
+        // Boundaries kept for readback add to, never replace, the input.
+        let b = kept_tensors(
+            &g,
+            &NetworkOptions {
+                keep: Keep::Boundaries,
+                ..NetworkOptions::default()
+            },
+        );
+        assert!(b.contains(&f) && b.contains(&g.head) && b.len() == g.boundaries.len() + 2);
     }
 }

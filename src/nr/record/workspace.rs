@@ -3,9 +3,10 @@
 //!
 //! A tensor is live from the node that writes it (the network input: from the start) to the last
 //! node that reads it ([`Graph::last_use`]); the head and every tensor the caller asks to keep
-//! (e.g. the boundaries, for readback) stay live to the end. The input is not kept: the prepare
-//! pass writes it again every frame, after the network's exit barrier of the frame before, and
-//! nothing reads it after the adapter. A node's outputs never share bytes with its inputs (their
+//! (e.g. the boundaries, for readback) stay live to the end. The input is kept only when the
+//! caller asks (`NetworkOptions::input_per_frame` false): the frame pipeline's prepare pass
+//! writes it again every frame, after the network's exit barrier of the frame before, and nothing
+//! reads it after the adapter. A node's outputs never share bytes with its inputs (their
 //! intervals meet at that node). A node's scratch (the partials of a split-K GEMM) is live during
 //! that node only. Slots are placed largest first at 256-byte aligned offsets (see [`plan`]).
 //! The workspace is reused across frames.
