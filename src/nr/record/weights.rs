@@ -383,12 +383,15 @@ mod tests {
     #[test]
     fn kept_ranges_are_the_complement_of_the_cuts() {
         assert_eq!(kept_ranges(10, vec![]), vec![0..10]);
-        assert_eq!(kept_ranges(10, Vec::from([0..10])), vec![]);
+        assert_eq!(kept_ranges(10, std::iter::once(0..10).collect()), vec![]);
         // Unsorted, overlapping and past the end.
         assert_eq!(
             kept_ranges(10, vec![6..8, 2..4, 3..5, 9..20]),
             vec![0..2, 5..6, 8..9]
         );
-        assert_eq!(kept_ranges(10, Vec::from([12..20])), vec![0..10]);
+        assert_eq!(
+            kept_ranges(10, std::iter::once(12..20).collect()),
+            vec![0..10]
+        );
     }
 }
