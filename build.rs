@@ -24,6 +24,11 @@ fn main() {
 /// name, so a compatible update (same major) replaces the file under it and an incompatible one
 /// installs beside it (`./x install` lays out the file and its two links).
 fn set_soname() {
+    // Only for this package: another package built with this script (the NGX Core's `core/`)
+    // has a soname of its own.
+    if std::env::var("CARGO_PKG_NAME").as_deref() != Ok("openngx") {
+        return;
+    }
     let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets the version");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libopenngx.so.{major}");
 }
