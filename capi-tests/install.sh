@@ -71,6 +71,10 @@ check "no libnvidia-ngx.so* directly in lib/" bash -c "! ls '$lib'/libnvidia-ngx
 if [ -f "$root/core/Cargo.toml" ]; then
     check "lib/openngx/libnvidia-ngx.so.1 with soname libnvidia-ngx.so.1" \
         soname_is "$lib/openngx/libnvidia-ngx.so.1" libnvidia-ngx.so.1
+    if [ -f "$here/core-exported-symbols.txt" ]; then
+        check "the installed Core exports exactly capi-tests/core-exported-symbols.txt" \
+            same_symbols "$lib/openngx/libnvidia-ngx.so.1" "$here/core-exported-symbols.txt"
+    fi
 else
     echo "SKIP install: lib/openngx/libnvidia-ngx.so.1 (this tree has no Core build, core/)"
 fi
@@ -115,7 +119,9 @@ fi
 doctor_lists() {
     local out
     out="$(env -u OPENNGX_MODEL_DIR XDG_DATA_HOME="$data" "$prefix/bin/openngx" doctor --no-verify 2>&1)"
-    printf '%s\n' "$out" | grep -F "model search of an unmodified game's Core, $lib/openngx/libnvidia-ngx.so.1" &&
+    local present="not there"
+    [ -f "$root/core/Cargo.toml" ] && present="present"
+    printf '%s\n' "$out" | grep -F "model search of an unmodified game's Core, $lib/openngx/libnvidia-ngx.so.1 ($present" &&
         printf '%s\n' "$out" | grep -F "1. next to the library: $lib/openngx/openngx-model (not found)" &&
         printf '%s\n' "$out" | grep -F "4. user data directory: $data/openngx/model (not found)" &&
         printf '%s\n' "$out" | grep -F "5. installed data directory: $prefix/share/openngx/model (not found)"

@@ -18,8 +18,9 @@ use openngx::ngx::model_dir::{
 pub const CORE_FILE: &str = "libnvidia-ngx.so.1";
 
 /// The Core an unmodified game would load, and whether that file is there: `--core` when given;
-/// else the installed one (`<prefix>/lib/openngx/` beside this tool's `<prefix>/bin/`); else one
-/// beside this tool (a build directory); else where `./x install` would put it.
+/// else the installed one (`<prefix>/lib/openngx/` beside this tool's `<prefix>/bin/`); else the
+/// build tree's (`ngx-core/` beside this tool, where `./x build` presents it); else where
+/// `./x install` would put it.
 pub fn core_path(given: Option<&Path>) -> (PathBuf, bool) {
     if let Some(p) = given {
         return (p.to_path_buf(), p.is_file());
@@ -33,8 +34,8 @@ pub fn core_path(given: Option<&Path>) -> (PathBuf, bool) {
         .parent()
         .map(|prefix| prefix.join("lib").join(CORE_DIR_NAME).join(CORE_FILE))
         .unwrap_or_else(|| PathBuf::from(CORE_FILE));
-    let beside = exe_dir.join(CORE_FILE);
-    for p in [&installed, &beside] {
+    let built = exe_dir.join("ngx-core").join(CORE_FILE);
+    for p in [&installed, &built] {
         if p.is_file() {
             let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
             return (real, true);
