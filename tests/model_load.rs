@@ -286,22 +286,61 @@ fn sha_mismatch_and_case_insensitive_compare() {
 fn bad_json() {
     let dir = model_copy(|_| {});
     std::fs::write(dir.path().join("manifest.json"), "{\"totals\": ").unwrap();
-    assert!(matches!(load(dir.path()), Err(ModelError::Json(_))));
-    // A wrong field type is bad JSON too (serde names the field).
+    assert!(matches!(load(dir.path()), Err(ModelError::Json { .. })));
+    // A wrong field type names the field by its JSON path (it used to say only
+    // `invalid type: string "71", expected u64 at line 4 column 20`).
     let text =
         fixture_manifest()
             .to_json()
             .replacen("\"blockCount\": 71", "\"blockCount\": \"71\"", 1);
     let err = Manifest::from_json(&text).unwrap_err();
-    assert!(err.to_string().starts_with("manifest.json: bad JSON"));
+    assert!(
+        err.to_string().starts_with(
+            "manifest.json: bad JSON: totals.blockCount: invalid type: string \"71\", expected u64"
+        ),
+        "{err}"
+    );
     let text =
         fixture_manifest()
             .to_json()
             .replacen("\"stageOffset\": 0", "\"stageOffset\": -1", 1);
-    assert!(matches!(
-        Manifest::from_json(&text),
-        Err(ModelError::Json(_))
-    ));
+    let err = Manifest::from_json(&text).unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Json { field: Some(f), .. } if f.starts_with("tensors[") && f.ends_with("].stageOffset")),
+        "{err}"
+    );
+    // Inside an array: the index of the element.
+    let mut m = fixture_manifest();
+    m.stages[3].sha256 = "x".into();
+    let text = m
+        .to_json()
+        .replacen("\"sha256\": \"x\"", "\"sha256\": 7", 1);
+    let err = Manifest::from_json(&text).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("manifest.json: bad JSON: stages[3].sha256: invalid type: integer `7`"),
+        "{err}"
+    );
+    let text = m
+        .to_json()
+        .replacen("\"packedByteLength\"", "\"packedByteLen\"", 1);
+    let err = Manifest::from_json(&text).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("manifest.json: bad JSON: stages[0]: missing field `packedByteLength`"),
+        "{err}"
+    );
+    // Not a field's fault: no path. Trailing garbage is refused as before.
+    let err = Manifest::from_json("[]").unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Json { field: None, .. }),
+        "{err}"
+    );
+    let err = Manifest::from_json(&(fixture_manifest().to_json() + "x")).unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Json { field: None, .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -550,4 +589,79 @@ fn stages_sharing_a_file_are_refused() {
         }
         other => panic!("expected SharedStageFile, got {other:?}"),
     }
+}
+
+/// A stage file reached through a symlinked sub-directory of `model/` that leads outside the
+/// model directory is refused (by the load and by the NGX layer's quick check), as is a stage
+/// linked straight to a file outside; a link that stays inside is followed.
+#[test]
+fn stage_files_may_not_leave_the_model_directory_through_links() {
+    let outside = tempfile::Builder::new()
+        .prefix("model-outside-")
+        .tempdir_in(tmp_root())
+        .unwrap();
+    let m = fixture_manifest();
+    let (victim, file) = (m.stages[0].id.clone(), m.stages[0].file.clone());
+    std::fs::copy(
+        fixture().join("model").join(&file),
+        outside.path().join("x"),
+    )
+    .unwrap();
+
+    let dir = model_copy(|m| m.stages[0].file = "sub/x".into());
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("model/sub")).unwrap();
+    let err = load(dir.path()).unwrap_err();
+    assert!(
+        matches!(&err, ModelError::OutsideModel { path, .. } if path.ends_with("model/sub/x")),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("outside the model directory"),
+        "{err}"
+    );
+    let quick = openngx::nr::feature::quick_check(dir.path()).unwrap_err();
+    assert!(quick.contains("outside the model directory"), "{quick}");
+
+    let dir = model_copy(|m| m.stages[0].file = "x".into());
+    std::os::unix::fs::symlink(outside.path().join("x"), dir.path().join("model/x")).unwrap();
+    assert!(matches!(
+        load(dir.path()),
+        Err(ModelError::OutsideModel { .. })
+    ));
+
+    // Inside: `model/inner/x` -> `../<file>` (the stage's own file, now named only once).
+    let dir = model_copy(|m| m.stages[0].file = "inner/x".into());
+    std::fs::create_dir(dir.path().join("model/inner")).unwrap();
+    std::os::unix::fs::symlink(format!("../{file}"), dir.path().join("model/inner/x")).unwrap();
+    let model = load(dir.path()).expect("a link inside the model directory is followed");
+    assert_eq!(model.stages()[0].id, victim);
+}
+
+/// Two stages whose names differ but lead to one file (a symlink) count as one file: refused
+/// before either is read, naming both stages.
+#[test]
+fn stages_aliasing_one_file_through_a_link_are_refused() {
+    let m = fixture_manifest();
+    // One file long enough for both stages' slices, declared by both.
+    let len = m.stages[0]
+        .packed_byte_length
+        .max(m.stages[1].packed_byte_length);
+    let dir = model_copy(|m| {
+        m.stages[0].file = "shared".into();
+        m.stages[1].file = "alias".into();
+        m.stages[0].packed_byte_length = len;
+        m.stages[1].packed_byte_length = len;
+    });
+    std::fs::write(dir.path().join("model/shared"), vec![0u8; len as usize]).unwrap();
+    std::os::unix::fs::symlink("shared", dir.path().join("model/alias")).unwrap();
+    let err = load(dir.path()).unwrap_err();
+    match &err {
+        ModelError::AliasedStageFile { stage, first, .. } => {
+            assert_eq!(stage, &m.stages[1].id);
+            assert_eq!(first, &m.stages[0].id);
+        }
+        other => panic!("expected AliasedStageFile, got {other:?}"),
+    }
+    let quick = openngx::nr::feature::quick_check(dir.path()).unwrap_err();
+    assert_eq!(quick, err.to_string());
 }

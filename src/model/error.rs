@@ -23,12 +23,33 @@ pub enum ModelError {
         first: String,
         file: String,
     },
+    #[error(
+        "manifest.json: stage `{stage}`: file `{file}` is the file stage `{first}` uses, under another name (a link)"
+    )]
+    AliasedStageFile {
+        stage: String,
+        first: String,
+        file: String,
+    },
+    #[error("{}: resolves to {}, outside the model directory", path.display(), resolved.display())]
+    OutsideModel { path: PathBuf, resolved: PathBuf },
+    #[error("{}: not a plain relative path", path.display())]
+    BadPath { path: PathBuf },
     #[error("{}: larger than the {limit} bytes it may have", path.display())]
     TooLarge { path: PathBuf, limit: u64 },
     #[error("manifest.json: too large (at least {len} bytes, limit {limit})")]
     ManifestTooLarge { len: u64, limit: u64 },
-    #[error("manifest.json: bad JSON: {0}")]
-    Json(#[from] serde_json::Error),
+    /// `field` is the JSON path of the value that failed (`stages[3].packedByteLength`), when
+    /// the error lies inside one.
+    #[error(
+        "manifest.json: bad JSON: {}{source}",
+        field.as_ref().map(|f| format!("{f}: ")).unwrap_or_default()
+    )]
+    Json {
+        field: Option<String>,
+        #[source]
+        source: serde_json::Error,
+    },
     #[error("manifest.json: totals.blockCount is {found}, expected 71")]
     BlockCount { found: u64 },
     #[error("manifest.json: stages[{index}].id is empty")]
@@ -112,6 +133,10 @@ impl ModelError {
             super::file::UntrustedRead::Io(source) => ModelError::io(path, source),
             super::file::UntrustedRead::NotRegular => ModelError::NotAFile { path },
             super::file::UntrustedRead::TooLarge { limit } => ModelError::TooLarge { path, limit },
+            super::file::UntrustedRead::Escapes { resolved, .. } => {
+                ModelError::OutsideModel { path, resolved }
+            }
+            super::file::UntrustedRead::BadName => ModelError::BadPath { path },
         }
     }
 

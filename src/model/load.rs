@@ -2,6 +2,7 @@
 //! lookup by (block, layer). Loading checks the manifest, every stage file's size and, unless told
 //! not to, its SHA-256; any failure is a [`ModelError`], never a panic.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -58,24 +59,63 @@ fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-fn load_stage(dir: &Path, st: &manifest::Stage, verify: bool) -> Result<StageData, ModelError> {
-    let path = manifest::stage_path(dir, &st.file);
-    let shown = manifest::stage_display_path(&st.file);
-    let meta = std::fs::metadata(&path).map_err(|e| ModelError::io(&shown, e))?;
-    if !meta.is_file() {
-        return Err(ModelError::NotAFile { path: shown });
+/// A stage file opened and checked, not yet read.
+struct OpenStage {
+    shown: PathBuf,
+    file: super::file::Opened,
+}
+
+/// Open every stage file of a validated manifest and check what needs no read: a regular file
+/// inside the model directory (no link leads out of it), the size the manifest states, and no two
+/// stages on one file under different names (compared by device and inode, so links count as
+/// the file they lead to). Nothing is read here, so a model that aliases one big file many times
+/// is refused before it costs memory.
+fn open_stages(dir: &Path, m: &Manifest) -> Result<Vec<OpenStage>, ModelError> {
+    let mut seen: HashMap<(u64, u64), &str> = HashMap::new();
+    let mut out = Vec::with_capacity(m.stages.len());
+    for st in &m.stages {
+        let shown = manifest::stage_display_path(&st.file);
+        let file =
+            super::file::open_beneath(dir, &shown).map_err(|e| ModelError::untrusted(&shown, e))?;
+        // Size first: a wrong-length file is refused without reading (or hashing) it.
+        if file.len != st.packed_byte_length {
+            return Err(ModelError::StageSize {
+                path: shown,
+                expected: st.packed_byte_length,
+                found: file.len,
+            });
+        }
+        if let Some(first) = seen.insert(file.identity, &st.id) {
+            return Err(ModelError::AliasedStageFile {
+                stage: st.id.clone(),
+                first: first.to_owned(),
+                file: st.file.clone(),
+            });
+        }
+        out.push(OpenStage { shown, file });
     }
-    // Size first: a wrong-length file is refused without reading (or hashing) it.
-    if meta.len() != st.packed_byte_length {
-        return Err(ModelError::StageSize {
-            path: shown,
-            expected: st.packed_byte_length,
-            found: meta.len(),
-        });
-    }
-    // Bounded by the declared size, on the opened descriptor (the file may change after the
-    // check above).
-    let bytes = super::file::read_regular(&path, st.packed_byte_length)
+    Ok(out)
+}
+
+/// The checks of loading that need no read of a stage: the manifest parses and validates, and
+/// every stage file passes [`open_stages`]. The NGX layer runs this before creating a feature
+/// (the hashes cost a full read and are checked when the model is loaded).
+pub fn check_files(dir: &Path) -> Result<(), ModelError> {
+    let manifest = Manifest::read(dir)?;
+    manifest.validate()?;
+    open_stages(dir, &manifest).map(drop)
+}
+
+fn load_stage(
+    st: &manifest::Stage,
+    open: OpenStage,
+    verify: bool,
+) -> Result<StageData, ModelError> {
+    let OpenStage { shown, file } = open;
+    // Bounded by the declared size, on the opened descriptor (the file may grow after the size
+    // check).
+    let bytes = file
+        .read(st.packed_byte_length)
         .map_err(|e| ModelError::untrusted(&shown, e))?;
     if bytes.len() as u64 != st.packed_byte_length {
         return Err(ModelError::StageSize {
@@ -111,12 +151,14 @@ impl Model {
     pub fn load(dir: &Path, opts: LoadOptions) -> Result<Model, ModelError> {
         let manifest = Manifest::read(dir)?;
         let validated = manifest.validate()?;
+        let opened = open_stages(dir, &manifest)?;
         // Stages load in parallel; the first failing stage in manifest order is reported so the
         // message does not depend on scheduling.
         let results: Vec<Result<StageData, ModelError>> = manifest
             .stages
             .par_iter()
-            .map(|st| load_stage(dir, st, opts.verify_sha))
+            .zip(opened.into_par_iter())
+            .map(|(st, open)| load_stage(st, open, opts.verify_sha))
             .collect();
         let stages = results.into_iter().collect::<Result<Vec<_>, _>>()?;
         Ok(Model {

@@ -80,21 +80,37 @@ pub const MANIFEST_LIMIT: u64 = 16 << 20;
 impl Manifest {
     /// Parse manifest JSON (no validation).
     pub fn from_json(text: &str) -> Result<Manifest, ModelError> {
-        Ok(serde_json::from_str(text)?)
+        // Through serde_path_to_error so that a type error names its field
+        // (`stages[3].packedByteLength: invalid type: ...`), not only a line and column.
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let manifest: Manifest = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
+            let field = e.path().to_string();
+            ModelError::Json {
+                field: (field != ".").then_some(field),
+                source: e.into_inner(),
+            }
+        })?;
+        // Trailing characters after the object are refused as serde_json::from_str would.
+        de.end().map_err(|source| ModelError::Json {
+            field: None,
+            source,
+        })?;
+        Ok(manifest)
     }
 
     /// Read and parse `<dir>/manifest.json` (no validation).
     pub fn read(dir: &Path) -> Result<Manifest, ModelError> {
         let path = dir.join("manifest.json");
-        // Regular files only, checked on the descriptor, and never more than the limit read
-        // (a FIFO or `/dev/zero` named manifest.json is refused at once).
-        let bytes = super::file::read_regular(&path, MANIFEST_LIMIT).map_err(|e| match e {
-            super::file::UntrustedRead::TooLarge { limit } => ModelError::ManifestTooLarge {
-                len: limit + 1,
-                limit,
-            },
-            other => ModelError::untrusted(&path, other),
-        })?;
+        // Regular files only, checked on the descriptor, never more than the limit read (a FIFO
+        // or `/dev/zero` named manifest.json is refused at once), and no link out of `dir`.
+        let bytes = super::file::read_beneath(dir, Path::new("manifest.json"), MANIFEST_LIMIT)
+            .map_err(|e| match e {
+                super::file::UntrustedRead::TooLarge { limit } => ModelError::ManifestTooLarge {
+                    len: limit + 1,
+                    limit,
+                },
+                other => ModelError::untrusted(&path, other),
+            })?;
         let text = String::from_utf8(bytes).map_err(|_| {
             ModelError::io(
                 &path,

@@ -14,7 +14,6 @@ use std::time::SystemTime;
 
 use parking_lot::Mutex;
 
-use crate::model::manifest::{self, Manifest};
 use crate::model::{LoadOptions, Model, ModelError};
 
 /// What identifies one model directory's content for the cache.
@@ -85,29 +84,11 @@ impl ModelCache {
 }
 
 /// The check the NGX layer runs on a model directory before creating a feature: the manifest
-/// parses and validates, and every stage file exists with the size the manifest states. The
-/// hashes are checked when the feature loads the model (that costs a full read).
+/// parses and validates, and every stage file is a regular file inside the directory, with the
+/// size the manifest states, used by one stage only (`model::load::check_files`). The hashes
+/// are checked when the feature loads the model (that costs a full read).
 pub fn quick_check(dir: &Path) -> Result<(), String> {
-    let m = Manifest::read(dir).map_err(|e| e.to_string())?;
-    m.validate().map_err(|e| e.to_string())?;
-    for st in &m.stages {
-        let path = manifest::stage_path(dir, &st.file);
-        let shown = manifest::stage_display_path(&st.file);
-        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", shown.display()))?;
-        if !meta.is_file() {
-            return Err(format!("{}: not a regular file", shown.display()));
-        }
-        if meta.len() != st.packed_byte_length {
-            return Err(format!(
-                "{}: {} bytes, the manifest states {} (stage `{}`)",
-                shown.display(),
-                meta.len(),
-                st.packed_byte_length,
-                st.id
-            ));
-        }
-    }
-    Ok(())
+    crate::model::load::check_files(dir).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
