@@ -213,12 +213,19 @@ impl PeImage {
     /// File offset of the `len` bytes at `rva`; they must lie inside one section's raw data (bytes
     /// that exist only in memory — past SizeOfRawData — cannot be read from the file).
     pub fn rva_to_offset(&self, rva: u32, len: u64) -> Option<usize> {
+        self.locate(rva, len).map(|(offset, _)| offset)
+    }
+
+    /// [`PeImage::rva_to_offset`] and the section that backs the bytes. Sections may overlap in
+    /// RVA (a hostile or broken table): the first one whose raw data holds all `len` bytes is
+    /// used, and every later bound is taken from that same section.
+    fn locate(&self, rva: u32, len: u64) -> Option<(usize, &Section)> {
         self.sections.iter().find_map(|s| {
             let rel = rva.checked_sub(s.virtual_address)? as u64;
             if rel >= s.virtual_size.max(s.raw_size) as u64 {
                 return None;
             }
-            (rel + len <= s.raw_size as u64).then(|| s.raw_offset as usize + rel as usize)
+            (rel + len <= s.raw_size as u64).then(|| (s.raw_offset as usize + rel as usize, s))
         })
     }
 
@@ -292,7 +299,7 @@ pub fn find_weights_resource(pe: &[u8]) -> Result<ResourceLoc, DllError> {
             reason: "the PE has no resource directory (data directory 2 is empty)".into(),
         });
     }
-    let base = image.rva_to_offset(image.resource_rva, 16).ok_or_else(|| {
+    let not_backed = || {
         pe_err(
             0,
             "resource data directory RVA",
@@ -301,14 +308,16 @@ pub fn find_weights_resource(pe: &[u8]) -> Result<ResourceLoc, DllError> {
                 image.resource_rva
             ),
         )
-    })?;
-    // Offsets inside the tree are relative to its start; bound them by the section's raw data.
-    let section_end = image
-        .section_of(image.resource_rva)
-        .map(|s| s.raw_offset as usize + s.raw_size as usize)
-        .unwrap_or(pe.len());
+    };
+    let (base, section) = image
+        .locate(image.resource_rva, 16)
+        .ok_or_else(not_backed)?;
+    // Offsets inside the tree are relative to its start; bound them by the raw data of the
+    // section that holds the start (not merely the first section whose RVA range contains it:
+    // with overlapping sections those differ, and the range could be reversed).
+    let section_end = section.raw_offset as usize + section.raw_size as usize;
     let tree = Reader {
-        bytes: &pe[base..section_end],
+        bytes: pe.get(base..section_end).ok_or_else(not_backed)?,
     };
     let sub = |child: u32, at: usize, what: &str| -> Result<usize, DllError> {
         if child & ENTRY_IS_DIR == 0 {
@@ -675,7 +684,19 @@ pub struct Extracted {
 /// manifest's `generator`.
 pub fn extract(pe: &[u8], source: &str) -> Result<Extracted, DllError> {
     let resource = find_weights_resource(pe)?;
-    let container = &pe[resource.offset..resource.offset + resource.len];
+    // find_weights_resource proved the range lies in a section's raw data, inside the file;
+    // checked anyway, since a panic here would be a crash on a user's file.
+    let container = resource
+        .offset
+        .checked_add(resource.len)
+        .and_then(|end| pe.get(resource.offset..end))
+        .ok_or_else(|| {
+            pe_err(
+                resource.offset,
+                "WEIGHTS_HT data",
+                format!("{} bytes run past the end of the file", resource.len),
+            )
+        })?;
     let records = parse_container(container, resource.offset)?;
     let by_id: HashMap<RecordId, Range<usize>> =
         records.into_iter().map(|r| (r.id, r.data)).collect();
@@ -685,8 +706,18 @@ pub fn extract(pe: &[u8], source: &str) -> Result<Extracted, DllError> {
     for stage in STAGES {
         let mut buf = Vec::new();
         for spec in layout::records().iter().filter(|r| r.stage == stage) {
-            // parse_container proved every record of the table is present once.
-            let range = by_id.get(&spec.id).cloned().unwrap_or(0..0);
+            // parse_container proved every record of the table is present once, inside the
+            // container; a miss would be a bug here, reported rather than panicking.
+            let data = by_id
+                .get(&spec.id)
+                .and_then(|range| container.get(range.clone()))
+                .ok_or_else(|| DllError::Container {
+                    offset: 0,
+                    file_offset: resource.offset as u64,
+                    record: None,
+                    field: spec.id.name(),
+                    reason: "record not found after parsing".into(),
+                })?;
             tensors.push(Tensor {
                 name: spec.id.name(),
                 block: spec.id.block as u64,
@@ -696,7 +727,7 @@ pub fn extract(pe: &[u8], source: &str) -> Result<Extracted, DllError> {
                 stage_offset: buf.len() as u64,
                 byte_length: spec.len as u64,
             });
-            buf.extend_from_slice(&container[range]);
+            buf.extend_from_slice(data);
         }
         stages.push((stage.to_string(), buf));
     }
