@@ -781,22 +781,32 @@ pub fn write_dump(dir: &Path, features: &[f32], produced: &Produced) -> std::io:
 }
 
 /// Read a dump written by [`write_dump`] for a frame of geometry `g`. Every boundary file that
-/// exists is read (its size is checked by the comparison); `output.f32` is optional.
+/// exists is read (its size is checked by the comparison); `output.f32` is optional. The files
+/// are untrusted (`openngx::model::file`): regular files inside `dir`, each read up to the size
+/// the geometry gives it (a larger one is refused).
 pub fn read_dump(dir: &Path, g: &Geometry) -> Result<Produced, FixtureError> {
-    let read = |name: &str| {
+    let read = |name: &str, limit: u64| {
         let path = dir.join(name);
-        std::fs::read(&path).map_err(|source| FixtureError::Io { path, source })
+        openngx::model::file::read_beneath(dir, Path::new(name), limit).map_err(|e| match e {
+            openngx::model::file::UntrustedRead::Io(source) => FixtureError::Io { path, source },
+            other => FixtureError::Invalid {
+                path,
+                what: other.to_string(),
+            },
+        })
     };
     let mut boundaries = Vec::new();
     for b in g.boundaries() {
         let file = format!("{}.u8", b.name);
         if dir.join(&file).exists() {
-            boundaries.push((b.name.clone(), read(&file)?));
+            boundaries.push((b.name.clone(), read(&file, b.bytes())?));
         }
     }
-    let head = bytes_to_f32(&read("head.f32")?);
+    let rows = g.field.w as u64 * g.field.h as u64;
+    let head = bytes_to_f32(&read("head.f32", rows * 16)?);
     let output = if dir.join("output.f32").exists() {
-        let v = bytes_to_f32(&read("output.f32")?);
+        let pixels = g.valid.w as u64 * g.valid.h as u64;
+        let v = bytes_to_f32(&read("output.f32", pixels * 16)?);
         // The values are halves (compose truncates to RGBA16F), so the conversion is exact.
         Some(
             v.chunks_exact(4)

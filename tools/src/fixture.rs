@@ -167,9 +167,11 @@ pub enum FixtureError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: invalid manifest: {source}")]
+    /// `field`: the JSON path of the failing value (`.` when it is the document itself).
+    #[error("{path}: invalid manifest: {}{source}", if field == "." { String::new() } else { format!("{field}: ") })]
     Json {
         path: PathBuf,
+        field: String,
         source: serde_json::Error,
     },
     #[error("{path}: {what}")]
@@ -182,6 +184,29 @@ pub struct Fixture {
     pub dir: PathBuf,
     pub manifest: Manifest,
     pub geometry: Geometry,
+    /// The size of every file the manifest names, as checked by [`Fixture::load`]: the bound of
+    /// each later read.
+    sizes: BTreeMap<String, u64>,
+}
+
+/// Largest fixture manifest read (real ones are a few KB).
+const MANIFEST_LIMIT: u64 = 16 << 20;
+
+/// `name` inside the fixture directory `dir`: a regular file that no link leads out of, at most
+/// `limit` bytes (`openngx::model::file`).
+fn read_beneath(dir: &Path, name: &str, limit: u64) -> Result<Vec<u8>, FixtureError> {
+    let path = dir.join(name);
+    openngx::model::file::read_beneath(dir, Path::new(name), limit).map_err(|e| untrusted(path, e))
+}
+
+fn untrusted(path: PathBuf, e: openngx::model::file::UntrustedRead) -> FixtureError {
+    match e {
+        openngx::model::file::UntrustedRead::Io(source) => FixtureError::Io { path, source },
+        other => FixtureError::Invalid {
+            path,
+            what: other.to_string(),
+        },
+    }
 }
 
 fn rel_ok(name: &str) -> bool {
@@ -193,15 +218,18 @@ impl Fixture {
     /// Read and validate `dir/manifest.json` and every file it names (sizes checked).
     pub fn load(dir: &Path) -> Result<Fixture, FixtureError> {
         let mpath = dir.join("manifest.json");
-        let text = fs::read_to_string(&mpath).map_err(|source| FixtureError::Io {
+        // Untrusted like a model: a regular file inside `dir`, read up to a limit, and type
+        // errors name their field.
+        let bytes = read_beneath(dir, "manifest.json", MANIFEST_LIMIT)?;
+        let de = &mut serde_json::Deserializer::from_slice(&bytes);
+        let json_err = |field: String, source| FixtureError::Json {
             path: mpath.clone(),
+            field,
             source,
-        })?;
-        let manifest: Manifest =
-            serde_json::from_str(&text).map_err(|source| FixtureError::Json {
-                path: mpath.clone(),
-                source,
-            })?;
+        };
+        let manifest: Manifest = serde_path_to_error::deserialize(&mut *de)
+            .map_err(|e| json_err(e.path().to_string(), e.into_inner()))?;
+        de.end().map_err(|e| json_err(".".into(), e))?;
         let bad = |what: String| FixtureError::Invalid {
             path: mpath.clone(),
             what,
@@ -231,14 +259,22 @@ impl Fixture {
         if manifest.proxy.is_none() && manifest.input_features.is_none() {
             return Err(bad("neither `proxy` nor `inputFeatures` is given".into()));
         }
-        let fx = Fixture {
+        let mut fx = Fixture {
             dir: dir.to_path_buf(),
             manifest,
             geometry,
+            sizes: BTreeMap::new(),
         };
+        let mut sizes = BTreeMap::new();
         let field_rows = fw * fh;
         if let Some(f) = &fx.manifest.input_features {
-            fx.check_file("inputFeatures", &f.file, field_rows * 16 * 4)?;
+            check_file(
+                &fx.dir,
+                &mut sizes,
+                "inputFeatures",
+                &f.file,
+                field_rows * 16 * 4,
+            )?;
         }
         if let Some(p) = &fx.manifest.proxy {
             if (p.width, p.height) != (w, h) {
@@ -247,9 +283,9 @@ impl Fixture {
                     p.width, p.height
                 )));
             }
-            fx.check_file("proxy", &p.file, w * h * 16)?;
+            check_file(&fx.dir, &mut sizes, "proxy", &p.file, w * h * 16)?;
             if let Some(m) = &p.motion {
-                fx.check_file("proxy.motion", m, w * h * 8)?;
+                check_file(&fx.dir, &mut sizes, "proxy.motion", m, w * h * 8)?;
             }
         }
         if fx.wants("boundaries") {
@@ -278,7 +314,7 @@ impl Fixture {
                                 b.name, b.width, b.height, b.channels
                             )));
                         }
-                        fx.check_file(&b.name, file, ew * eh * ec)?;
+                        check_file(&fx.dir, &mut sizes, &b.name, file, ew * eh * ec)?;
                     }
                     None => {
                         if !fx.manifest.omitted_boundaries.contains_key(&b.name) {
@@ -300,7 +336,13 @@ impl Fixture {
                 .reference_head
                 .as_ref()
                 .ok_or_else(|| bad("check `head` needs referenceHead".into()))?;
-            fx.check_file("referenceHead", &f.file, field_rows * 16)?;
+            check_file(
+                &fx.dir,
+                &mut sizes,
+                "referenceHead",
+                &f.file,
+                field_rows * 16,
+            )?;
         }
         if fx.wants("output") {
             let o = fx
@@ -320,19 +362,44 @@ impl Fixture {
             if fx.manifest.proxy.is_none() {
                 return Err(bad("check `output` needs a proxy".into()));
             }
-            fx.check_file("nativeOutput", &o.file, w * h * px)?;
+            check_file(&fx.dir, &mut sizes, "nativeOutput", &o.file, w * h * px)?;
         }
         if let Some(seq) = &fx.manifest.sequence {
             for (i, f) in seq.frames.iter().enumerate() {
                 let n = i + 1;
-                fx.check_file(&format!("sequence frame {n} proxy"), &f.proxy, w * h * 16)?;
-                fx.check_file(&format!("sequence frame {n} motion"), &f.motion, w * h * 8)?;
-                fx.check_file(&format!("sequence frame {n} output"), &f.output, w * h * 16)?;
+                check_file(
+                    &fx.dir,
+                    &mut sizes,
+                    &format!("sequence frame {n} proxy"),
+                    &f.proxy,
+                    w * h * 16,
+                )?;
+                check_file(
+                    &fx.dir,
+                    &mut sizes,
+                    &format!("sequence frame {n} motion"),
+                    &f.motion,
+                    w * h * 8,
+                )?;
+                check_file(
+                    &fx.dir,
+                    &mut sizes,
+                    &format!("sequence frame {n} output"),
+                    &f.output,
+                    w * h * 16,
+                )?;
                 if let Some(hd) = &f.head {
-                    fx.check_file(&format!("sequence frame {n} head"), hd, field_rows * 16)?;
+                    check_file(
+                        &fx.dir,
+                        &mut sizes,
+                        &format!("sequence frame {n} head"),
+                        hd,
+                        field_rows * 16,
+                    )?;
                 }
             }
         }
+        fx.sizes = sizes;
         Ok(fx)
     }
 
@@ -341,37 +408,48 @@ impl Fixture {
         self.manifest.checks.iter().any(|c| c == check)
     }
 
-    fn check_file(&self, what: &str, name: &str, len: usize) -> Result<(), FixtureError> {
-        let path = self.dir.join(name);
-        if !rel_ok(name) {
-            return Err(FixtureError::Invalid {
-                path,
-                what: format!("{what}: file name must be a relative path inside the fixture"),
-            });
-        }
-        let meta = fs::metadata(&path).map_err(|source| FixtureError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        if meta.len() != len as u64 {
-            return Err(FixtureError::Invalid {
-                path,
-                what: format!("{what}: {} bytes, expected {len}", meta.len()),
-            });
-        }
-        Ok(())
-    }
-
-    /// Read a file of the fixture (already size-checked by [`Fixture::load`]).
+    /// Read a file of the fixture: one its manifest names, at most the size [`Fixture::load`]
+    /// checked (the file may have changed since).
     pub fn read(&self, name: &str) -> Result<Vec<u8>, FixtureError> {
-        let path = self.dir.join(name);
-        fs::read(&path).map_err(|source| FixtureError::Io { path, source })
+        let limit = self.sizes.get(name).ok_or_else(|| FixtureError::Invalid {
+            path: self.dir.join(name),
+            what: "not a file this fixture's manifest names".into(),
+        })?;
+        read_beneath(&self.dir, name, *limit)
     }
 
     /// Read a file of little-endian f32 values.
     pub fn read_f32(&self, name: &str) -> Result<Vec<f32>, FixtureError> {
         Ok(bytes_to_f32(&self.read(name)?))
     }
+}
+
+/// Check that `name` (from the manifest) is a regular file of `len` bytes inside `dir`, and
+/// remember its size as the bound of later reads.
+fn check_file(
+    dir: &Path,
+    sizes: &mut BTreeMap<String, u64>,
+    what: &str,
+    name: &str,
+    len: usize,
+) -> Result<(), FixtureError> {
+    let path = dir.join(name);
+    if !rel_ok(name) {
+        return Err(FixtureError::Invalid {
+            path,
+            what: format!("{what}: file name must be a relative path inside the fixture"),
+        });
+    }
+    let opened = openngx::model::file::open_beneath(dir, Path::new(name))
+        .map_err(|e| untrusted(path.clone(), e))?;
+    if opened.len != len as u64 {
+        return Err(FixtureError::Invalid {
+            path,
+            what: format!("{what}: {} bytes, expected {len}", opened.len),
+        });
+    }
+    sizes.insert(name.to_owned(), len as u64);
+    Ok(())
 }
 
 /// Little-endian f32 values from bytes.
@@ -598,6 +676,7 @@ fn write_tree(
     };
     let json = serde_json::to_string_pretty(&manifest).map_err(|source| FixtureError::Json {
         path: dir.join("manifest.json"),
+        field: ".".into(),
         source,
     })?;
     put("manifest.json", json.as_bytes())?;
@@ -619,5 +698,76 @@ impl FrameParameters {
             style: self.conditioning.style,
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod untrusted_input_tests {
+    use super::*;
+
+    /// A minimal valid fixture (64x64: features and a head reference) in `dir`.
+    fn minimal(dir: &Path) -> (usize, usize) {
+        let g = Geometry::new(64, 64).expect("geometry");
+        let rows = g.field.w as usize * g.field.h as usize;
+        let manifest = serde_json::json!({
+            "sourceDimensions": [64, 64],
+            "fullDimensions": [g.field.w, g.field.h],
+            "inputFeatures": { "file": "features.f32" },
+            "checks": ["head"],
+            "referenceHead": { "file": "head.f32" },
+        });
+        fs::write(dir.join("manifest.json"), manifest.to_string()).expect("manifest");
+        fs::write(dir.join("features.f32"), vec![0u8; rows * 64]).expect("features");
+        fs::write(dir.join("head.f32"), vec![0u8; rows * 16]).expect("head");
+        (rows * 64, rows * 16)
+    }
+
+    #[test]
+    fn fixture_files_are_read_as_untrusted() {
+        let top = tempfile::tempdir().expect("temp dir");
+        let dir = top.path().join("fx");
+        fs::create_dir(&dir).expect("mkdir");
+        let (_, head_len) = minimal(&dir);
+        let fx = Fixture::load(&dir).expect("the minimal fixture loads");
+        assert_eq!(fx.read("head.f32").expect("head").len(), head_len);
+
+        // A file named by the manifest that links out of the fixture is refused.
+        let outside = top.path().join("outside");
+        fs::create_dir(&outside).expect("mkdir");
+        fs::rename(dir.join("head.f32"), outside.join("head.f32")).expect("move");
+        std::os::unix::fs::symlink(&outside, dir.join("sub")).expect("symlink");
+        std::os::unix::fs::symlink("sub/head.f32", dir.join("head.f32")).expect("symlink");
+        let e = Fixture::load(&dir).expect_err("escapes");
+        assert!(e.to_string().contains("outside"), "{e}");
+        fs::remove_file(dir.join("head.f32")).expect("unlink");
+        fs::rename(outside.join("head.f32"), dir.join("head.f32")).expect("move back");
+
+        // A read after load is bounded by the size load checked (the file grew meanwhile), and
+        // only files the manifest names are read.
+        let fx = Fixture::load(&dir).expect("loads again");
+        fs::write(dir.join("head.f32"), vec![0u8; head_len + 1]).expect("grow");
+        let e = fx.read("head.f32").expect_err("grown");
+        assert!(e.to_string().contains("larger than the limit"), "{e}");
+        let e = fx.read("manifest.json").expect_err("not named");
+        assert!(e.to_string().contains("not a file"), "{e}");
+
+        // A FIFO manifest does not block; a type error names its field.
+        let m = dir.join("manifest.json");
+        let text = fs::read_to_string(&m).expect("read");
+        fs::remove_file(&m).expect("unlink");
+        let made = std::process::Command::new("mkfifo").arg(&m).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let t = std::time::Instant::now();
+        let e = Fixture::load(&dir).expect_err("FIFO");
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(t.elapsed().as_secs() < 5, "the FIFO blocked");
+        fs::remove_file(&m).expect("unlink");
+        fs::write(&m, text.replace("\"head.f32\"", "7")).expect("write");
+        let e = Fixture::load(&dir).expect_err("type error");
+        assert!(
+            e.to_string()
+                .contains("invalid manifest: referenceHead.file: invalid type: integer `7`"),
+            "{e}"
+        );
     }
 }
