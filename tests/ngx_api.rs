@@ -627,3 +627,124 @@ fn discovery_queries_and_result_strings() {
         .collect();
     assert_eq!(text, "NVSDK_NGX_Result_FAIL_RWFlagMissing");
 }
+
+/// A destroyed map's address is never given to a new map, so destroying a stale pointer again is
+/// refused even after many new maps, and never frees a live one. (Before, the allocator handed
+/// the address straight back: the second DestroyParameters returned Success and freed the new
+/// map.) A stale pointer used through the accessors answers as a destroyed map.
+#[test]
+fn a_destroyed_map_is_refused_even_after_its_address_could_be_reused() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    init();
+    let old = alloc();
+    let key = c"Test.Key";
+    // SAFETY: `old` is a live map of ours; `key` a C string.
+    unsafe { NVSDK_NGX_Parameter_SetUI(old, key.as_ptr(), 1) };
+    // SAFETY: a live application-owned map, destroyed once.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_DestroyParameters(old) },
+        NVSDK_NGX_Result_Success
+    );
+    // Allocate as the application would; with a plain free the very next map took `old`'s place.
+    let fresh: Vec<_> = (0..1000).map(|_| alloc()).collect();
+    assert!(
+        !fresh.contains(&old),
+        "a new map got a destroyed map's address"
+    );
+    // SAFETY: DestroyParameters only compares the pointer against its registry.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_DestroyParameters(old) },
+        NVSDK_NGX_Result_FAIL_InvalidParameter
+    );
+    // The stale pointer through the accessors: Set ignored, Get refused with the output untouched.
+    let mut v = 0xDEAD_BEEFu32;
+    // SAFETY: the shell of a destroyed map of ours stays valid for the process (its contract).
+    unsafe { NVSDK_NGX_Parameter_SetUI(old, key.as_ptr(), 2) };
+    assert_eq!(
+        // SAFETY: as above; `v` is writable.
+        unsafe { NVSDK_NGX_Parameter_GetUI(old, key.as_ptr(), &mut v) },
+        NVSDK_NGX_Result_FAIL_InvalidParameter
+    );
+    assert_eq!(v, 0xDEAD_BEEF);
+    // Every new map is live and works, and each is destroyed exactly once.
+    for (i, &q) in fresh.iter().enumerate() {
+        let mut got = 0u32;
+        // SAFETY: `q` is a live map of ours; `got` is writable.
+        unsafe { NVSDK_NGX_Parameter_SetUI(q, key.as_ptr(), i as u32) };
+        assert_eq!(
+            unsafe { NVSDK_NGX_Parameter_GetUI(q, key.as_ptr(), &mut got) },
+            NVSDK_NGX_Result_Success
+        );
+        assert_eq!(got, i as u32);
+        // SAFETY: live, destroyed once.
+        assert_eq!(
+            unsafe { NVSDK_NGX_VULKAN_DestroyParameters(q) },
+            NVSDK_NGX_Result_Success
+        );
+    }
+    assert_eq!(NVSDK_NGX_VULKAN_Shutdown(), NVSDK_NGX_Result_Success);
+}
+
+/// Float and double values read through the integer getters saturate (truncated toward zero,
+/// clamped to the type's range, NaN -> 0), as docs/ngx.md says. Before: `SetF(1e10)` read as
+/// `GetUI` 1410065408 and `SetF(-5)` as `GetULL` 18446744073709551611.
+#[test]
+fn float_to_integer_reads_saturate() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    init();
+    let p = alloc();
+    let k = c"Test.Value";
+    let read = |what: &str| -> (u32, i32, u64) {
+        let (mut ui, mut i, mut ull) = (0u32, 0i32, 0u64);
+        // SAFETY: `p` is a live map of ours; the outputs are writable locals.
+        let r = unsafe {
+            [
+                NVSDK_NGX_Parameter_GetUI(p, k.as_ptr(), &mut ui),
+                NVSDK_NGX_Parameter_GetI(p, k.as_ptr(), &mut i),
+                NVSDK_NGX_Parameter_GetULL(p, k.as_ptr(), &mut ull),
+            ]
+        };
+        assert_eq!(r, [NVSDK_NGX_Result_Success; 3], "{what}");
+        (ui, i, ull)
+    };
+    let (max_u, max_i, min_i) = (u32::MAX, i32::MAX, i32::MIN);
+    let floats: [(f32, (u32, i32, u64)); 8] = [
+        (1e10, (max_u, max_i, 10_000_000_000)),
+        (-5.0, (0, -5, 0)),
+        (-5.9, (0, -5, 0)),
+        (2.99, (2, 2, 2)),
+        (1e30, (max_u, max_i, u64::MAX)),
+        (-1e30, (0, min_i, 0)),
+        (f32::INFINITY, (max_u, max_i, u64::MAX)),
+        (f32::NAN, (0, 0, 0)),
+    ];
+    for (f, want) in floats {
+        // SAFETY: as above.
+        unsafe { NVSDK_NGX_Parameter_SetF(p, k.as_ptr(), f) };
+        assert_eq!(read(&format!("SetF({f})")), want, "SetF({f})");
+    }
+    let doubles: [(f64, (u32, i32, u64)); 7] = [
+        (4294967295.9, (max_u, max_i, 4_294_967_295)),
+        (4294967296.0, (max_u, max_i, 4_294_967_296)),
+        (-2147483649.0, (0, min_i, 0)),
+        (1.8446744073709552e19, (max_u, max_i, u64::MAX)),
+        (-1e300, (0, min_i, 0)),
+        (f64::NEG_INFINITY, (0, min_i, 0)),
+        (f64::NAN, (0, 0, 0)),
+    ];
+    for (d, want) in doubles {
+        // SAFETY: as above.
+        unsafe { NVSDK_NGX_Parameter_SetD(p, k.as_ptr(), d) };
+        assert_eq!(read(&format!("SetD({d})")), want, "SetD({d})");
+    }
+    // Integer -> integer stays C's modular conversion.
+    // SAFETY: as above.
+    unsafe { NVSDK_NGX_Parameter_SetI(p, k.as_ptr(), -1) };
+    assert_eq!(read("SetI(-1)"), (max_u, -1, u64::MAX));
+    // SAFETY: live, destroyed once.
+    assert_eq!(
+        unsafe { NVSDK_NGX_VULKAN_DestroyParameters(p) },
+        NVSDK_NGX_Result_Success
+    );
+    assert_eq!(NVSDK_NGX_VULKAN_Shutdown(), NVSDK_NGX_Result_Success);
+}

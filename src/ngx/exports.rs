@@ -429,7 +429,8 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_DestroyParameters(
         });
         match removed {
             Ok(obj) => {
-                drop(obj);
+                // Not freed: retired, so that its address is never reused (state::retire).
+                state::retire(obj);
                 NVSDK_NGX_Result_Success
             }
             Err(Some(_)) => refuse(e, SDK, NVSDK_NGX_Result_FAIL_InvalidParameter, "the GetParameters map is owned by the library and freed by Shutdown"),

@@ -54,13 +54,10 @@ impl Value {
             _ => None,
         }
     }
-    /// Integer view with C's modular conversions (floats convert with Rust's saturating `as`,
-    /// where C would be undefined).
+    /// Integer view of an integer or pointer value, with C's modular conversions.
     fn as_u64(self) -> Option<u64> {
         match self {
             Value::Ull(v) => Some(v),
-            Value::F(v) => Some(if v < 0.0 { v as i64 as u64 } else { v as u64 }),
-            Value::D(v) => Some(if v < 0.0 { v as i64 as u64 } else { v as u64 }),
             Value::Ui(v) => Some(u64::from(v)),
             Value::I(v) => Some(v as i64 as u64),
             // An address read as an integer (what other implementations allow for ULL).
@@ -68,12 +65,12 @@ impl Value {
             _ => None,
         }
     }
-    fn as_i64(self) -> Option<i64> {
+    /// A stored float or double (widened exactly), for the saturating float -> integer reads.
+    fn as_float(self) -> Option<f64> {
         match self {
-            Value::F(v) => Some(v as i64),
-            Value::D(v) => Some(v as i64),
-            Value::Vp(_) => None,
-            other => other.as_u64().map(|u| u as i64),
+            Value::F(v) => Some(f64::from(v)),
+            Value::D(v) => Some(v),
+            _ => None,
         }
     }
 }
@@ -100,19 +97,31 @@ pub enum GetKind {
 }
 
 /// Converts a stored value for a getter; `None` when the types are incompatible.
+///
+/// Integer -> integer conversions are C's (modular: `SetI(-1)` reads as `GetUI` 4294967295).
+/// Float or double -> integer conversions, undefined in C when out of range, saturate: the value
+/// is truncated toward zero and clamped to the target's range, and NaN reads as 0 (Rust's `as`
+/// from a float does exactly this). So `SetF(1e10)` reads as `GetUI` 4294967295, `SetF(-5)` as
+/// `GetULL` 0 and as `GetI` -5, `SetD(-1e300)` as `GetI` -2147483648.
 pub fn convert(v: Value, kind: GetKind) -> Option<Value> {
     match kind {
-        GetKind::Ull => v.as_u64().map(Value::Ull),
+        GetKind::Ull => match v.as_float() {
+            Some(f) => Some(Value::Ull(f as u64)),
+            None => v.as_u64().map(Value::Ull),
+        },
         GetKind::F => v.as_f64().map(|d| Value::F(d as f32)),
         GetKind::D => v.as_f64().map(Value::D),
-        GetKind::Ui => {
-            if matches!(v, Value::Vp(_)) {
-                None
-            } else {
-                v.as_i64().map(|i| Value::Ui(i as u32))
-            }
-        }
-        GetKind::I => v.as_i64().map(|i| Value::I(i as i32)),
+        GetKind::Ui => match (v.as_float(), v) {
+            (Some(f), _) => Some(Value::Ui(f as u32)),
+            // A pointer is not an unsigned int (only GetULL reads an address).
+            (None, Value::Vp(_)) => None,
+            (None, _) => v.as_u64().map(|u| Value::Ui(u as u32)),
+        },
+        GetKind::I => match (v.as_float(), v) {
+            (Some(f), _) => Some(Value::I(f as i32)),
+            (None, Value::Vp(_)) => None,
+            (None, _) => v.as_u64().map(|u| Value::I(u as i32)),
+        },
         GetKind::D3d11 => match v {
             Value::D3d11(p) | Value::Vp(p) => Some(Value::D3d11(p)),
             _ => None,
@@ -133,14 +142,25 @@ pub type Populate = fn(&ParamObject);
 
 /// The library's parameter object. `#[repr(C)]` with the vtable pointer first, so a C++ caller
 /// can call its virtual methods.
+///
+/// The object is a small shell around its contents: destroying a map frees the contents and
+/// keeps the shell (`state::retire`), so that its address is never handed out again — see there
+/// for why that is the only sound answer to a double destroy. A retired shell still answers its
+/// virtual methods: setters do nothing and getters return `FAIL_InvalidParameter`.
 #[repr(C)]
 pub struct ParamObject {
     vtable: *const *const c_void,
-    map: Mutex<HashMap<Vec<u8>, Value>>,
+    /// `None` once the map was destroyed.
+    contents: Mutex<Option<Box<Contents>>>,
+}
+
+/// What a live map holds.
+struct Contents {
+    map: HashMap<Vec<u8>, Value>,
     populate: Option<Populate>,
 }
 
-// SAFETY: the vtable pointer refers to an immutable static; the map is behind a mutex.
+// SAFETY: the vtable pointer refers to an immutable static; the contents are behind a mutex.
 unsafe impl Send for ParamObject {}
 // SAFETY: as above.
 unsafe impl Sync for ParamObject {}
@@ -150,8 +170,10 @@ impl ParamObject {
     pub fn new(populate: Option<Populate>) -> Box<ParamObject> {
         let obj = Box::new(ParamObject {
             vtable: VTABLE.slots.as_ptr(),
-            map: Mutex::new(HashMap::new()),
-            populate,
+            contents: Mutex::new(Some(Box::new(Contents {
+                map: HashMap::new(),
+                populate,
+            }))),
         });
         if let Some(p) = populate {
             p(&obj);
@@ -164,34 +186,61 @@ impl ParamObject {
         self as *const ParamObject as *mut NVSDK_NGX_Parameter
     }
 
-    /// Stores `v` under `key`, replacing any earlier value.
+    /// Stores `v` under `key`, replacing any earlier value (nothing once retired).
     pub fn set(&self, key: &[u8], v: Value) {
-        self.map.lock().insert(key.to_vec(), v);
+        if let Some(c) = self.contents.lock().as_mut() {
+            c.map.insert(key.to_vec(), v);
+        }
     }
 
     /// The stored value, unconverted.
     pub fn raw(&self, key: &[u8]) -> Option<Value> {
-        self.map.lock().get(key).copied()
+        self.contents
+            .lock()
+            .as_ref()
+            .and_then(|c| c.map.get(key).copied())
     }
 
     /// Reads `key` for getter `kind`: `Err(Fail)` when missing, `Err(FAIL_InvalidParameter)` when
-    /// the stored type cannot convert.
+    /// the stored type cannot convert or the map was destroyed.
     pub fn get(&self, key: &[u8], kind: GetKind) -> Result<Value, NVSDK_NGX_Result> {
-        let v = self.raw(key).ok_or(NVSDK_NGX_Result_Fail)?;
+        let v = {
+            let g = self.contents.lock();
+            let c = g.as_ref().ok_or(NVSDK_NGX_Result_FAIL_InvalidParameter)?;
+            c.map.get(key).copied().ok_or(NVSDK_NGX_Result_Fail)?
+        };
         convert(v, kind).ok_or(NVSDK_NGX_Result_FAIL_InvalidParameter)
     }
 
     /// Clears every key, then restores the defaults of a pre-populated map.
     pub fn reset(&self) {
-        self.map.lock().clear();
-        if let Some(p) = self.populate {
+        let populate = match self.contents.lock().as_mut() {
+            Some(c) => {
+                c.map.clear();
+                c.populate
+            }
+            None => return,
+        };
+        // Outside the lock: populating sets keys.
+        if let Some(p) = populate {
             p(self);
         }
     }
 
+    /// Frees the contents; the shell stays valid and answers as a destroyed map.
+    pub fn retire(&self) {
+        let contents = self.contents.lock().take();
+        drop(contents);
+    }
+
+    /// True once [`ParamObject::retire`] ran.
+    pub fn is_retired(&self) -> bool {
+        self.contents.lock().is_none()
+    }
+
     /// Number of stored keys.
     pub fn len(&self) -> usize {
-        self.map.lock().len()
+        self.contents.lock().as_ref().map_or(0, |c| c.map.len())
     }
 
     /// True when nothing is stored.

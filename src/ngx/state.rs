@@ -92,7 +92,8 @@ static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 
 /// Runs `f` with the state locked. When the state ends up empty (no device, feature or
 /// parameter object) it is dropped entirely, so a process that shut the library down holds no
-/// heap memory of it (leak checkers see nothing left behind).
+/// heap memory of it but the shells of destroyed parameter maps ([`retire`]: reachable from a
+/// static, so leak checkers count them as held, not lost).
 pub fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
     let mut g = STATE.lock();
     let r = f(g.get_or_insert_with(State::default));
@@ -196,12 +197,37 @@ impl State {
         }
         if self.devices.is_empty() {
             if let Some(lp) = self.library_params.take() {
-                self.params.remove(&lp);
+                if let Some((_, obj)) = self.params.remove(&lp) {
+                    retire(obj);
+                }
             }
             self.released.clear();
         }
         (gone, features)
     }
+}
+
+/// Shells of destroyed parameter maps, kept for the life of the process; see [`retire`].
+/// The boxes are the point: each shell must stay at the address its C pointer names (moving the
+/// objects into the vector would free those addresses).
+#[allow(clippy::vec_box)]
+static RETIRED: Mutex<Vec<Box<ParamObject>>> = Mutex::new(Vec::new());
+
+/// Ends a parameter map's life: its contents are freed now, its shell (the 24 bytes its C
+/// pointer points at) never.
+///
+/// Why never: an application names a map only by its address. Once a map is freed, the
+/// allocator may give the same address to the next map, and from then on no check (a registry,
+/// a generation or cookie stored in the object) can tell a stale pointer to the old map from
+/// the new map's pointer: they are the same bits and point at the same, live, object. The only
+/// sound rule is that no two maps ever share an address, so the shell's memory is never returned
+/// to the allocator. It is small (the vtable pointer and an empty slot), the contents (every key
+/// and value) are freed at once, and a stale pointer stays harmless even when the application
+/// calls through it (its methods answer as a destroyed map). The shells are kept outside
+/// [`State`], which is dropped when the library holds nothing else, so they outlive that too.
+pub fn retire(obj: Box<ParamObject>) {
+    obj.retire();
+    RETIRED.lock().push(obj);
 }
 
 /// Releases a feature's backend instance (idempotent).
