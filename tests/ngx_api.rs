@@ -640,8 +640,8 @@ fn a_destroyed_map_is_refused_even_after_its_address_could_be_reused() {
     let key = c"Test.Key";
     // SAFETY: `old` is a live map of ours; `key` a C string.
     unsafe { NVSDK_NGX_Parameter_SetUI(old, key.as_ptr(), 1) };
-    // SAFETY: a live application-owned map, destroyed once.
     assert_eq!(
+        // SAFETY: a live application-owned map, destroyed once.
         unsafe { NVSDK_NGX_VULKAN_DestroyParameters(old) },
         NVSDK_NGX_Result_Success
     );
@@ -651,8 +651,8 @@ fn a_destroyed_map_is_refused_even_after_its_address_could_be_reused() {
         !fresh.contains(&old),
         "a new map got a destroyed map's address"
     );
-    // SAFETY: DestroyParameters only compares the pointer against its registry.
     assert_eq!(
+        // SAFETY: DestroyParameters only compares the pointer against its registry.
         unsafe { NVSDK_NGX_VULKAN_DestroyParameters(old) },
         NVSDK_NGX_Result_FAIL_InvalidParameter
     );
@@ -672,12 +672,13 @@ fn a_destroyed_map_is_refused_even_after_its_address_could_be_reused() {
         // SAFETY: `q` is a live map of ours; `got` is writable.
         unsafe { NVSDK_NGX_Parameter_SetUI(q, key.as_ptr(), i as u32) };
         assert_eq!(
+            // SAFETY: as above.
             unsafe { NVSDK_NGX_Parameter_GetUI(q, key.as_ptr(), &mut got) },
             NVSDK_NGX_Result_Success
         );
         assert_eq!(got, i as u32);
-        // SAFETY: live, destroyed once.
         assert_eq!(
+            // SAFETY: live, destroyed once.
             unsafe { NVSDK_NGX_VULKAN_DestroyParameters(q) },
             NVSDK_NGX_Result_Success
         );
@@ -741,8 +742,8 @@ fn float_to_integer_reads_saturate() {
     // SAFETY: as above.
     unsafe { NVSDK_NGX_Parameter_SetI(p, k.as_ptr(), -1) };
     assert_eq!(read("SetI(-1)"), (max_u, -1, u64::MAX));
-    // SAFETY: live, destroyed once.
     assert_eq!(
+        // SAFETY: live, destroyed once.
         unsafe { NVSDK_NGX_VULKAN_DestroyParameters(p) },
         NVSDK_NGX_Result_Success
     );
