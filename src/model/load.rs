@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::error::ModelError;
@@ -152,15 +151,18 @@ impl Model {
         let manifest = Manifest::read(dir)?;
         let validated = manifest.validate()?;
         let opened = open_stages(dir, &manifest)?;
-        // Stages load in parallel; the first failing stage in manifest order is reported so the
-        // message does not depend on scheduling.
-        let results: Vec<Result<StageData, ModelError>> = manifest
+        // Stages load one after another on the caller's thread, and the first failing one in
+        // manifest order is reported. No pool: this runs inside CreateFeature, and a thread
+        // pool (rayon's global one) would outlive the call, which the NGX Core must not allow
+        // since NVIDIA's static library may `dlclose` it after the last Shutdown; SHA-256 runs
+        // at well over 1 GB/s with the CPU's SHA extensions, so the ~148 MB take a fraction of
+        // a second anyway.
+        let stages = manifest
             .stages
-            .par_iter()
-            .zip(opened.into_par_iter())
+            .iter()
+            .zip(opened)
             .map(|(st, open)| load_stage(st, open, opts.verify_sha))
-            .collect();
-        let stages = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Model {
             dir: dir.to_path_buf(),
             manifest,
