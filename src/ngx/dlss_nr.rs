@@ -258,11 +258,24 @@ pub fn parse_create(p: &ParamRef) -> Result<NrCreate, FeatureError> {
         width,
         height,
         opt_i(p, k::PERF_QUALITY_VALUE),
-        opt_ui(p, k::PRESET).unwrap_or(0),
+        opt_ui(p, k::PRESET).map_or(0, untag_preset),
         opt_ui(p, k::CREATION_NODE_MASK).unwrap_or(1),
         opt_ui(p, k::VISIBILITY_NODE_MASK).unwrap_or(1),
     )?
     .with_route(route, tensor_features))
+}
+
+/// Bit 31 on a preset hint marks a value NVIDIA's static library wrote because the application
+/// chose none (ngx-abi.md §3.5: it tags its per-mode defaults `0x80000000 | N` before calling the
+/// Core). Such a value is the application's "default", i.e. preset 0; untagged values are the
+/// application's own choice and are checked as they are.
+fn untag_preset(v: u32) -> u32 {
+    const SDK_DEFAULT_TAG: u32 = 0x8000_0000;
+    if v & SDK_DEFAULT_TAG != 0 {
+        0
+    } else {
+        v
+    }
 }
 
 /// Reads the evaluation parameters of a feature created with `created` into [`NrInputs`]
@@ -357,11 +370,14 @@ mod tests {
             Some(NVSDK_NGX_Result_FAIL_UnsupportedParameter)
         );
         p.set_f(keys::SCALING_RATIO, 1.0);
-        p.set_ui(&key(k::PRESET), 0x8000_0002);
+        p.set_ui(&key(k::PRESET), 2);
         assert_eq!(
             parse_create(&p).map_err(|e| e.code()).err(),
             Some(NVSDK_NGX_Result_FAIL_UnsupportedParameter)
         );
+        // A default the static library filled in (bit 31) is no choice: preset 0.
+        p.set_ui(&key(k::PRESET), 0x8000_0002);
+        assert_eq!(parse_create(&p).map(|r| r.preset()).ok(), Some(0));
         p.set_ui(&key(k::PRESET), 0);
         p.set_ui(&key(k::VISIBILITY_NODE_MASK), 3);
         assert_eq!(
