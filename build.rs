@@ -2,6 +2,11 @@
 //! source, so the glslang is new enough for cooperative matrices and E4M3 types) and embeds the
 //! result; generates the C header with cbindgen; gives `libopenngx.so` its soname.
 //!
+//! It serves two packages compiled from the same `src/`: this one (`libopenngx.so`, the public
+//! ABI) and `core/` (`openngx-core`, the NGX Core `libnvidia-ngx.so.1`). For the latter it sets
+//! `--cfg openngx_core` (which turns the public `#[no_mangle]`s off and the Core's on, see
+//! `docs/architecture.md`), gives the library the Core's soname and writes no header.
+//!
 //! Outputs in `OUT_DIR`:
 //! * `shaders.rs` — `pub static SHADERS: &[(&str, &[u8])]`, one entry per `shaders/**/*.comp`,
 //!   keyed by the path relative to `shaders/` without extension (e.g. `nr/pool`).
@@ -11,13 +16,31 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+/// The package name of the NGX Core build (`core/Cargo.toml`).
+const CORE_PACKAGE: &str = "openngx-core";
+/// The file name (and soname) NVIDIA's static library `dlopen`s.
+const CORE_SONAME: &str = "libnvidia-ngx.so.1";
+
 fn main() {
-    let root =
+    let manifest =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    println!("cargo::rustc-check-cfg=cfg(openngx_core)");
+    let core = std::env::var("CARGO_PKG_NAME").as_deref() == Ok(CORE_PACKAGE);
+    // The Core package lives in `core/` and compiles the sources one level up.
+    let root = if core {
+        manifest.parent().map(Path::to_path_buf).unwrap_or(manifest)
+    } else {
+        manifest
+    };
     compile_shaders(&root.join("shaders"), &out);
-    generate_header(&root, &out);
-    set_soname();
+    if core {
+        println!("cargo:rustc-cfg=openngx_core");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{CORE_SONAME}");
+    } else {
+        generate_header(&root, &out);
+        set_soname();
+    }
 }
 
 /// `libopenngx.so.<major>`, as a C library's: a program linked with `-lopenngx` records that
@@ -118,6 +141,9 @@ fn compile_shaders(shader_dir: &Path, out: &Path) {
     fs::write(out.join("shaders.rs"), table).expect("write shaders.rs");
 }
 
+/// The attribute of every public entry point (src/ngx/exports.rs, param_exports.rs).
+const PUBLIC_EXPORT_ATTR: &str = "#[cfg_attr(not(openngx_core), no_mangle)]";
+
 fn generate_header(root: &Path, out: &Path) {
     println!("cargo:rerun-if-changed={}", root.join("src/ngx").display());
     println!(
@@ -133,8 +159,14 @@ fn generate_header(root: &Path, out: &Path) {
     // hashes coincide, so this script may run for a tree that has only some of them.
     for f in ["abi.rs", "exports.rs", "param_exports.rs"] {
         let p = root.join("src/ngx").join(f);
-        if p.is_file() {
-            builder = builder.with_src(p);
+        if let Ok(text) = fs::read_to_string(&p) {
+            // cbindgen only sees a plain `#[no_mangle]`; the exports carry it behind
+            // `cfg_attr(not(openngx_core), ...)` (the Core build turns them off), so it reads a
+            // copy with the attribute spelled out.
+            let copy = out.join(format!("cbindgen-{f}"));
+            fs::write(&copy, text.replace(PUBLIC_EXPORT_ATTR, "#[no_mangle]"))
+                .expect("write the copy cbindgen reads");
+            builder = builder.with_src(copy);
         }
     }
     let header = match builder.generate() {

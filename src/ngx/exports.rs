@@ -90,8 +90,10 @@ fn described(
 /// junk there), as other implementations do.
 const MAX_PATH_LIST: u32 = 10;
 
+/// The body of every Init: the public ones here and the Core's (`core_abi`), which reach it with
+/// their own argument order; `entry` names the caller in log lines.
 #[allow(clippy::too_many_arguments)]
-fn init_common(
+pub(crate) fn init_common(
     entry: &str,
     app: AppIdentity,
     data_path: *const wchar_t,
@@ -204,7 +206,7 @@ fn init_common(
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid for the duration of the call.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_Init(
     InApplicationId: c_ulonglong,
     InApplicationDataPath: *const wchar_t,
@@ -237,7 +239,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_Init(
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid for the duration of the call.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_Init_with_ProjectID(
     InProjectId: *const c_char,
     InEngineType: NVSDK_NGX_EngineType,
@@ -253,43 +255,75 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_Init_with_ProjectID(
 ) -> NVSDK_NGX_Result {
     let e = "NVSDK_NGX_VULKAN_Init_with_ProjectID";
     guard(e, || {
-        // SAFETY: NULL or NUL-terminated strings; copied.
-        let Some(project) = (unsafe { c_str(InProjectId) })
-            .map(|s| s.to_string_lossy().into_owned())
-            .filter(|s| !s.is_empty())
-        else {
-            return refuse(
+        // SAFETY: forwarded contract.
+        unsafe {
+            init_project(
                 e,
-                SDK,
-                NVSDK_NGX_Result_FAIL_InvalidParameter,
-                "InProjectId is NULL or empty",
-            );
-        };
-        // SAFETY: as above.
-        let version = unsafe { c_str(InEngineVersion) }
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let app = AppIdentity::Project {
-            project_id: project,
-            engine_type: InEngineType,
-            engine_version: version,
-        };
-        init_common(
-            e,
-            app,
-            InApplicationDataPath,
-            InInstance,
-            InPD,
-            InDevice,
-            InGIPA,
-            InGDPA,
-            InFeatureInfo,
-            InSDKVersion,
-        )
+                InProjectId,
+                InEngineType,
+                InEngineVersion,
+                InApplicationDataPath,
+                InInstance,
+                InPD,
+                InDevice,
+                InGIPA,
+                InGDPA,
+                InFeatureInfo,
+                InSDKVersion,
+            )
+        }
     })
 }
 
-fn shutdown(entry: &str, device: Option<u64>) -> NVSDK_NGX_Result {
+/// Init by project id (public `Init_with_ProjectID`, the Core's `Init_ProjectID[_Ext]`): the
+/// project id must be a non-empty string; then as [`init_common`].
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid for the duration of the call.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn init_project(
+    entry: &str,
+    project_id: *const c_char,
+    engine_type: NVSDK_NGX_EngineType,
+    engine_version: *const c_char,
+    data_path: *const wchar_t,
+    instance: VkInstance,
+    pd: VkPhysicalDevice,
+    device: VkDevice,
+    gipa: PFN_vkGetInstanceProcAddr,
+    gdpa: PFN_vkGetDeviceProcAddr,
+    info: *const NVSDK_NGX_FeatureCommonInfo,
+    version: NVSDK_NGX_Version,
+) -> NVSDK_NGX_Result {
+    // SAFETY: NULL or NUL-terminated strings; copied.
+    let Some(project) = (unsafe { c_str(project_id) })
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+    else {
+        return refuse(
+            entry,
+            SDK,
+            NVSDK_NGX_Result_FAIL_InvalidParameter,
+            "InProjectId is NULL or empty",
+        );
+    };
+    // SAFETY: as above.
+    let engine_version = unsafe { c_str(engine_version) }
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let app = AppIdentity::Project {
+        project_id: project,
+        engine_type,
+        engine_version,
+    };
+    init_common(
+        entry, app, data_path, instance, pd, device, gipa, gdpa, info, version,
+    )
+}
+
+/// The body of every Shutdown (public and Core): shuts down `device` (`None`: all), releasing
+/// the features still alive on it.
+pub(crate) fn shutdown(entry: &str, device: Option<u64>) -> NVSDK_NGX_Result {
     let (gone, features) = state::with(|s| s.shutdown(device));
     if gone.is_empty() {
         return not_initialized(entry);
@@ -315,14 +349,14 @@ fn shutdown(entry: &str, device: Option<u64>) -> NVSDK_NGX_Result {
 }
 
 /// Shuts down every device (the deprecated form; same as `Shutdown1(NULL)`).
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub extern "C" fn NVSDK_NGX_VULKAN_Shutdown() -> NVSDK_NGX_Result {
     let e = "NVSDK_NGX_VULKAN_Shutdown";
     guard(e, || shutdown(e, None))
 }
 
 /// Shuts down `InDevice` (NULL: every device). Features still alive on it are released (logged).
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub extern "C" fn NVSDK_NGX_VULKAN_Shutdown1(InDevice: VkDevice) -> NVSDK_NGX_Result {
     let e = "NVSDK_NGX_VULKAN_Shutdown1";
     guard(e, || {
@@ -356,7 +390,7 @@ fn make_params(
 ///
 /// # Safety
 /// `OutParameters` must be NULL or writable.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetParameters(
     OutParameters: *mut *mut NVSDK_NGX_Parameter,
 ) -> NVSDK_NGX_Result {
@@ -386,7 +420,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetParameters(
 ///
 /// # Safety
 /// `OutParameters` must be NULL or writable.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_AllocateParameters(
     OutParameters: *mut *mut NVSDK_NGX_Parameter,
 ) -> NVSDK_NGX_Result {
@@ -398,7 +432,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_AllocateParameters(
 ///
 /// # Safety
 /// `OutParameters` must be NULL or writable.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetCapabilityParameters(
     OutParameters: *mut *mut NVSDK_NGX_Parameter,
 ) -> NVSDK_NGX_Result {
@@ -412,7 +446,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetCapabilityParameters(
 ///
 /// # Safety
 /// No other requirement: the pointer is only compared against the registry.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_DestroyParameters(
     InParameters: *mut NVSDK_NGX_Parameter,
 ) -> NVSDK_NGX_Result {
@@ -444,7 +478,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_DestroyParameters(
 ///
 /// # Safety
 /// `OutSizeInBytes` must be NULL or writable.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetScratchBufferSize(
     InFeatureId: NVSDK_NGX_Feature,
     InParameters: *const NVSDK_NGX_Parameter,
@@ -613,7 +647,7 @@ fn create_feature(
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid for the duration of the call.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_CreateFeature(
     InCmdBuffer: VkCommandBuffer,
     InFeatureID: NVSDK_NGX_Feature,
@@ -630,7 +664,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_CreateFeature(
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid for the duration of the call.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_CreateFeature1(
     InDevice: VkDevice,
     InCmdList: VkCommandBuffer,
@@ -707,7 +741,7 @@ fn evaluate(
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid for the duration of the call.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_EvaluateFeature(
     InCmdList: VkCommandBuffer,
     InFeatureHandle: *const NVSDK_NGX_Handle,
@@ -723,7 +757,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_EvaluateFeature(
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid for the duration of the call.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_EvaluateFeature_C(
     InCmdList: VkCommandBuffer,
     InFeatureHandle: *const NVSDK_NGX_Handle,
@@ -740,7 +774,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_EvaluateFeature_C(
 ///
 /// # Safety
 /// The pointer is only compared against the registry.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_ReleaseFeature(
     InHandle: *mut NVSDK_NGX_Handle,
 ) -> NVSDK_NGX_Result {
@@ -775,7 +809,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_ReleaseFeature(
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid for the duration of the call.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetFeatureRequirements(
     Instance: VkInstance,
     PhysicalDevice: VkPhysicalDevice,
@@ -954,7 +988,7 @@ fn extension_query_on(
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid for the duration of the call.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetFeatureInstanceExtensionRequirements(
     FeatureDiscoveryInfo: *const NVSDK_NGX_FeatureDiscoveryInfo,
     OutExtensionCount: *mut u32,
@@ -975,7 +1009,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetFeatureInstanceExtensionRequirement
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid for the duration of the call.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetFeatureDeviceExtensionRequirements(
     Instance: VkInstance,
     PhysicalDevice: VkPhysicalDevice,
@@ -1000,7 +1034,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_GetFeatureDeviceExtensionRequirements(
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid for the duration of the call.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_VULKAN_RequiredExtensions(
     OutInstanceExtCount: *mut c_uint,
     OutInstanceExts: *mut *mut *const c_char,
@@ -1033,7 +1067,7 @@ pub unsafe extern "C" fn NVSDK_NGX_VULKAN_RequiredExtensions(
 ///
 /// # Safety
 /// `ApplicationId` must be NULL or valid for the duration of the call.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_UpdateFeature(
     ApplicationId: *const NVSDK_NGX_Application_Identifier,
     FeatureID: NVSDK_NGX_Feature,
@@ -1051,7 +1085,7 @@ pub unsafe extern "C" fn NVSDK_NGX_UpdateFeature(
 }
 
 /// The SDK name of a result code as a wide string owned by the library (valid forever).
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub extern "C" fn GetNGXResultAsString(InNGXResult: NVSDK_NGX_Result) -> *const wchar_t {
     match std::panic::catch_unwind(|| result_name_wide(InNGXResult)) {
         Ok(p) => p,

@@ -47,7 +47,7 @@ fn get_with<T>(
 ///
 /// # Safety
 /// `InParameter` must be NULL or a live parameter object; `InName` NULL or a C string.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetULL(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -62,7 +62,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetULL(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_SetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetF(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -77,7 +77,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetF(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_SetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetD(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -92,7 +92,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetD(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_SetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetUI(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -107,7 +107,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetUI(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_SetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetI(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetI(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_SetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetD3d11Resource(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -140,7 +140,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetD3d11Resource(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_SetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetD3d12Resource(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -158,7 +158,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetD3d12Resource(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_SetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetVoidPointer(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -177,7 +177,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_SetVoidPointer(
 /// # Safety
 /// `InParameter` NULL or a live parameter object; `InName` NULL or a C string; `OutValue` NULL or
 /// writable.
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetULL(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -196,7 +196,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetULL(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_GetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetF(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -215,7 +215,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetF(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_GetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetD(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -234,7 +234,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetD(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_GetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetUI(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -253,7 +253,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetUI(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_GetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetI(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -272,7 +272,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetI(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_GetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetD3d11Resource(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -291,7 +291,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetD3d11Resource(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_GetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetD3d12Resource(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,
@@ -310,7 +310,7 @@ pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetD3d12Resource(
 ///
 /// # Safety
 /// As for [`NVSDK_NGX_Parameter_GetULL`].
-#[no_mangle]
+#[cfg_attr(not(openngx_core), no_mangle)]
 pub unsafe extern "C" fn NVSDK_NGX_Parameter_GetVoidPointer(
     InParameter: *mut NVSDK_NGX_Parameter,
     InName: *const c_char,

@@ -71,6 +71,29 @@ pub enum Owner {
     Library,
 }
 
+/// Objects that keep the library in use: initialised devices, live features and
+/// application-owned parameter maps (whose vtables point into the library's code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Remaining {
+    /// Devices still initialised.
+    pub devices: usize,
+    /// Features not yet released.
+    pub features: usize,
+    /// Maps from AllocateParameters / GetCapabilityParameters not yet destroyed.
+    pub app_maps: usize,
+}
+
+impl Remaining {
+    /// The sum, saturated to the C `unsigned int` the Core reports.
+    pub fn total(&self) -> u32 {
+        let sum = self
+            .devices
+            .saturating_add(self.features)
+            .saturating_add(self.app_maps);
+        u32::try_from(sum).unwrap_or(u32::MAX)
+    }
+}
+
 /// Everything behind the mutex.
 #[derive(Default)]
 pub struct State {
@@ -115,6 +138,20 @@ impl State {
             && self.features.is_empty()
             && self.released.is_empty()
             && self.params.is_empty()
+    }
+
+    /// What still needs the library's code after a Shutdown (the Core's `Shutdown1` reports it
+    /// so that NVIDIA's static library unloads the Core only when nothing is left).
+    pub fn remaining(&self) -> Remaining {
+        Remaining {
+            devices: self.devices.len(),
+            features: self.features.len(),
+            app_maps: self
+                .params
+                .values()
+                .filter(|(o, _)| *o == Owner::App)
+                .count(),
+        }
     }
 
     /// True when at least one device is initialised.
