@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Builds the C/C++ programs of capi-tests/ against include/openngx.h and the given
-# libopenngx.so, runs each, runs the leak check under valgrind, and prints `N passed, N failed`.
-# Usage: capi-tests/run.sh <path-to-libopenngx.so>   (e.g. /var/cache/openngx/target/debug/libopenngx.so)
+# libopenngx.so, runs each, runs the leak check under valgrind, checks the NGX Core (its exported
+# symbols and soname, and core.c, which plays NVIDIA's static library against it), and prints
+# `N passed, N failed`.
+# Usage: capi-tests/run.sh <path-to-libopenngx.so> [<path-to-the-Core>]
+#   (e.g. /var/cache/openngx/target/debug/libopenngx.so; the Core, built by ./x from core/,
+#   defaults to libopenngx_core.so beside it and is a failure when missing)
 # Exit status: 0 when nothing failed. A program exiting 77 counts as skipped (e.g. no Vulkan device).
 set -u
 
-if [ $# -ne 1 ] || [ ! -f "$1" ]; then
-    echo "usage: $0 <path-to-libopenngx.so>" >&2
+if [ $# -lt 1 ] || [ $# -gt 2 ] || [ ! -f "$1" ]; then
+    echo "usage: $0 <path-to-libopenngx.so> [<path-to-libopenngx_core.so>]" >&2
     exit 2
 fi
+core_lib="${2:-$(dirname "$1")/libopenngx_core.so}"
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/openngx-capi.XXXXXX")"
@@ -22,6 +27,10 @@ if [ -n "$soname" ] && [ "$soname" != libopenngx.so ]; then
     ln -s libopenngx.so "$work/$soname"
 fi
 libdir="$work"
+# The Core under the name NVIDIA's static library dlopens, alone in its directory (what
+# LD_LIBRARY_PATH points at).
+mkdir -p "$work/ngx-core"
+[ -f "$core_lib" ] && cp "$core_lib" "$work/ngx-core/libnvidia-ngx.so.1"
 
 cflags=(-Wall -Wextra -Werror -pedantic -I "$root/include" -I "$here")
 link=(-L "$libdir" -lopenngx "-Wl,-rpath,$libdir")
@@ -48,6 +57,19 @@ build() { # name compiler std source [extra link flags...]
     return 1
 }
 
+# A program that loads the Core itself: not linked with libopenngx.so (whose public functions
+# carry the Core's names).
+build_core_program() { # name compiler std source [extra link flags...]
+    local name="$1" compiler="$2" std="$3" src="$4"
+    shift 4
+    if "$compiler" "$std" "${cflags[@]}" "$here/$src" -o "$work/$name" "$@" 2>"$work/$name.build.log"; then
+        return 0
+    fi
+    cat "$work/$name.build.log"
+    record "$name (build)" 1
+    return 1
+}
+
 run() { # name [runner...]
     local name="$1"
     shift
@@ -63,31 +85,28 @@ else
     record "layout (C99 + C++17)" 1
 fi
 
+# The Core exports exactly the committed list (ngx-abi.md §3.3) and has the soname NVIDIA's
+# static library loads.
+if [ -f "$work/ngx-core/libnvidia-ngx.so.1" ]; then
+    nm -D --defined-only --format=posix "$work/ngx-core/libnvidia-ngx.so.1" | awk '{print $1}' | LC_ALL=C sort >"$work/core-symbols.txt"
+    LC_ALL=C sort "$here/core-exported-symbols.txt" >"$work/core-symbols-listed.txt"
+    if diff -u "$work/core-symbols-listed.txt" "$work/core-symbols.txt" &&
+        readelf -d "$work/ngx-core/libnvidia-ngx.so.1" | grep -q 'SONAME.*\[libnvidia-ngx\.so\.1\]'; then
+        record "core symbols + soname" 0
+    else
+        echo "core: exported symbols (+ above) or soname differ from capi-tests/core-exported-symbols.txt / libnvidia-ngx.so.1"
+        record "core symbols + soname" 1
+    fi
+else
+    echo "core: $core_lib not found: build the Core with ./x build (cargo build --manifest-path core/Cargo.toml)"
+    record "core (not built)" 1
+fi
+
 build misuse cc -std=c99 misuse.c && run misuse
 build params c++ -std=c++17 params.cpp && run params
 
-# A synthetic model for the device programs, made once per `openngx` binary and kept beside the
-# library (OPENNGX_FIXTURE_CACHE overrides the place), with the fixture the replay compares
-# against. Writing the fixture runs the CPU reference: minutes on a small machine, once.
-cache_dir() { # prints the cache directory of the current openngx binary
-    local bin
-    bin="$(dirname "$1")/openngx"
-    if [ ! -x "$bin" ]; then
-        echo "capi: no openngx binary beside the library ($bin): build it (cargo build --bins)" >&2
-        return 1
-    fi
-    local cache="${OPENNGX_FIXTURE_CACHE:-$(dirname "$1")/openngx-capi-fixtures}"
-    local key
-    key="$(sha256sum "$bin" | cut -c1-16)"
-    mkdir -p "$cache" || return 1
-    # Only the current binary's files are kept.
-    find "$cache" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} + 2>/dev/null
-    mkdir -p "$cache/$key" || return 1
-    if [ ! -f "$cache/$key/model/manifest.json" ]; then
-        "$bin" synth-model --out "$cache/$key/model" >&2 || return 1
-    fi
-    printf '%s\n' "$cache/$key"
-}
+# The synthetic model and the replay fixture, cached beside the library (fixture-cache.sh).
+. "$here/fixture-cache.sh"
 
 # Two broken copies of the model (hard links except the damaged stage file): one stage file cut
 # short, and the same file with one byte changed (size right, SHA-256 wrong).
@@ -138,24 +157,26 @@ if cache="$(cache_dir "$1")" && broken="$(broken_models "$cache/model")"; then
     # Captured-frame replay (replay.c): 64x64, OPENNGX_REPLAY_FRAMES (default 3) frames of the
     # synthetic scene written by the CPU reference, replayed through the C ABI and compared bit
     # for bit. Set OPENNGX_REPLAY_FIXTURE (and OPENNGX_MODEL_DIR) to replay another fixture.
-    frames="${OPENNGX_REPLAY_FRAMES:-3}"
     if [ -n "${OPENNGX_REPLAY_FIXTURE:-}" ]; then
         replay_model="${OPENNGX_MODEL_DIR:-}"
         replay_dir="$OPENNGX_REPLAY_FIXTURE"
     else
         replay_model="$cache/model"
-        replay_dir="$cache/fixture-f$frames"
-        if [ ! -f "$replay_dir/manifest.json" ]; then
-            echo "replay: writing the fixture with the CPU reference (takes a few minutes)..." >&2
-            "$(dirname "$1")/openngx" reference --model "$replay_model" --synthetic-scene --width 64 --height 64 \
-                --frames "$frames" --out "$replay_dir" >&2 || rm -rf "$replay_dir"
-        fi
+        replay_dir="$(fixture_dir "$1" "$cache")"
     fi
     if [ -f "$replay_dir/manifest.json" ] && build replay cc -std=c99 replay.c -lvulkan; then
         OPENNGX_MODEL_DIR="$replay_model" "$work/replay" "$replay_dir"
         record replay $?
     elif [ ! -f "$replay_dir/manifest.json" ]; then
         record "replay (fixture)" 1
+    fi
+    # The NGX Core as NVIDIA's static library uses it (core.c): loaded by name through
+    # LD_LIBRARY_PATH, unloaded and loaded again, frame 0 of the same fixture bit-exact.
+    if [ -f "$work/ngx-core/libnvidia-ngx.so.1" ] && [ -f "$replay_dir/manifest.json" ] &&
+        build_core_program core cc -std=c99 core.c -ldl -lvulkan; then
+        LD_LIBRARY_PATH="$work/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_MODEL_DIR="$replay_model" \
+            "$work/core" "$replay_dir"
+        record core $?
     fi
 else
     record "device programs (model)" 1

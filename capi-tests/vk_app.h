@@ -1,4 +1,5 @@
-/* The application side of the C harness's Vulkan programs (replay.c, device.c): instance (with
+/* The application side of the C harness's Vulkan programs (replay.c, device.c, core.c, the
+ * NVIDIA SDK client): instance (with
  * the Khronos validation layer and an error counter when the layer is installed), a device with
  * the features the exact route needs, host-visible buffers, images with the
  * NVSDK_NGX_Resource_VK an engine would build, barriers and uploads. Each program defines
@@ -12,7 +13,11 @@
 #include <string.h>
 #include <vulkan/vulkan.h>
 
+/* The NGX types (NVSDK_NGX_Resource_VK) come from openngx.h, or from NVIDIA's own headers in
+ * the SDK client, which includes them first and defines OPENNGX_CAPI_NGX_TYPES. */
+#ifndef OPENNGX_CAPI_NGX_TYPES
 #include "openngx.h"
+#endif
 
 
 static VkInstance g_instance;
