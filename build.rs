@@ -25,7 +25,6 @@ fn main() {
     let manifest =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    println!("cargo::rustc-check-cfg=cfg(openngx_core)");
     let core = std::env::var("CARGO_PKG_NAME").as_deref() == Ok(CORE_PACKAGE);
     // The Core package lives in `core/` and compiles the sources one level up.
     let root = if core {

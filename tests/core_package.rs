@@ -55,6 +55,7 @@ fn the_core_package_builds_what_the_library_builds() {
         "profile.dev.package.\"*\"",
         "profile.release",
         "workspace.lints.clippy",
+        "workspace.lints.rust",
     ] {
         let (a, b) = (table(&root, t), table(&core, t));
         assert!(!a.is_empty(), "Cargo.toml has no [{t}]");
