@@ -34,6 +34,33 @@ pub fn trace(entry: &str) {
     });
 }
 
+/// The body the three application-id Inits share: the public Init's, under the Core entry's
+/// name `e` (its logs and its panic guard).
+fn by_app_id(
+    e: &str,
+    app_id: c_ulonglong,
+    data_path: *const wchar_t,
+    (instance, pd, device): (VkInstance, VkPhysicalDevice, VkDevice),
+    (gipa, gdpa): (PFN_vkGetInstanceProcAddr, PFN_vkGetDeviceProcAddr),
+    version: NVSDK_NGX_Version,
+    info: *const NVSDK_NGX_FeatureCommonInfo,
+) -> NVSDK_NGX_Result {
+    guard(e, || {
+        init_common(
+            e,
+            AppIdentity::ApplicationId(app_id),
+            data_path,
+            instance,
+            pd,
+            device,
+            gipa,
+            gdpa,
+            info,
+            version,
+        )
+    })
+}
+
 /// `NVSDK_NGX_VULKAN_Init` of the Core: no proc-address functions, no feature info (the static
 /// library uses it only when the application gave neither).
 ///
@@ -47,21 +74,15 @@ pub unsafe fn init(
     device: VkDevice,
     version: NVSDK_NGX_Version,
 ) -> NVSDK_NGX_Result {
-    let e = "NVSDK_NGX_VULKAN_Init";
-    guard(e, || {
-        init_common(
-            e,
-            AppIdentity::ApplicationId(app_id),
-            data_path,
-            instance,
-            pd,
-            device,
-            None,
-            None,
-            std::ptr::null(),
-            version,
-        )
-    })
+    by_app_id(
+        "NVSDK_NGX_VULKAN_Init",
+        app_id,
+        data_path,
+        (instance, pd, device),
+        (None, None),
+        version,
+        std::ptr::null(),
+    )
 }
 
 /// `NVSDK_NGX_VULKAN_Init_Ext` of the Core: as [`init`] plus the feature info (paths, logging).
@@ -77,21 +98,15 @@ pub unsafe fn init_ext(
     version: NVSDK_NGX_Version,
     info: *const NVSDK_NGX_FeatureCommonInfo,
 ) -> NVSDK_NGX_Result {
-    let e = "NVSDK_NGX_VULKAN_Init_Ext";
-    guard(e, || {
-        init_common(
-            e,
-            AppIdentity::ApplicationId(app_id),
-            data_path,
-            instance,
-            pd,
-            device,
-            None,
-            None,
-            info,
-            version,
-        )
-    })
+    by_app_id(
+        "NVSDK_NGX_VULKAN_Init_Ext",
+        app_id,
+        data_path,
+        (instance, pd, device),
+        (None, None),
+        version,
+        info,
+    )
 }
 
 /// `NVSDK_NGX_VULKAN_Init_Ext2` of the Core, the static library's first choice for the public
@@ -111,21 +126,15 @@ pub unsafe fn init_ext2(
     version: NVSDK_NGX_Version,
     info: *const NVSDK_NGX_FeatureCommonInfo,
 ) -> NVSDK_NGX_Result {
-    let e = "NVSDK_NGX_VULKAN_Init_Ext2";
-    guard(e, || {
-        init_common(
-            e,
-            AppIdentity::ApplicationId(app_id),
-            data_path,
-            instance,
-            pd,
-            device,
-            gipa,
-            gdpa,
-            info,
-            version,
-        )
-    })
+    by_app_id(
+        "NVSDK_NGX_VULKAN_Init_Ext2",
+        app_id,
+        data_path,
+        (instance, pd, device),
+        (gipa, gdpa),
+        version,
+        info,
+    )
 }
 
 /// `NVSDK_NGX_VULKAN_Init_ProjectID` of the Core (no proc-address functions).
