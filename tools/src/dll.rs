@@ -740,6 +740,7 @@ pub fn extract(pe: &[u8], source: &str) -> Result<Extracted, DllError> {
         generator: Some(format!(
             "openngx extract-model ({source}, WEIGHTS_HT sha256 {resource_sha256})"
         )),
+        network: None,
         totals: Totals {
             block_count: BLOCK_COUNT as u64,
             tensor_count: Some(RECORD_COUNT as u64),

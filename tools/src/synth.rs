@@ -387,6 +387,7 @@ pub fn synthesize_stages(
         .collect();
     let manifest = Manifest {
         generator: Some(format!("openngx synth-model (seed {seed})")),
+        network: None,
         totals: Totals {
             block_count: BLOCK_COUNT as u64,
             tensor_count: Some(tensors.len() as u64),
