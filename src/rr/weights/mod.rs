@@ -36,6 +36,7 @@
 
 pub mod image;
 pub mod layout;
+pub mod model;
 pub mod tiles;
 
 pub use image::{
