@@ -10,3 +10,4 @@ pub mod model;
 pub mod ngx;
 pub mod nr;
 pub mod numerics;
+pub mod rr;

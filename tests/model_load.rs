@@ -347,7 +347,7 @@ fn bad_json() {
 fn wrong_block_count() {
     let dir = model_copy(|m| m.totals.block_count = 70);
     let err = load(dir.path()).unwrap_err();
-    assert!(matches!(err, ModelError::BlockCount { found: 70 }));
+    assert!(matches!(err, ModelError::BlockCount { found: 70, .. }));
     assert_eq!(
         err.to_string(),
         "manifest.json: totals.blockCount is 70, expected 71"
@@ -456,7 +456,7 @@ fn unknown_block_layer_parameter() {
         t.name = format!("block{block}.layer{layer}.{param}");
         let err = m.validate().unwrap_err();
         assert!(
-            matches!(&err, ModelError::UnknownRecord { index: 0, name } if *name == format!("block{block}.layer{layer}.{param}")),
+            matches!(&err, ModelError::UnknownRecord { index: 0, name, .. } if *name == format!("block{block}.layer{layer}.{param}")),
             "{err}"
         );
     }
@@ -492,7 +492,7 @@ fn wrong_record_count() {
     let err = load(dir.path()).unwrap_err();
     let expected_missing = layout::records()[40].id.name();
     assert!(
-        matches!(&err, ModelError::RecordCount { found: 152, missing } if *missing == expected_missing),
+        matches!(&err, ModelError::RecordCount { found: 152, missing, .. } if *missing == expected_missing),
         "{err}"
     );
     let mut m = fixture_manifest();

@@ -50,8 +50,14 @@ pub enum ModelError {
         #[source]
         source: serde_json::Error,
     },
-    #[error("manifest.json: totals.blockCount is {found}, expected 71")]
-    BlockCount { found: u64 },
+    /// The manifest's `network` key names another network than the one being loaded.
+    #[error("manifest.json: network is {found}, expected a {expected} model")]
+    WrongNetwork {
+        found: String,
+        expected: &'static str,
+    },
+    #[error("manifest.json: totals.blockCount is {found}, expected {expected}")]
+    BlockCount { found: u64, expected: u64 },
     #[error("manifest.json: stages[{index}].id is empty")]
     EmptyStageId { index: usize },
     #[error("manifest.json: stages[{index}].id `{id}` is used twice")]
@@ -70,8 +76,12 @@ pub enum ModelError {
         name: String,
         expected: String,
     },
-    #[error("manifest.json: tensors[{index}] `{name}`: no such record in the DLSS-NR model")]
-    UnknownRecord { index: usize, name: String },
+    #[error("manifest.json: tensors[{index}] `{name}`: no such record in the {network} model")]
+    UnknownRecord {
+        index: usize,
+        name: String,
+        network: &'static str,
+    },
     #[error("manifest.json: tensors[{index}] `{name}`: byteLength {found}, the model's record has {expected}")]
     RecordLength {
         index: usize,
@@ -106,9 +116,13 @@ pub enum ModelError {
         at: u64,
     },
     #[error(
-        "manifest.json: tensors[] has {found} records, expected 153 (first missing: `{missing}`)"
+        "manifest.json: tensors[] has {found} records, expected {expected} (first missing: `{missing}`)"
     )]
-    RecordCount { found: usize, missing: String },
+    RecordCount {
+        found: usize,
+        expected: usize,
+        missing: String,
+    },
     #[error("{}: size {found} bytes, manifest packedByteLength says {expected}", path.display())]
     StageSize {
         path: PathBuf,

@@ -1,6 +1,7 @@
-//! [`Model`]: a validated model directory held in memory (one buffer per stage file), with record
-//! lookup by (block, layer). Loading checks the manifest, every stage file's size and, unless told
-//! not to, its SHA-256; any failure is a [`ModelError`], never a panic.
+//! Loading a model directory: [`load_with`] reads any network's directory against its
+//! [`Schema`] into a [`Loaded`] (one buffer per stage file, every record located), and [`Model`] is
+//! DLSS-NR's, with record lookup by (block, layer). Loading checks the manifest, every stage file's
+//! size and, unless told not to, its SHA-256; any failure is a [`ModelError`], never a panic.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -9,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::ModelError;
 use super::layout::{self, RecordId};
-use super::manifest::{self, Manifest, RecordLoc};
+use super::manifest::{self, Manifest, RecordLoc, Schema, NR};
 
 /// How much to check while loading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,9 +101,67 @@ fn open_stages(dir: &Path, m: &Manifest) -> Result<Vec<OpenStage>, ModelError> {
 /// every stage file passes [`open_stages`]. The NGX layer runs this before creating a feature
 /// (the hashes cost a full read and are checked when the model is loaded).
 pub fn check_files(dir: &Path) -> Result<(), ModelError> {
+    check_files_with(dir, &NR)
+}
+
+/// [`check_files`] against `schema`.
+pub fn check_files_with(dir: &Path, schema: &dyn Schema) -> Result<(), ModelError> {
     let manifest = Manifest::read(dir)?;
-    manifest.validate()?;
+    manifest.validate_with(schema)?;
     open_stages(dir, &manifest).map(drop)
+}
+
+/// A model directory of any network, validated against its schema and held in memory.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    /// Stage files in manifest order.
+    pub stages: Vec<StageData>,
+    /// Where each record lives, in the schema's record order.
+    pub locations: Vec<RecordLoc>,
+}
+
+impl Loaded {
+    /// The bytes of record `index` (schema order), or `None` past the last record.
+    pub fn record(&self, index: usize) -> Option<&[u8]> {
+        let loc = self.locations.get(index)?;
+        // Validation proved the slice lies inside the stage and loading proved the stage length.
+        self.stages[loc.stage]
+            .bytes
+            .get(loc.offset..loc.offset + loc.len)
+    }
+
+    /// Total bytes of all records.
+    pub fn total_bytes(&self) -> usize {
+        self.locations.iter().map(|l| l.len).sum()
+    }
+}
+
+/// Load `<dir>/manifest.json` and the stage files under `<dir>/model/`, validated against
+/// `schema`.
+pub fn load_with(dir: &Path, opts: LoadOptions, schema: &dyn Schema) -> Result<Loaded, ModelError> {
+    let manifest = Manifest::read(dir)?;
+    let validated = manifest.validate_with(schema)?;
+    let opened = open_stages(dir, &manifest)?;
+    // Stages load one after another on the caller's thread, and the first failing one in
+    // manifest order is reported. No pool: this runs inside CreateFeature, and a thread pool
+    // (rayon's global one) would outlive the call, which the NGX Core must not allow since
+    // NVIDIA's static library may `dlclose` it after the last Shutdown; SHA-256 runs at well
+    // over 1 GB/s with the CPU's SHA extensions, so the ~148 MB take a fraction of a second
+    // anyway.
+    let stages = manifest
+        .stages
+        .iter()
+        .zip(opened)
+        .map(|(st, open)| load_stage(st, open, opts.verify_sha))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Loaded {
+        dir: dir.to_path_buf(),
+        manifest,
+        stages,
+        locations: validated.locations,
+    })
 }
 
 fn load_stage(
@@ -148,26 +207,17 @@ fn load_stage(
 impl Model {
     /// Load `<dir>/manifest.json` and the stage files under `<dir>/model/`.
     pub fn load(dir: &Path, opts: LoadOptions) -> Result<Model, ModelError> {
-        let manifest = Manifest::read(dir)?;
-        let validated = manifest.validate()?;
-        let opened = open_stages(dir, &manifest)?;
-        // Stages load one after another on the caller's thread, and the first failing one in
-        // manifest order is reported. No pool: this runs inside CreateFeature, and a thread
-        // pool (rayon's global one) would outlive the call, which the NGX Core must not allow
-        // since NVIDIA's static library may `dlclose` it after the last Shutdown; SHA-256 runs
-        // at well over 1 GB/s with the CPU's SHA extensions, so the ~148 MB take a fraction of
-        // a second anyway.
-        let stages = manifest
-            .stages
-            .iter()
-            .zip(opened)
-            .map(|(st, open)| load_stage(st, open, opts.verify_sha))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Model {
-            dir: dir.to_path_buf(),
+        let Loaded {
+            dir,
             manifest,
             stages,
-            locations: validated.locations,
+            locations,
+        } = load_with(dir, opts, &NR)?;
+        Ok(Model {
+            dir,
+            manifest,
+            stages,
+            locations,
         })
     }
 

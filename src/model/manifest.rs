@@ -1,7 +1,9 @@
-//! `manifest.json`: parsing (serde) and structural validation against the model's fixed shape
-//! (spec nr-network §3.1, §3.2, §8.12). Validation needs no stage file: it proves that every one of
-//! the 153 records is present exactly once with its §3.2 length, inside a safely named stage, and
-//! that no two slices of a stage overlap. File sizes and hashes are the loader's job.
+//! `manifest.json`: parsing (serde) and structural validation against a network's fixed shape, its
+//! [`Schema`] (DLSS-NR's: spec nr-network §3.1, §3.2, §8.12, [`NR`]; Ray Reconstruction brings its
+//! own from `rr::weights::model`). Validation needs no stage file: it proves that the manifest is
+//! the schema's network, that every record (for DLSS-NR the 153 of §3.2) is present exactly once
+//! with its length, inside a safely named stage, and that no two slices of a stage overlap. File
+//! sizes and hashes are the loader's job.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
@@ -54,6 +56,10 @@ pub struct Manifest {
     /// Free-form provenance (synthesis writes its name and seed here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator: Option<String>,
+    /// Which network the model is for ([`Schema::network`]); absent in DLSS-NR's manifests,
+    /// which predate the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
     pub totals: Totals,
     pub stages: Vec<Stage>,
     pub tensors: Vec<Tensor>,
@@ -68,10 +74,79 @@ pub struct RecordLoc {
     pub len: usize,
 }
 
-/// Result of [`Manifest::validate`]: the location of every record, in [`layout::records`] order.
+/// Result of [`Manifest::validate`]: the location of every record, in the schema's record order
+/// ([`layout::records`] for DLSS-NR).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Validated {
     pub locations: Vec<RecordLoc>,
+}
+
+/// The fixed shape a network's manifest is checked against: which network it names, how many
+/// blocks it declares, and which records (tensor entries) exist with which lengths. Records are
+/// numbered `0..record_count()`; [`Validated::locations`] follows that order.
+pub trait Schema {
+    /// The `network` value the manifest must carry; `None`: the key must be absent (DLSS-NR).
+    fn network(&self) -> Option<&'static str>;
+    /// The network's name in messages (`DLSS-NR`).
+    fn label(&self) -> &'static str;
+    /// The `totals.blockCount` the manifest must state.
+    fn block_count(&self) -> u64;
+    /// How many records a model has.
+    fn record_count(&self) -> usize;
+    /// The `name` a tensor entry must carry, given its other fields.
+    fn expected_name(&self, t: &Tensor) -> String;
+    /// The record a (correctly named) tensor entry is, or `None` if the network has none such.
+    fn record_index(&self, t: &Tensor) -> Option<usize>;
+    /// Length in bytes of record `index`.
+    fn record_len(&self, index: usize) -> usize;
+    /// Manifest name of record `index`.
+    fn record_name(&self, index: usize) -> String;
+}
+
+/// DLSS-NR's schema: 71 blocks, the 153 records of [`layout::records`], no `network` key.
+pub struct NrSchema;
+
+/// DLSS-NR's schema (what [`Manifest::validate`] checks against).
+pub const NR: NrSchema = NrSchema;
+
+impl Schema for NrSchema {
+    fn network(&self) -> Option<&'static str> {
+        None
+    }
+    fn label(&self) -> &'static str {
+        "DLSS-NR"
+    }
+    fn block_count(&self) -> u64 {
+        BLOCK_COUNT as u64
+    }
+    fn record_count(&self) -> usize {
+        RECORD_COUNT
+    }
+    fn expected_name(&self, t: &Tensor) -> String {
+        format!("block{}.layer{}.{}", t.block, t.layer, t.parameter)
+    }
+    fn record_index(&self, t: &Tensor) -> Option<usize> {
+        let id = RecordId {
+            block: usize::try_from(t.block).ok()?,
+            layer: usize::try_from(t.layer).ok()?,
+            param: Param::parse(&t.parameter)?,
+        };
+        layout::record_index(id)
+    }
+    fn record_len(&self, index: usize) -> usize {
+        layout::records()[index].len
+    }
+    fn record_name(&self, index: usize) -> String {
+        layout::records()[index].id.name()
+    }
+}
+
+/// The network a manifest names, for messages: its `network` value, or DLSS-NR's when absent.
+fn network_label(network: Option<&str>) -> String {
+    match network {
+        None => "none (a DLSS-NR model)".to_string(),
+        Some(n) => format!("`{n}`"),
+    }
 }
 
 /// Largest manifest accepted (the real one is ~25 KB); stops a hostile file from exhausting memory.
@@ -126,11 +201,23 @@ impl Manifest {
         serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
     }
 
-    /// Check the manifest against the model's shape; see the module doc for the rules.
+    /// Check the manifest against DLSS-NR's shape; see the module doc for the rules.
     pub fn validate(&self) -> Result<Validated, ModelError> {
-        if self.totals.block_count != BLOCK_COUNT as u64 {
+        self.validate_with(&NR)
+    }
+
+    /// Check the manifest against `schema`; see the module doc for the rules.
+    pub fn validate_with(&self, schema: &dyn Schema) -> Result<Validated, ModelError> {
+        if self.network.as_deref() != schema.network() {
+            return Err(ModelError::WrongNetwork {
+                found: network_label(self.network.as_deref()),
+                expected: schema.label(),
+            });
+        }
+        if self.totals.block_count != schema.block_count() {
             return Err(ModelError::BlockCount {
                 found: self.totals.block_count,
+                expected: schema.block_count(),
             });
         }
         let mut stage_ids: HashMap<&str, usize> = HashMap::new();
@@ -171,10 +258,10 @@ impl Manifest {
             }
         }
 
-        let mut locations: Vec<Option<RecordLoc>> = vec![None; RECORD_COUNT];
+        let mut locations: Vec<Option<RecordLoc>> = vec![None; schema.record_count()];
         let mut names: HashSet<&str> = HashSet::new();
         for (index, t) in self.tensors.iter().enumerate() {
-            let expected = format!("block{}.layer{}.{}", t.block, t.layer, t.parameter);
+            let expected = schema.expected_name(t);
             if t.name != expected {
                 return Err(ModelError::NameMismatch {
                     index,
@@ -188,17 +275,14 @@ impl Manifest {
                     name: t.name.clone(),
                 });
             }
-            let unknown = || ModelError::UnknownRecord {
-                index,
-                name: t.name.clone(),
-            };
-            let id = RecordId {
-                block: usize::try_from(t.block).map_err(|_| unknown())?,
-                layer: usize::try_from(t.layer).map_err(|_| unknown())?,
-                param: Param::parse(&t.parameter).ok_or_else(unknown)?,
-            };
-            let rec = layout::record_index(id).ok_or_else(unknown)?;
-            let want = layout::records()[rec].len;
+            let rec = schema
+                .record_index(t)
+                .ok_or_else(|| ModelError::UnknownRecord {
+                    index,
+                    name: t.name.clone(),
+                    network: schema.label(),
+                })?;
+            let want = schema.record_len(rec);
             if t.byte_length != want as u64 {
                 return Err(ModelError::RecordLength {
                     index,
@@ -248,7 +332,8 @@ impl Manifest {
         if let Some(missing) = locations.iter().position(Option::is_none) {
             return Err(ModelError::RecordCount {
                 found: self.tensors.len(),
-                missing: layout::records()[missing].id.name(),
+                expected: schema.record_count(),
+                missing: schema.record_name(missing),
             });
         }
         let locations: Vec<RecordLoc> = locations.into_iter().flatten().collect();
@@ -266,8 +351,8 @@ impl Manifest {
             if sa == sb && start_b < end_a {
                 return Err(ModelError::Overlap {
                     stage: self.stages[sa].id.clone(),
-                    first: layout::records()[ra].id.name(),
-                    second: layout::records()[rb].id.name(),
+                    first: schema.record_name(ra),
+                    second: schema.record_name(rb),
                     at: start_b as u64,
                 });
             }

@@ -68,6 +68,7 @@ pub fn sparse_model(writes: &[(WeightRef, Vec<u8>)]) -> SparseModel {
     }
     let manifest = Manifest {
         generator: Some("openngx kernel test".into()),
+        network: None,
         totals: Totals {
             block_count: BLOCK_COUNT as u64,
             tensor_count: None,

@@ -740,6 +740,7 @@ pub fn extract(pe: &[u8], source: &str) -> Result<Extracted, DllError> {
         generator: Some(format!(
             "openngx extract-model ({source}, WEIGHTS_HT sha256 {resource_sha256})"
         )),
+        network: None,
         totals: Totals {
             block_count: BLOCK_COUNT as u64,
             tensor_count: Some(RECORD_COUNT as u64),
@@ -768,15 +769,8 @@ pub fn extract(pe: &[u8], source: &str) -> Result<Extracted, DllError> {
     })
 }
 
-fn out_err(path: &Path, reason: impl Into<String>) -> DllError {
-    DllError::Model(ModelError::Output {
-        path: path.to_path_buf(),
-        reason: reason.into(),
-    })
-}
-
 /// The largest DLL read (NVIDIA's DLSS DLLs are tens to hundreds of MiB).
-const DLL_LIMIT: u64 = 2 << 30;
+pub const DLL_LIMIT: u64 = 2 << 30;
 
 fn io_err(path: &Path, source: std::io::Error) -> DllError {
     DllError::Io {
@@ -789,33 +783,29 @@ fn io_err(path: &Path, source: std::io::Error) -> DllError {
 /// directory beside `out` renamed into place when whole). A non-empty `out` is refused unless
 /// `force`, and even then replaced only once the new directory is complete.
 pub fn extract_to_dir(dll: &Path, out: &Path, force: bool) -> Result<Extracted, DllError> {
-    let name = out
+    // Check everything before the first byte is read or written.
+    let target = crate::model_write::OutDir::check(out, force)?;
+    let pe = read_dll(dll)?;
+    let source = dll
         .file_name()
-        .ok_or_else(|| out_err(out, "output path has no final component"))?
-        .to_string_lossy()
-        .into_owned();
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let existing = match std::fs::read_dir(out) {
-        Ok(mut it) => Some(it.next().is_some()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io_err(out, e)),
-    };
-    if existing == Some(true) && !force {
-        return Err(out_err(
-            out,
-            "exists and is not empty (use --force to replace it)",
-        ));
-    }
-    if !parent.is_dir() {
-        return Err(out_err(&parent, "parent directory does not exist"));
-    }
-    // Check everything before the first byte is written.
-    // An untrusted file: a regular file only (checked on the descriptor, a FIFO cannot block),
-    // and never more than DLL_LIMIT bytes read (`--dll /dev/zero` is refused at once).
-    let pe = openngx::model::file::read_regular(dll, DLL_LIMIT).map_err(|e| {
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dll.display().to_string());
+    let ex = extract(&pe, &source)?;
+    drop(pe);
+    let files: Vec<(String, &[u8])> = ex
+        .stages
+        .iter()
+        .map(|(id, bytes)| (id.clone(), bytes.as_slice()))
+        .collect();
+    target.write(&files, &ex.manifest)?;
+    Ok(ex)
+}
+
+/// The whole of a user's DLL, read as an untrusted file: a regular file only (checked on the
+/// descriptor, a FIFO cannot block), and never more than [`DLL_LIMIT`] bytes (`--dll /dev/zero` is
+/// refused at once).
+pub fn read_dll(dll: &Path) -> Result<Vec<u8>, DllError> {
+    openngx::model::file::read_regular(dll, DLL_LIMIT).map_err(|e| {
         io_err(
             dll,
             match e {
@@ -823,49 +813,7 @@ pub fn extract_to_dir(dll: &Path, out: &Path, force: bool) -> Result<Extracted, 
                 other => std::io::Error::new(std::io::ErrorKind::InvalidInput, other.to_string()),
             },
         )
-    })?;
-    let source = dll
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| dll.display().to_string());
-    let ex = extract(&pe, &source)?;
-    drop(pe);
-
-    let tmp = parent.join(format!(".{name}.openngx-tmp-{}", std::process::id()));
-    let result = write_tree(&tmp, &ex).and_then(|()| {
-        if existing == Some(true) {
-            let old = parent.join(format!(".{name}.openngx-old-{}", std::process::id()));
-            std::fs::rename(out, &old).map_err(|e| io_err(out, e))?;
-            if let Err(e) = std::fs::rename(&tmp, out) {
-                // Put the old directory back so a failure changes nothing.
-                let _ = std::fs::rename(&old, out);
-                return Err(io_err(out, e));
-            }
-            std::fs::remove_dir_all(&old).map_err(|e| io_err(&old, e))
-        } else {
-            // rename(2) replaces an empty directory (or creates the name) in one step.
-            std::fs::rename(&tmp, out).map_err(|e| io_err(out, e))
-        }
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
-    }
-    result?;
-    Ok(ex)
-}
-
-fn write_tree(tmp: &Path, ex: &Extracted) -> Result<(), DllError> {
-    if tmp.exists() {
-        std::fs::remove_dir_all(tmp).map_err(|e| io_err(tmp, e))?;
-    }
-    let model_dir = tmp.join("model");
-    std::fs::create_dir_all(&model_dir).map_err(|e| io_err(&model_dir, e))?;
-    for (id, bytes) in &ex.stages {
-        let path = model_dir.join(id);
-        std::fs::write(&path, bytes).map_err(|e| io_err(&path, e))?;
-    }
-    let manifest_path = tmp.join("manifest.json");
-    std::fs::write(&manifest_path, ex.manifest.to_json()).map_err(|e| io_err(&manifest_path, e))
+    })
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! * `synth` — deterministic synthetic models with the real structure;
 //! * `dll` — model extraction from a user's own `nvngx_dlssnr.dll` (PE parsing, never loaded);
 //! * `stats` — weight statistics of a model;
+//! * `model_write` — writing a model directory atomically (any network's);
 //! * `fixture` — fixture directories ("captured frames") written by the CPU reference;
 //! * `compare` — the parity verdicts between a run and a fixture;
 //! * `image` — PNG in and out;
@@ -15,5 +16,6 @@ pub mod devkit;
 pub mod dll;
 pub mod fixture;
 pub mod image;
+pub mod model_write;
 pub mod stats;
 pub mod synth;

@@ -387,6 +387,7 @@ pub fn synthesize_stages(
         .collect();
     let manifest = Manifest {
         generator: Some(format!("openngx synth-model (seed {seed})")),
+        network: None,
         totals: Totals {
             block_count: BLOCK_COUNT as u64,
             tensor_count: Some(tensors.len() as u64),
@@ -414,13 +415,6 @@ pub struct SynthReport {
     pub total_bytes: u64,
 }
 
-fn out_err(path: &Path, reason: impl Into<String>) -> ModelError {
-    ModelError::Output {
-        path: path.to_path_buf(),
-        reason: reason.into(),
-    }
-}
-
 /// Synthesize the whole model and write it to `out` atomically: everything goes to a temporary
 /// directory beside `out`, which is renamed into place only when complete. An existing non-empty
 /// `out` is refused unless `force` (then it is replaced, again only after the new model is whole).
@@ -430,76 +424,20 @@ pub fn write_model(
     params: &SynthParams,
     force: bool,
 ) -> Result<SynthReport, ModelError> {
-    let name = out
-        .file_name()
-        .ok_or_else(|| out_err(out, "output path has no final component"))?
-        .to_string_lossy()
-        .into_owned();
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let existing = match std::fs::read_dir(out) {
-        Ok(mut it) => Some(it.next().is_some()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(ModelError::io(out, e)),
-    };
-    if existing == Some(true) && !force {
-        return Err(out_err(
-            out,
-            "exists and is not empty (use --force to replace it)",
-        ));
-    }
-    if !parent.is_dir() {
-        return Err(out_err(&parent, "parent directory does not exist"));
-    }
-
+    let target = crate::model_write::OutDir::check(out, force)?;
     let synth = synthesize(seed, params);
-    let tmp = parent.join(format!(".{name}.openngx-tmp-{}", std::process::id()));
-    let result = write_tree(&tmp, &synth).and_then(|()| {
-        if existing == Some(true) {
-            let old = parent.join(format!(".{name}.openngx-old-{}", std::process::id()));
-            std::fs::rename(out, &old).map_err(|e| ModelError::io(out, e))?;
-            if let Err(e) = std::fs::rename(&tmp, out) {
-                // Put the old model back so a failure leaves the directory as it was.
-                let _ = std::fs::rename(&old, out);
-                return Err(ModelError::io(out, e));
-            }
-            std::fs::remove_dir_all(&old).map_err(|e| ModelError::io(&old, e))
-        } else {
-            // rename(2) replaces an empty directory in one step.
-            std::fs::rename(&tmp, out).map_err(|e| ModelError::io(out, e))
-        }
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
-    }
-    result?;
+    let files: Vec<(String, &[u8])> = synth
+        .stages
+        .iter()
+        .map(|(id, bytes)| (id.clone(), bytes.as_slice()))
+        .collect();
+    target.write(&files, &synth.manifest)?;
     let total_bytes = synth.stages.iter().map(|(_, b)| b.len() as u64).sum();
     Ok(SynthReport {
         dir: out.to_path_buf(),
         manifest: synth.manifest,
         total_bytes,
     })
-}
-
-fn write_tree(tmp: &Path, synth: &Synthesized) -> Result<(), ModelError> {
-    if tmp.exists() {
-        std::fs::remove_dir_all(tmp).map_err(|e| ModelError::io(tmp, e))?;
-    }
-    let model_dir = tmp.join("model");
-    std::fs::create_dir_all(&model_dir).map_err(|e| ModelError::io(&model_dir, e))?;
-    synth
-        .stages
-        .par_iter()
-        .map(|(id, bytes)| {
-            let path = model_dir.join(id);
-            std::fs::write(&path, bytes).map_err(|e| ModelError::io(&path, e))
-        })
-        .collect::<Result<Vec<()>, _>>()?;
-    let manifest_path = tmp.join("manifest.json");
-    std::fs::write(&manifest_path, synth.manifest.to_json())
-        .map_err(|e| ModelError::io(&manifest_path, e))
 }
 
 #[cfg(test)]

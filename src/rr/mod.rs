@@ -1,0 +1,8 @@
+//! DLSS Ray Reconstruction (NGX feature 13, DLSS-D): the denoiser network of spec
+//! rr-network.md. [`layers`] is the one layer table; [`weights`] the prepared weight images
+//! (layout, fragment orders, natural reads and writes).
+//!
+//! May use `feature`, `gpu`, `model` and `numerics`; never `ngx` nor `nr`.
+
+pub mod layers;
+pub mod weights;
