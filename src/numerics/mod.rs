@@ -12,12 +12,18 @@ mod gemm_panel;
 pub mod mma;
 pub mod norm;
 pub mod ops;
+/// Portable, exactly specified f32 transcendentals (log2, sqrt, rcp, exp2, sigmoid, sin/cos),
+/// moved here from `nr::frame` so that every network's frame code can use them.
+pub mod portable;
 /// The MMA profile probe: owns the fixed f16 coopmat tiles run at feature creation, their expected
 /// results under each candidate profile, and the matcher that decides which profile a device's
 /// answers follow (an H25 route is offered only on an exact H25 match).
 pub mod probe;
 pub mod profiles;
 pub mod recip;
+/// Exactly specified image resampling (the portable 5-tap Catmull-Rom), moved here from
+/// `nr::frame::history` so that every network's frame code can use it.
+pub mod resample;
 /// Ray Reconstruction's own numerics (RMS norm, cubic softmax, activation, the k32 GEMM step,
 /// sigmoid/tanh/tail softmax): see the module for what it adds to the shared functions.
 pub mod rr;

@@ -12,7 +12,7 @@ pub mod compose;
 pub mod history;
 pub mod noise;
 pub mod params;
-pub mod portable;
+pub use crate::numerics::portable;
 pub mod prepare;
 pub mod scene;
 pub mod temporal;

@@ -12,8 +12,11 @@
 //! that are subnormal are treated as zero and results below the normal range flush to zero.
 //! The functions are accurate to a few ulp; the tests bound the error against f64.
 //!
-//! These are not NVIDIA's `.approx` instructions (spec §7.12): noise made with them differs
-//! from native noise in low bits, but it is the same on every device this crate runs on.
+//! These are not NVIDIA's `.approx` instructions (spec nr-network §7.12): noise made with them
+//! differs from native noise in low bits, but it is the same on every device this crate runs on.
+//!
+//! Moved from `nr::frame::portable` (which re-exports it): Ray Reconstruction's frame code uses
+//! the same functions. GLSL twins: `shaders/lib/frame.glsl`.
 
 // Constants are kept as bit patterns (f32::from_bits is not `const` at the crate's MSRV).
 
