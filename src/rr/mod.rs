@@ -1,8 +1,12 @@
 //! DLSS Ray Reconstruction (NGX feature 13, DLSS-D): the denoiser network of spec
 //! rr-network.md. [`layers`] is the one layer table; [`weights`] the prepared weight images
-//! (layout, fragment orders, natural reads and writes).
+//! (layout, fragment orders, natural reads and writes); [`geometry`] the grids, windows and the
+//! shift schedule; [`graph`] the one schedule both executors walk.
 //!
 //! May use `feature`, `gpu`, `model` and `numerics`; never `ngx` nor `nr`.
 
+pub mod geometry;
+pub mod graph;
 pub mod layers;
+pub mod preset;
 pub mod weights;
