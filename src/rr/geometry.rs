@@ -257,8 +257,8 @@ mod tests {
             assert!(seen.insert((x, y)));
         }
         assert_eq!(seen.len(), 96);
-        for t in 0..64 {
-            assert_eq!(KEY_OFFSETS[t], ((t % 8) as i32, (t / 8) as i32));
+        for (t, &k) in KEY_OFFSETS.iter().enumerate().take(64) {
+            assert_eq!(k, ((t % 8) as i32, (t / 8) as i32));
         }
     }
 

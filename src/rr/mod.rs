@@ -5,6 +5,7 @@
 //!
 //! May use `feature`, `gpu`, `model` and `numerics`; never `ngx` nor `nr`.
 
+pub mod frame;
 pub mod geometry;
 pub mod graph;
 pub mod layers;
