@@ -5,9 +5,11 @@
 //!
 //! May use `feature`, `gpu`, `model` and `numerics`; never `ngx` nor `nr`.
 
+pub mod cpu_frame;
 pub mod frame;
 pub mod geometry;
 pub mod graph;
 pub mod layers;
 pub mod preset;
+pub mod reference;
 pub mod weights;

@@ -13,6 +13,7 @@
 pub mod constants;
 pub mod input;
 pub mod output;
+pub mod scene;
 pub mod tails;
 
 pub use constants::FrameConstants;

@@ -1,0 +1,131 @@
+//! A whole RR frame on the CPU with temporal state: the graph walked by the reference
+//! executor, the previous output kept as the next frame's history, the frame counter that picks
+//! the window shift.
+//!
+//! Temporal rules (openngx's own): history is usable from the second frame on, unless the frame
+//! is a Reset; a Reset frame still writes history, so the next one blends again; the frame
+//! counter counts every frame (Reset does not restart the shift cycle).
+
+use crate::numerics::f16::F16;
+use crate::rr::frame::FrameConstants;
+use crate::rr::geometry::Geometry;
+use crate::rr::graph::{self, Graph};
+use crate::rr::preset::Preset;
+use crate::rr::reference::{Executor, ReferenceError, TensorData, Weights};
+use crate::rr::weights::RrWeights;
+
+/// Per-frame parameters from the caller.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameParams {
+    pub jitter: [f32; 2],
+    pub mv_scale: [f32; 2],
+    pub pre_exposure: f32,
+    pub exposure_scale: f32,
+    pub exposure_value: Option<f32>,
+    pub reset: bool,
+}
+
+impl Default for FrameParams {
+    fn default() -> Self {
+        let c = FrameConstants::default();
+        FrameParams {
+            jitter: c.jitter,
+            mv_scale: c.mv_scale,
+            pre_exposure: c.pre_exposure,
+            exposure_scale: c.exposure_scale,
+            exposure_value: None,
+            reset: false,
+        }
+    }
+}
+
+/// What one frame produced.
+#[derive(Clone, Debug)]
+pub struct FrameResult {
+    /// Every published tensor in graph order (`rr::graph::Graph::published`).
+    pub published: Vec<(String, TensorData)>,
+    /// The constants the frame ran with.
+    pub constants: FrameConstants,
+    /// Seconds per op kind.
+    pub seconds: std::collections::BTreeMap<&'static str, f64>,
+}
+
+impl FrameResult {
+    /// A published tensor by name.
+    pub fn get(&self, name: &str) -> Option<&TensorData> {
+        self.published.iter().find(|p| p.0 == name).map(|p| &p.1)
+    }
+}
+
+/// The temporal CPU pipeline of one feature instance.
+pub struct CpuFrame {
+    graph: Graph,
+    weights: Weights,
+    history: Vec<F16>,
+    frame_index: u64,
+    history_valid: bool,
+}
+
+impl CpuFrame {
+    /// A pipeline at `geometry` for `preset`, with zero history.
+    pub fn new(
+        weights: &RrWeights,
+        geometry: Geometry,
+        preset: Preset,
+    ) -> Result<Self, ReferenceError> {
+        Ok(CpuFrame {
+            graph: graph::build(&geometry, preset),
+            weights: Weights::new(weights)?,
+            history: vec![0; geometry.output.area() * 4],
+            frame_index: 0,
+            history_valid: false,
+        })
+    }
+
+    /// The graph it runs.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The frame constants the next frame would run with.
+    pub fn constants(&self, p: &FrameParams) -> FrameConstants {
+        FrameConstants {
+            jitter: p.jitter,
+            mv_scale: p.mv_scale,
+            pre_exposure: p.pre_exposure,
+            exposure_scale: p.exposure_scale,
+            exposure_value: p.exposure_value,
+            history_valid: self.history_valid && !p.reset,
+            frame_index: self.frame_index,
+        }
+    }
+
+    /// Run one frame: `color` `[render][4]`, `guides` `[render][guide::LANES]` (f32). On error
+    /// the temporal state is unchanged.
+    pub fn run(
+        &mut self,
+        p: &FrameParams,
+        color: &[f32],
+        guides: &[f32],
+    ) -> Result<FrameResult, ReferenceError> {
+        let constants = self.constants(p);
+        let g = &self.graph;
+        let mut ex = Executor::new(g, &self.weights, constants);
+        ex.set(g.color, TensorData::F32(color.to_vec()))?;
+        ex.set(g.guides, TensorData::F32(guides.to_vec()))?;
+        ex.set(g.history, TensorData::F16(self.history.clone()))?;
+        ex.run_all()?;
+        let out = match ex.take(g.output) {
+            Some(TensorData::F16(v)) => v,
+            _ => return Err(ReferenceError::Unwritten("output".into())),
+        };
+        self.history = out;
+        self.history_valid = true;
+        self.frame_index += 1;
+        Ok(FrameResult {
+            published: std::mem::take(&mut ex.published),
+            constants,
+            seconds: std::mem::take(&mut ex.seconds),
+        })
+    }
+}
