@@ -25,13 +25,14 @@ pub struct Args {
 
 pub fn run(args: Args) -> ExitCode {
     let start = Instant::now();
-    let (out, default) = match crate::model_out::resolve(args.out.as_deref()) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let (out, default) =
+        match crate::model_out::resolve(args.out.as_deref(), crate::model_out::Network::Nr) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
     match dll::extract_to_dir(&args.dll, &out, args.force) {
         Ok(ex) => {
             let total: usize = ex.stages.iter().map(|(_, b)| b.len()).sum();
