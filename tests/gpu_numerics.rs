@@ -9,6 +9,9 @@
 //! platform-defined in Rust and in GLSL, and every consumer publishes NaN as E4M3 +0.
 
 mod common;
+/// Ray Reconstruction's numerics (`shaders/lib/rr`).
+#[path = "gpu_numerics/rr.rs"]
+mod rr;
 
 use std::sync::Arc;
 

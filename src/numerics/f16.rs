@@ -141,10 +141,18 @@ pub fn add(a: F16, b: F16) -> F16 {
     from_f64_rne(to_f32(a) as f64 + to_f32(b) as f64)
 }
 
-/// f16 multiplication with one RNE rounding (the product of two halves is exact in f32).
+/// f16 multiplication with one RNE rounding (the product of two halves is exact in f32). A NaN
+/// result is the canonical [`QNAN`], like [`add`]'s and the GLSL `f16_mul`'s: the sign of a NaN
+/// an f32 multiply makes is the platform's (x86 gives -NaN for `inf * 0`), and RR publishes NaN
+/// with its sign.
 #[inline]
 pub fn mul(a: F16, b: F16) -> F16 {
-    from_f32_rne(to_f32(a) * to_f32(b))
+    let r = from_f32_rne(to_f32(a) * to_f32(b));
+    if is_nan(r) {
+        QNAN
+    } else {
+        r
+    }
 }
 
 /// The single-rounding fused half FMA `f16(a*b + c)`: the exact value is rounded once.

@@ -106,6 +106,21 @@ impl Profile {
         acc: AccRounding::F32Rz,
         ..Profile::H25
     };
+    /// Ray Reconstruction's GEMM step (spec rr-network §5.1): the exact sum of one k32 slice of
+    /// E4M3 products plus the accumulator, rounded to f16 (RNE) once per step. With G = 32 and
+    /// P = 48 no term is ever truncated: an E4M3 product's lowest bit is at least 2^-18, an f16
+    /// accumulator's at least 2^-24, and `E` is at most 17 (448² < 2^18; an f16's exponent is at
+    /// most 15), so P >= 41 already keeps every bit and any such P gives the same results; the
+    /// exponent convention cannot matter either. `numerics::rr::k32` adds RR's rule for the
+    /// E4M3 NaN codes (which this model decodes as 0).
+    pub const RR_K32: Profile = Profile {
+        name: "rr-k32",
+        group: 32,
+        frac_bits: 48,
+        acc: AccRounding::F16Rne,
+        empty_exponent: -21,
+        exponents: ExponentConvention::FormatMinNormal,
+    };
 }
 
 /// A finite nonzero value split exactly: `value = (-1)^neg * sig * 2^lsb`; `exp` is the exponent it

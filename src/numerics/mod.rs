@@ -18,6 +18,9 @@ pub mod ops;
 pub mod probe;
 pub mod profiles;
 pub mod recip;
+/// Ray Reconstruction's own numerics (RMS norm, cubic softmax, activation, the k32 GEMM step,
+/// sigmoid/tanh/tail softmax): see the module for what it adds to the shared functions.
+pub mod rr;
 pub mod silu;
 pub mod softmax;
 pub mod tables;
