@@ -1,8 +1,10 @@
 //! The openngx tools' library: everything the `openngx` CLI and the tests need that the shipped
 //! library (`openngx`, linked by engines) must not carry.
 //!
-//! * `synth` — deterministic synthetic models with the real structure;
+//! * `synth` — deterministic synthetic models with the real structure; `rr_synth` the same for
+//!   Ray Reconstruction's eleven weight images, `rr_stats` their per-layer statistics;
 //! * `dll` — model extraction from a user's own `nvngx_dlssnr.dll` (PE parsing, never loaded);
+//!   `rr_dll` Ray Reconstruction's from `nvngx_dlssd.dll`, found by the tensors' structure;
 //! * `stats` — weight statistics of a model;
 //! * `model_write` — writing a model directory atomically (any network's);
 //! * `fixture` — fixture directories ("captured frames") written by the CPU reference;
@@ -17,5 +19,8 @@ pub mod dll;
 pub mod fixture;
 pub mod image;
 pub mod model_write;
+pub mod rr_dll;
+pub mod rr_stats;
+pub mod rr_synth;
 pub mod stats;
 pub mod synth;

@@ -29,7 +29,7 @@ impl Default for Range {
 }
 
 impl Range {
-    fn add(&mut self, x: f32) {
+    pub fn add(&mut self, x: f32) {
         self.count += 1;
         if x.is_finite() {
             self.min = self.min.min(x);
@@ -39,7 +39,7 @@ impl Range {
         }
     }
 
-    fn merge(&mut self, o: &Range) {
+    pub fn merge(&mut self, o: &Range) {
         self.count += o.count;
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);

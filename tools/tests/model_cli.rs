@@ -144,3 +144,56 @@ fn validate_missing_dir_and_bad_usage() {
     );
     assert_eq!(openngx(&["no-such-command"]).status.code(), Some(2));
 }
+
+#[test]
+fn rr_synth_then_validate() {
+    let tmp = tempfile::Builder::new()
+        .prefix("model-cli-rr-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let dir = tmp.path().join("rr");
+    let d = path_str(&dir);
+
+    let o = openngx(&["synth-model", "--feature", "rr", "--out", d]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = stdout(&o);
+    assert!(
+        out.contains("(Ray Reconstruction, seed 0): 11 stages, 11 images, 2852736 bytes"),
+        "{out}"
+    );
+    // The per-layer statistics: one row per layer, no NaN or saturated weights.
+    for name in ["enc0", "enc5", "dec4", "dec0"] {
+        assert!(out.contains(&format!("\n  {name} ")), "{name}: {out}");
+    }
+
+    let o = openngx(&["validate-model", d]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains("network: Ray Reconstruction"), "{out}");
+    assert!(
+        out.contains("images: 11 (enc0..enc5, dec4..dec0), total 2852736 bytes"),
+        "{out}"
+    );
+    assert!(
+        out.contains("never read by the network): 0 nonzero"),
+        "{out}"
+    );
+    assert_eq!(out.matches(" ok\n").count(), 11, "{out}");
+    assert!(out.trim_end().ends_with("valid"));
+
+    // One flipped byte: invalid, named as an RR model, with the stage file.
+    let enc3 = dir.join("model/enc3");
+    let mut bytes = std::fs::read(&enc3).unwrap();
+    bytes[777] ^= 1;
+    std::fs::write(&enc3, &bytes).unwrap();
+    let o = openngx(&["validate-model", d]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("INVALID (Ray Reconstruction model)"), "{out}");
+    assert!(out.contains("model/enc3: SHA-256 mismatch"), "{out}");
+}

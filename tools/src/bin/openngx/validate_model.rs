@@ -1,12 +1,15 @@
 //! `openngx validate-model DIR [--no-verify]`: load a model directory with every check, then print
-//! a one-screen summary of its stages and weight statistics.
+//! a one-screen summary of its stages and weight statistics. The manifest's `network` key says
+//! which network's checks apply: DLSS-NR's (no key) or Ray Reconstruction's (`dlss-rr`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use openngx::model::{layout, LoadOptions, Model, ShaStatus};
+use openngx::model::{layout, LoadOptions, Manifest, Model, ShaStatus, StageData};
 use openngx::numerics::f16;
+use openngx::rr::weights::model::{RrModel, NETWORK as RR_NETWORK};
+use openngx_tools::rr_stats::{self, LayerStats};
 use openngx_tools::stats::{ModelStats, Range};
 
 #[derive(clap::Args)]
@@ -23,6 +26,12 @@ pub fn run(args: Args) -> ExitCode {
     let opts = LoadOptions {
         verify_sha: !args.no_verify,
     };
+    // Which network: read the manifest once for its key (a manifest that cannot be read is
+    // reported by the full load below, with the same message).
+    let network = Manifest::read(&args.dir).ok().and_then(|m| m.network);
+    if network.as_deref() == Some(RR_NETWORK) {
+        return run_rr(&args, opts, start);
+    }
     let model = match Model::load(&args.dir, opts) {
         Ok(m) => m,
         Err(e) => {
@@ -48,14 +57,86 @@ fn range(r: &Range) -> String {
     s
 }
 
-fn print_summary(model: &Model, s: &ModelStats, load_s: f64) {
-    let m = model.manifest();
+fn run_rr(args: &Args, opts: LoadOptions, start: Instant) -> ExitCode {
+    let model = match RrModel::load(&args.dir, opts) {
+        Ok(m) => m,
+        Err(e) => {
+            println!("{}: INVALID (Ray Reconstruction model)", args.dir.display());
+            println!("  {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let load_s = start.elapsed().as_secs_f64();
+    let w = model.weights();
     println!("model {}", model.dir().display());
+    println!("  network: Ray Reconstruction (DLSS-D, feature 13; manifest network `{RR_NETWORK}`)");
+    print_stages(model.manifest(), model.stages());
+    println!(
+        "  images: {} (enc0..enc5, dec4..dec0), total {} bytes (loaded in {load_s:.2} s)",
+        model.manifest().tensors.len(),
+        w.total_bytes()
+    );
+    let stats = rr_stats::model_stats(w);
+    print_rr_layers(&stats);
+    println!("valid");
+    ExitCode::SUCCESS
+}
+
+/// Per-layer statistics of an RR model (also printed by `synth-model --feature rr`).
+pub fn print_rr_layers(stats: &[LayerStats]) {
+    println!(
+        "  {:<5} {:>4} {:>5} {:>8} {:>8} {:>8} {:>5} {:>4} {:>8} {:>7}  {:<16} {:<18} {:<18}",
+        "layer",
+        "C",
+        "heads",
+        "bytes",
+        "E4M3",
+        "nonzero",
+        "±448",
+        "NaN",
+        "distinct",
+        "max|w|",
+        "norm gains",
+        "biases",
+        "score bias"
+    );
+    let short = |r: &Range| {
+        if r.count == 0 {
+            "none".to_string()
+        } else {
+            format!("[{:.3}, {:.3}]", r.min, r.max)
+        }
+    };
+    for s in stats {
+        let l = s.layer.layer();
+        println!(
+            "  {:<5} {:>4} {:>5} {:>8} {:>8} {:>7.2}% {:>5} {:>4} {:>8} {:>7}  {:<16} {:<18} {:<18}",
+            l.name,
+            l.channels,
+            l.heads,
+            l.image_bytes(),
+            s.elements(),
+            100.0 * s.nonzero_share(),
+            s.saturated(),
+            s.nan(),
+            s.distinct(),
+            s.max_abs(),
+            short(&s.gains),
+            short(&s.biases),
+            short(&s.score_bias)
+        );
+        if let Some(n) = s.noise_nonzero {
+            println!("        enc0 bytes [0, 4096) (never read by the network): {n} nonzero");
+        }
+    }
+}
+
+fn print_stages(m: &Manifest, stages: &[StageData]) {
     if let Some(g) = &m.generator {
         println!("  generator: {g}");
     }
     println!("  {:<10} {:<16} {:>12}  sha256", "stage", "file", "bytes");
-    for st in model.stages() {
+    for st in stages {
         let status = match st.sha_status {
             ShaStatus::Verified => "ok",
             ShaStatus::NotChecked => "not checked",
@@ -68,6 +149,12 @@ fn print_summary(model: &Model, s: &ModelStats, load_s: f64) {
             st.bytes.len()
         );
     }
+}
+
+fn print_summary(model: &Model, s: &ModelStats, load_s: f64) {
+    let m = model.manifest();
+    println!("model {}", model.dir().display());
+    print_stages(m, model.stages());
     println!(
         "  records: {} (blockCount {}), total {} bytes (loaded in {load_s:.2} s)",
         m.tensors.len(),
