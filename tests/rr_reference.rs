@@ -43,7 +43,11 @@ fn frames() -> &'static [FrameResult] {
                     ..FrameParams::default()
                 };
                 let r = p.run(&params, &s.color, &s.guides).expect("frame");
-                let times: Vec<String> = r.seconds.iter().map(|(k, s)| format!("{k} {s:.2}")).collect();
+                let times: Vec<String> = r
+                    .seconds
+                    .iter()
+                    .map(|(k, s)| format!("{k} {s:.2}"))
+                    .collect();
                 eprintln!("frame {f}: {}", times.join(", "));
                 r
             })
@@ -86,10 +90,15 @@ fn every_layer_is_informative() {
                     }
                 }
                 TensorData::F16(h) => {
-                    let vals: Vec<f32> = h.iter().map(|&x| openngx::numerics::f16::to_f32(x)).collect();
+                    let vals: Vec<f32> = h
+                        .iter()
+                        .map(|&x| openngx::numerics::f16::to_f32(x))
+                        .collect();
                     let finite = vals.iter().all(|v| v.is_finite());
                     let nz = vals.iter().filter(|v| **v != 0.0).count() as f64 / vals.len() as f64;
-                    let (lo, hi) = vals.iter().fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+                    let (lo, hi) = vals
+                        .iter()
+                        .fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
                     eprintln!(
                         "frame {f} {name:>15}: f16 nonzero {:5.1}%  range [{lo}, {hi}]",
                         100.0 * nz
@@ -97,7 +106,9 @@ fn every_layer_is_informative() {
                     assert!(finite, "{name}: non-finite values");
                 }
                 TensorData::F32(v) => {
-                    let (lo, hi) = v.iter().fold((f32::MAX, f32::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+                    let (lo, hi) = v
+                        .iter()
+                        .fold((f32::MAX, f32::MIN), |(a, b), &x| (a.min(x), b.max(x)));
                     eprintln!("frame {f} {name:>15}: f32 range [{lo}, {hi}]");
                     assert!(v.iter().all(|x| x.is_finite()), "{name}: non-finite values");
                 }
@@ -112,9 +123,12 @@ fn digests() -> Vec<(String, String)> {
         .iter()
         .enumerate()
         .flat_map(|(f, r)| {
-            r.published
-                .iter()
-                .map(move |(n, d)| (format!("f{f}.{n}"), format!("{:x}", Sha256::digest(d.to_bytes()))))
+            r.published.iter().map(move |(n, d)| {
+                (
+                    format!("f{f}.{n}"),
+                    format!("{:x}", Sha256::digest(d.to_bytes())),
+                )
+            })
         })
         .collect()
 }
@@ -139,7 +153,10 @@ fn check_golden(name: &str, got: &[(String, String)]) {
             bad.push(gn.clone());
         }
     }
-    assert!(bad.is_empty(), "{name}: digests differ for {bad:?} (numerics or wiring changed?)");
+    assert!(
+        bad.is_empty(),
+        "{name}: digests differ for {bad:?} (numerics or wiring changed?)"
+    );
 }
 
 #[test]
@@ -162,7 +179,11 @@ fn the_sequence_uses_its_history() {
         ..FrameParams::default()
     };
     let again = p.run(&p0, &s0.color, &s0.guides).unwrap();
-    assert_eq!(again.get("output"), r[0].get("output"), "a frame is reproducible");
+    assert_eq!(
+        again.get("output"),
+        r[0].get("output"),
+        "a frame is reproducible"
+    );
     let s1 = scene::render(RENDER, 1);
     let reset = FrameParams {
         jitter: JITTER[1],

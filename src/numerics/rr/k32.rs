@@ -458,7 +458,10 @@ mod speed {
         let t = std::time::Instant::now();
         gemm(&a, &p, m, None, &mut out).unwrap();
         let s = t.elapsed().as_secs_f64();
-        eprintln!("k32 gemm {m}x{n}x{k}: {:.0} million MAC/s", (m * n * k) as f64 / s / 1e6);
+        eprintln!(
+            "k32 gemm {m}x{n}x{k}: {:.0} million MAC/s",
+            (m * n * k) as f64 / s / 1e6
+        );
         assert!(out.iter().any(|&x| x != 0));
     }
 }

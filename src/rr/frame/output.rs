@@ -98,10 +98,10 @@ pub fn pixel(c: &FrameConstants, inp: &OutputInputs, x: u32, y: u32) -> ([F16; 4
         };
         let t = inp.image[at(px, py)];
         for (ch, s) in sum.iter_mut().enumerate() {
-            *s = *s + w * f16::to_f32(t[ch]);
+            *s += w * f16::to_f32(t[ch]);
         }
-        asum = asum + w * ftz(inp.alpha[py * rw as usize + px]);
-        wsum = wsum + w;
+        asum += w * ftz(inp.alpha[py * rw as usize + px]);
+        wsum += w;
     }
     let (spatial, alpha) = if wsum > 0.0 {
         let inv = rcp(wsum);

@@ -14,6 +14,9 @@ use super::ReferenceError;
 /// Head width.
 const HW: usize = 32;
 
+/// One (window, head)'s outputs: the byte offset of each in-grid query's head slice and its row.
+type WindowRows = Vec<(usize, [u8; HW])>;
+
 fn num(e: k32::K32Error) -> ReferenceError {
     ReferenceError::Numerics(e.to_string())
 }
@@ -31,7 +34,7 @@ pub fn window_attention(
     let width = heads * HW;
     let wx = (size.w + shift.x).div_ceil(WINDOW) as usize;
     let wy = (size.h + shift.y).div_ceil(WINDOW) as usize;
-    let per: Vec<Result<Vec<(usize, [u8; HW])>, ReferenceError>> = (0..wx * wy * heads)
+    let per: Vec<Result<WindowRows, ReferenceError>> = (0..wx * wy * heads)
         .into_par_iter()
         .map(|job| {
             let hd = job % heads;

@@ -88,8 +88,19 @@ impl TensorData {
     }
 }
 
-fn rgba(v: &[u16]) -> &[[u16; 4]] {
-    v.as_chunks::<4>().0
+/// A flat tensor as rows of `N` (copied: the crate's MSRV predates `slice::as_chunks`).
+fn rows<T: Copy + Default, const N: usize>(v: &[T]) -> Vec<[T; N]> {
+    v.chunks_exact(N)
+        .map(|c| {
+            let mut a = [T::default(); N];
+            a.copy_from_slice(c);
+            a
+        })
+        .collect()
+}
+
+fn rgba(v: &[u16]) -> Vec<[u16; 4]> {
+    rows::<u16, 4>(v)
 }
 
 fn num(e: k32::K32Error) -> ReferenceError {
@@ -211,10 +222,8 @@ impl<'g, 'w> Executor<'g, 'w> {
                 let sum: u64 = px
                     .par_chunks(4 * 4096)
                     .map(|ch| {
-                        ch.as_chunks::<4>()
-                            .0
-                            .iter()
-                            .map(|p| input::luma_units(*p))
+                        ch.chunks_exact(4)
+                            .map(|p| input::luma_units([p[0], p[1], p[2], p[3]]))
                             .sum::<u64>()
                     })
                     .sum();
@@ -239,7 +248,7 @@ impl<'g, 'w> Executor<'g, 'w> {
                     );
                     let mv = &gd[i * guide::LANES + guide::MOTION..];
                     let v =
-                        input::reproject_pixel(c, hist, output, render, x, y, [mv[0], mv[1]], e);
+                        input::reproject_pixel(c, &hist, output, render, x, y, [mv[0], mv[1]], e);
                     px.copy_from_slice(&v);
                 });
                 vec![(*out, TensorData::F16(o))]
@@ -253,7 +262,7 @@ impl<'g, 'w> Executor<'g, 'w> {
                 features,
                 colour,
             } => {
-                let col = self.get(*color)?.f32().as_chunks::<4>().0;
+                let col = rows::<f32, 4>(self.get(*color)?.f32());
                 let gd = self.get(*guides)?.f32();
                 let hist = rgba(self.get(*history)?.f16());
                 let e = self.get(*exposure)?.half(0);
@@ -272,7 +281,7 @@ impl<'g, 'w> Executor<'g, 'w> {
                             history: hist[s],
                         };
                         fo.copy_from_slice(&input::features(c, &t, e, *depth_of_field));
-                        co.copy_from_slice(&input::colour_token(col, render, x, y, e));
+                        co.copy_from_slice(&input::colour_token(&col, render, x, y, e));
                     });
                 vec![
                     (*features, TensorData::E4(f)),
@@ -476,7 +485,7 @@ impl<'g, 'w> Executor<'g, 'w> {
                     .into_par_iter()
                     .map(|i| {
                         let (x, y) = ((i % size.w as usize) as u32, (i / size.w as usize) as u32);
-                        let taps = tails::taps(img, size, x, y);
+                        let taps = tails::taps(&img, size, x, y);
                         tails::encoder_pixel(&lg[i * lc..(i + 1) * lc], &taps, split)
                     })
                     .collect();
@@ -520,7 +529,7 @@ impl<'g, 'w> Executor<'g, 'w> {
                 let mut o = vec![0u16; size.area() * 4];
                 o.par_chunks_mut(4).enumerate().for_each(|(i, px)| {
                     let (x, y) = ((i % size.w as usize) as u32, (i / size.w as usize) as u32);
-                    let taps = tails::bilinear_taps(co, csize, x, y);
+                    let taps = tails::bilinear_taps(&co, csize, x, y);
                     px.copy_from_slice(&tails::decoder_pixel(
                         &lg[i * lc..(i + 1) * lc],
                         &taps,
@@ -565,11 +574,11 @@ impl<'g, 'w> Executor<'g, 'w> {
                 let al: Vec<f32> = col.chunks_exact(4).map(|p| p[3]).collect();
                 let ex = self.get(*exposure)?;
                 let inp = OutputInputs {
-                    image: rgba(self.get(*image)?.f16()),
-                    codes: self.get(*codes)?.e4().as_chunks::<8>().0,
-                    kernel: self.get(*kernel)?.f32().as_chunks::<4>().0,
+                    image: &rgba(self.get(*image)?.f16()),
+                    codes: &rows::<u8, 8>(self.get(*codes)?.e4()),
+                    kernel: &rows::<f32, 4>(self.get(*kernel)?.f32()),
                     level0: g.geometry.level(0),
-                    history: rgba(self.get(*history)?.f16()),
+                    history: &rgba(self.get(*history)?.f16()),
                     motion: &motion,
                     alpha: &al,
                     render,
