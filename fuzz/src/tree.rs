@@ -114,6 +114,13 @@ impl Scratch {
     }
 }
 
+impl Drop for Scratch {
+    /// (A target's scratch lives as long as the process; `fuzz/run` removes what it leaves.)
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.base);
+    }
+}
+
 fn mkfifo(p: &Path) -> std::io::Result<()> {
     let c = std::ffi::CString::new(p.as_os_str().as_bytes())?;
     // SAFETY: a NUL-terminated path; mkfifo only creates the node.
