@@ -2,8 +2,9 @@
 //! input (`openngx_fuzz::tree`): `manifest.json` from the input's first part, the data files
 //! from its script (sparse files, so sizes of any geometry cost nothing), links and FIFOs.
 //!
-//! Checked beyond "no panic, no hang": a loaded fixture's geometry follows its manifest, and
-//! every file its manifest names can be read back at the size the loader checked (for files up
+//! Checked beyond "no panic, no hang": a loaded fixture's geometry follows its manifest; every
+//! file it checked is a regular file inside the directory (on the file itself, independently of
+//! the loader) and can be read back at the size the loader checked (for files up
 //! to [`READ_LIMIT`]; larger ones are sparse here, and reading them would only cost memory).
 #![no_main]
 
@@ -67,8 +68,20 @@ openngx_fuzz::fuzz_target!(|data| {
         [g.valid.w as usize, g.valid.h as usize]
     );
     assert!(!fx.manifest.checks.is_empty());
+    let root = top.dir.canonicalize().expect("the directory");
     for name in checked(&fx) {
-        let meta = std::fs::metadata(top.dir.join(name)).expect("a checked file exists");
+        let real = top
+            .dir
+            .join(name)
+            .canonicalize()
+            .expect("a checked file resolves");
+        assert!(
+            real.starts_with(&root),
+            "{name} escapes to {}",
+            real.display()
+        );
+        let meta = std::fs::metadata(&real).expect("a checked file exists");
+        assert!(meta.is_file(), "{name} is not a regular file");
         if meta.len() <= READ_LIMIT {
             let bytes = fx.read(name).expect("a checked file reads back");
             assert_eq!(bytes.len() as u64, meta.len(), "{name}");

@@ -7,7 +7,9 @@
 //! (what a script's `Auto` entry does too), so a valid manifest reaches the stage checks.
 //!
 //! Checked beyond "no panic, no hang": a parsed manifest survives a JSON round trip unchanged; a
-//! validated one places every record inside its stage, at its length, without overlap; the
+//! validated one places every record inside its stage, at its length, without overlap; a
+//! directory `check_files` accepts has every stage as a regular file of its declared size inside
+//! the directory, no two stages one file (checked on the files, independently of the loader); the
 //! loader never accepts what `check_files` refuses, and a loaded model yields every record.
 //! `Model::load` reads every stage, and a valid manifest declares 148 MB of them, so it runs
 //! only where the declared stages total at most [`LOAD_LIMIT`]; `check_files` (everything but
@@ -60,6 +62,33 @@ fn check_validated(m: &Manifest, v: &openngx::model::manifest::Validated) {
     }
 }
 
+/// What accepting a directory promises, checked on the files themselves: every stage is a
+/// regular file of its declared size that resolves inside the directory, and no two stages are
+/// one file (the memory bound counts each once).
+fn check_accepted(dir: &Path, m: &Manifest) {
+    use std::os::unix::fs::MetadataExt;
+    let root = dir.canonicalize().expect("the directory");
+    let mut seen = std::collections::HashSet::new();
+    for st in &m.stages {
+        let p = stage_path(dir, &st.file);
+        let real = p.canonicalize().expect("an accepted stage resolves");
+        assert!(
+            real.starts_with(&root),
+            "{} escapes to {}",
+            st.file,
+            real.display()
+        );
+        let meta = std::fs::metadata(&real).expect("an accepted stage exists");
+        assert!(meta.is_file(), "{} is not a regular file", st.file);
+        assert_eq!(meta.len(), st.packed_byte_length, "{}", st.file);
+        assert!(
+            seen.insert((meta.dev(), meta.ino())),
+            "{} aliases another stage",
+            st.file
+        );
+    }
+}
+
 openngx_fuzz::fuzz_target!(|data| {
     let (manifest_bytes, script) = tree::split(data);
 
@@ -92,11 +121,22 @@ openngx_fuzz::fuzz_target!(|data| {
     }
     tree::write_new(&top.dir, Path::new("manifest.json"), manifest_bytes);
 
+    // The manifest the loader meets: the script may have put another file (or a link, a FIFO)
+    // under that name. Read here only when it is a regular file (a FIFO would block).
+    let manifest_path = top.dir.join("manifest.json");
+    let on_disk = std::fs::metadata(&manifest_path)
+        .ok()
+        .filter(|m| m.is_file() && m.len() <= 16 << 20)
+        .and_then(|_| std::fs::read(&manifest_path).ok())
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|t| Manifest::from_json(&t).ok());
     let checked = check_files(&top.dir);
-    if let Err(e) = &checked {
-        drop(e.to_string());
+    match (&checked, &on_disk) {
+        (Ok(()), Some(m)) => check_accepted(&top.dir, m),
+        (Ok(()), None) => panic!("check_files accepted a manifest that is not a parsable file"),
+        (Err(e), _) => drop(e.to_string()),
     }
-    let declared = parsed.as_ref().map_or(0, |m| {
+    let declared = on_disk.as_ref().map_or(0, |m| {
         m.stages
             .iter()
             .fold(0u64, |a, s| a.saturating_add(s.packed_byte_length))
