@@ -98,7 +98,9 @@ pub enum GetKind {
 
 /// Converts a stored value for a getter; `None` when the types are incompatible.
 ///
-/// Integer -> integer conversions are C's (modular: `SetI(-1)` reads as `GetUI` 4294967295).
+/// Integer -> integer conversions are C's (modular: `SetI(-1)` reads as `GetUI` 4294967295), and
+/// so are integer -> float ones (rounded once to the nearest); a value read as its own type is
+/// returned bit for bit.
 /// Float or double -> integer conversions, undefined in C when out of range, saturate: the value
 /// is truncated toward zero and clamped to the target's range, and NaN reads as 0 (Rust's `as`
 /// from a float does exactly this). So `SetF(1e10)` reads as `GetUI` 4294967295, `SetF(-5)` as
@@ -109,7 +111,16 @@ pub fn convert(v: Value, kind: GetKind) -> Option<Value> {
             Some(f) => Some(Value::Ull(f as u64)),
             None => v.as_u64().map(Value::Ull),
         },
-        GetKind::F => v.as_f64().map(|d| Value::F(d as f32)),
+        // Straight to f32, not through f64: a float keeps its bits (a signalling NaN would come
+        // back quieted) and an integer is rounded once, as C's conversion does (twice can differ).
+        GetKind::F => match v {
+            Value::F(x) => Some(Value::F(x)),
+            Value::D(x) => Some(Value::F(x as f32)),
+            Value::Ull(x) => Some(Value::F(x as f32)),
+            Value::Ui(x) => Some(Value::F(x as f32)),
+            Value::I(x) => Some(Value::F(x as f32)),
+            _ => None,
+        },
         GetKind::D => v.as_f64().map(Value::D),
         GetKind::Ui => match (v.as_float(), v) {
             (Some(f), _) => Some(Value::Ui(f as u32)),
@@ -817,6 +828,36 @@ mod tests {
         assert_eq!(p.get_i(&k("u")), Ok(7));
         p.reset();
         assert!(o.is_empty());
+    }
+
+    /// A float read back as a float keeps its bits, a signalling NaN's included, and an integer
+    /// read as a float is rounded once, as C's conversion does. Found by the `params` fuzz
+    /// target: both went through f64 first, so `SetF` of a signalling NaN read back quieted
+    /// (0x7f800001 -> 0x7fc00001), and `SetULL(2^60 + 2^36 + 1)` read as `GetF` 2^60 (rounded to
+    /// f64, then to f32: a tie) instead of 2^60 + 2^37.
+    #[test]
+    fn float_reads_keep_float_bits_and_round_integers_once() {
+        let f = |v: Value| match convert(v, GetKind::F) {
+            Some(Value::F(x)) => x.to_bits(),
+            other => panic!("{other:?}"),
+        };
+        for bits in [
+            0x7F80_0001u32,
+            0xFFC0_1234,
+            0x7FC0_0000,
+            0x0000_0001,
+            0x8000_0000,
+        ] {
+            assert_eq!(f(Value::F(f32::from_bits(bits))), bits, "{bits:#x}");
+        }
+        let big = (1u64 << 60) + (1 << 36) + 1;
+        assert_eq!(
+            f32::from_bits(f(Value::Ull(big))),
+            ((1u64 << 60) + (1 << 37)) as f32
+        );
+        assert_eq!(f(Value::Ui(u32::MAX)), (u32::MAX as f32).to_bits());
+        assert_eq!(f(Value::I(-16_777_217)), (-16_777_216f32).to_bits());
+        assert_eq!(f(Value::D(0.1)), 0.1f32.to_bits());
     }
 
     #[test]

@@ -16,10 +16,13 @@
 //!   the length the GEMM chain reduces: C for QK, V, W1 and the tail; 32·H for Wo (the heads
 //!   chain into one sum); 4C for W2 (the chunks chain) and the merge; C_in for the expand; 32 for
 //!   the embedding. A unit-RMS input then gives an output of RMS `gain`.
-//! * Scores: with QK gain 0.5, U has RMS 0.5, so a score `U_q · U_k` over 32 columns has a
-//!   spread of about √32 · 0.25 ≈ 1.4 and the diagonal about 8, which the cubic softmax (base ≈
-//!   exp(0.353·s), clamp at |s| ≈ 32) turns into weights that differ by a few times, not a
-//!   one-hot. The score bias adds a distance penalty (see [`synth_score_bias`]).
+//! * Scores: with QK gain 0.5, U has RMS 0.5 and a score `U_q · U_k` over 32 columns is about 8.
+//!   Scores use U against itself (no key projection, §3), and tokens share much of their
+//!   content, so these products differ little between keys: on their own they give an almost
+//!   flat softmax. The score bias's distance penalty is what makes attention local: the cubic
+//!   softmax weighs a score by about exp(0.353·s), so a slope of 1 to 3 per token of distance
+//!   gives neighbours a few times the weight of far keys, without a one-hot (the clamp at
+//!   |s| ≈ 32 is not reached: the bias goes down to about −29). See [`synth_score_bias`].
 //! * Residuals: the out-projection (gain 0.8) and MLP (W1 1.0, W2 0.5) add about 0.2 and 0.3 RMS
 //!   to a unit residual, so the stream grows slowly; merges (gain 1.0) keep the scale, and the
 //!   expand (0.7) adds the coarser level below the skip's own scale.
@@ -93,7 +96,7 @@ impl RrSynthParams {
         norm_gain: (0.8, 1.2),
         bias: 0.1,
         tail_bias: 0.25,
-        score_slope: (0.2, 0.8),
+        score_slope: (1.0, 3.0),
         score_noise: 0.5,
         halo_distance: 4.5,
     };
@@ -295,7 +298,7 @@ mod tests {
         let json = m.to_json();
         assert_eq!(
             hex::encode(Sha256::digest(json.as_bytes())),
-            "9c0e73a14165e51c604300a13f1f5b97cb24c0aae558a36b6148a8c0acd30e68",
+            "aeba02ebaf05a526914708020db1832b35a4975f6c35754185a9d70bbb6c35f8",
             "{json}"
         );
     }

@@ -14,16 +14,31 @@ fn put32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
 
-/// A small DLL carrying a (too short, but well-formed) weights container.
-fn sample() -> tools_common::PeFile {
-    let data = container(
+/// A (too short, but well-formed) weights container.
+fn sample_container() -> Vec<u8> {
+    container(
         &[
             RawRecord::new("block70.layer0.blend_scale", &[0xEB, 0x39]),
             RawRecord::new("block0.layer0.layer", &[1, 2, 3, 4]),
         ],
         None,
-    );
-    pe(&PeSpec::weights(&data))
+    )
+}
+
+/// A small DLL carrying [`sample_container`].
+fn sample() -> tools_common::PeFile {
+    pe(&PeSpec::weights(&sample_container()))
+}
+
+/// `good` with section 0 claiming the resource RVA range too, with no raw data.
+fn overlapping(good: &tools_common::PeFile) -> Vec<u8> {
+    let mut b = good.bytes.clone();
+    let s0 = good.section_entry - 40;
+    put32(&mut b, s0 + 8, 0x10_0000); // VirtualSize
+    put32(&mut b, s0 + 12, good.rsrc_rva); // VirtualAddress: the same RVA as .rsrc
+    put32(&mut b, s0 + 16, 0); // SizeOfRawData
+    put32(&mut b, s0 + 20, 0); // PointerToRawData
+    b
 }
 
 /// Section 0 claims the resource RVA range too, with no raw data: the resource tree's start is
@@ -31,12 +46,7 @@ fn sample() -> tools_common::PeFile {
 #[test]
 fn overlapping_sections_are_an_error_not_a_panic() {
     let good = sample();
-    let mut b = good.bytes.clone();
-    let s0 = good.section_entry - 40;
-    put32(&mut b, s0 + 8, 0x10_0000); // VirtualSize
-    put32(&mut b, s0 + 12, good.rsrc_rva); // VirtualAddress: the same RVA as .rsrc
-    put32(&mut b, s0 + 16, 0); // SizeOfRawData
-    put32(&mut b, s0 + 20, 0); // PointerToRawData
+    let b = overlapping(&good);
     let r = catch_unwind(|| dll::extract(&b, "t"));
     let e = r.expect("no panic").expect_err("a short container");
     // The tree is read from .rsrc; the container inside is what is refused.
@@ -164,4 +174,32 @@ fn mutated_dlls_never_panic() {
     // The container is too short for a model, so every case is refused; the count shows the
     // run did what it says.
     assert_eq!((ok, refused), (0, CASES));
+}
+
+/// The `pe` fuzz target's seeds (`fuzz/corpus/pe/`, written by `fuzz/run seeds`): the sample DLL,
+/// its overlapping-sections variant, and the container alone (the target also parses its input
+/// as a bare container). Each gets as far as meant: the resource is found in both DLLs, and the
+/// container is refused only for what it lacks (records).
+#[test]
+#[ignore = "writes fuzz/corpus/pe; run by `fuzz/run seeds`"]
+fn write_fuzz_seeds() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/pe");
+    std::fs::create_dir_all(&dir).expect("fuzz/corpus/pe");
+    let good = sample();
+    let data = sample_container();
+    for (name, bytes) in [
+        ("sample.dll", good.bytes.clone()),
+        ("overlapping-sections.dll", overlapping(&good)),
+    ] {
+        let loc = dll::find_weights_resource(&bytes).expect(name);
+        assert_eq!(
+            &bytes[loc.offset..loc.offset + loc.len],
+            &data[..],
+            "{name}"
+        );
+        std::fs::write(dir.join(name), &bytes).expect("write seed");
+    }
+    let e = dll::parse_container(&data, 0).expect_err("two records are not a model");
+    assert!(matches!(e, DllError::Container { .. }), "{e}");
+    std::fs::write(dir.join("container.bin"), &data).expect("write seed");
 }

@@ -18,6 +18,12 @@ pub enum ImageError {
     },
     #[error("{found} weight images, expected 11 (enc0..enc5, dec4..dec0)")]
     Count { found: usize },
+    #[error("{layer}: {found} items' values, the layout has {expected} items")]
+    Items {
+        layer: LayerId,
+        expected: usize,
+        found: usize,
+    },
     #[error("{layer} {item}: {found} values, the item has {expected}")]
     Values {
         layer: LayerId,
@@ -263,12 +269,20 @@ impl<'a> LayerImage<'a> {
     }
 }
 
-/// Build layer `id`'s image from the natural values of its items, in [`LayerLayout::items`]
-/// order. A missing value (an item past the end of `values`) leaves the item's bytes zero.
+/// Build layer `id`'s image from the natural values of its items, one per item in
+/// [`LayerLayout::items`] order.
 pub fn encode_layer(id: LayerId, values: &[Values]) -> Result<Vec<u8>, ImageError> {
     let lay = layout::layout(id);
+    let items = lay.items();
+    if values.len() != items.len() {
+        return Err(ImageError::Items {
+            layer: id,
+            expected: items.len(),
+            found: values.len(),
+        });
+    }
     let mut out = vec![0u8; lay.size];
-    for (item, v) in lay.items().iter().zip(values) {
+    for (item, v) in items.iter().zip(values) {
         encode_item(id, item, v, &mut out)?;
     }
     Ok(out)
@@ -473,6 +487,14 @@ mod tests {
         let mut image = vec![0u8; lay.size];
         assert!(encode_item(LayerId::Dec0, &g1, &Values::Halves(vec![0; 31]), &mut image).is_err());
         assert!(encode_item(LayerId::Dec0, &g1, &Values::Codes(vec![0; 32]), &mut image).is_err());
+        assert_eq!(
+            encode_layer(LayerId::Dec0, &[]).err(),
+            Some(ImageError::Items {
+                layer: LayerId::Dec0,
+                expected: lay.items().len(),
+                found: 0
+            })
+        );
     }
 
     #[test]
