@@ -24,9 +24,11 @@ use openngx::nr::frame::{
 };
 use openngx::nr::geometry::Geometry;
 use openngx::nr::record::passes::{
-    record_compose, record_export, record_import_color, record_import_motion, record_prepare,
-    ComposeBindings, PrepareBindings,
+    import_bands, record_compose, record_export, record_import_color, record_import_color_within,
+    record_import_motion, record_import_motion_within, record_prepare, ComposeBindings,
+    ComposePass, PassSize, PrepareBindings, PreparePass,
 };
+use openngx::nr::record::BindLimits;
 use openngx::numerics::f16::{self, F16};
 
 fn upload(ctx: &Arc<GpuContext>, name: &str, bytes: &[u8]) -> GpuBuffer {
@@ -131,8 +133,14 @@ struct Case<'a> {
     history: Option<&'a [[F16; 4]]>,
 }
 
-/// Run prepare on the GPU and compare every feature word with the CPU reference.
-fn check_prepare(h: &Harness, ctx: &Arc<GpuContext>, case: &Case) -> f64 {
+/// Run prepare on the GPU and compare every feature word with the CPU reference; with
+/// `limits`, in the launches those (lowered) limits need, which must be several.
+fn check_prepare(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    case: &Case,
+    limits: Option<&BindLimits>,
+) -> f64 {
     let c = &case.c;
     let inputs = FrameInputs {
         proxy: case.proxy,
@@ -146,7 +154,7 @@ fn check_prepare(h: &Harness, ctx: &Arc<GpuContext>, case: &Case) -> f64 {
         .history
         .map(|hh| upload(ctx, "history", &half_bytes(hh)));
     let features = readback(ctx, "features", want.len() as u64 * 4);
-    let mut arena = DescriptorArena::new(ctx, 1, 4).expect("arena");
+    let mut arena = DescriptorArena::new(ctx, 32, 128).expect("arena");
     let bindings = PrepareBindings {
         proxy: proxy.binding(),
         motion: motion.as_ref().map(GpuBuffer::binding),
@@ -158,7 +166,17 @@ fn check_prepare(h: &Harness, ctx: &Arc<GpuContext>, case: &Case) -> f64 {
         // SAFETY: `cmd` is the harness's command buffer, recording, on `ctx`'s device (the
         // harness's context), from its compute family's pool, used only by this thread.
         let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
-        record_prepare(ctx, &mut rec, &mut arena, &bindings, c).expect("record prepare");
+        match limits {
+            Some(l) => {
+                let pass = PreparePass::new(ctx, &mut arena, &bindings, PassSize::of(c), l)
+                    .expect("prepare pass");
+                assert!(pass.launches() > 1, "{}: one launch", case.name);
+                pass.record(&mut rec, c).expect("record prepare");
+            }
+            None => {
+                record_prepare(ctx, &mut rec, &mut arena, &bindings, c).expect("record prepare")
+            }
+        }
         rec.to_host();
     });
     let ms = t.elapsed().as_secs_f64() * 1e3;
@@ -211,8 +229,15 @@ fn random_head(rows: usize, rng: &mut Rng) -> Vec<[f32; 4]> {
         .collect()
 }
 
-/// Run compose on the GPU and compare output and next history with the CPU reference.
-fn check_compose(h: &Harness, ctx: &Arc<GpuContext>, case: &Case, head: &[[f32; 4]]) -> f64 {
+/// Run compose on the GPU and compare output and next history with the CPU reference; with
+/// `limits` as in [`check_prepare`].
+fn check_compose(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    case: &Case,
+    head: &[[f32; 4]],
+    limits: Option<&BindLimits>,
+) -> f64 {
     let c = &case.c;
     let inputs = FrameInputs {
         proxy: case.proxy,
@@ -250,7 +275,7 @@ fn check_compose(h: &Harness, ctx: &Arc<GpuContext>, case: &Case, head: &[[f32; 
     let head_buf = upload(ctx, "head", &rgba_bytes(head));
     let output = readback(ctx, "output", n * 8);
     let next = readback(ctx, "next history", n * 8);
-    let mut arena = DescriptorArena::new(ctx, 1, 6).expect("arena");
+    let mut arena = DescriptorArena::new(ctx, 32, 192).expect("arena");
     let bindings = ComposeBindings {
         proxy: proxy.binding(),
         motion: motion.as_ref().map(GpuBuffer::binding),
@@ -264,7 +289,17 @@ fn check_compose(h: &Harness, ctx: &Arc<GpuContext>, case: &Case, head: &[[f32; 
         // SAFETY: `cmd` is the harness's command buffer, recording, on `ctx`'s device (the
         // harness's context), from its compute family's pool, used only by this thread.
         let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
-        record_compose(ctx, &mut rec, &mut arena, &bindings, c).expect("record compose");
+        match limits {
+            Some(l) => {
+                let pass = ComposePass::new(ctx, &mut arena, &bindings, PassSize::of(c), l)
+                    .expect("compose pass");
+                assert!(pass.launches() > 1, "{}: one launch", case.name);
+                pass.record(&mut rec, c).expect("record compose");
+            }
+            None => {
+                record_compose(ctx, &mut rec, &mut arena, &bindings, c).expect("record compose")
+            }
+        }
         rec.to_host();
     });
     let ms = t.elapsed().as_secs_f64() * 1e3;
@@ -358,17 +393,26 @@ fn frame_cases(w: u32, hgt: u32, mut f: impl FnMut(&Case)) {
     });
 }
 
+/// The device's limits with the binding range lowered to `bytes`.
+fn lowered(ctx: &GpuContext, bytes: u64) -> BindLimits {
+    BindLimits::of(ctx.capabilities()).lowered(Some(bytes))
+}
+
 #[test]
 fn prepare_matches_the_cpu_reference() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
     for (w, hgt) in [(64u32, 64u32), (33, 33)] {
         frame_cases(w, hgt, |case| {
-            let ms = check_prepare(&h, &ctx, case);
+            let ms = check_prepare(&h, &ctx, case, None);
             println!(
                 "prepare {w}x{hgt} {}: {ms:.1} ms (submit + wait)",
                 case.name
             );
+            // With a 1 MiB binding range the features (21 KiB per field row) take 10 launches
+            // of 32 field rows, each binding the proxy rows its mirror reads (33x33: the field
+            // repeats the image's rows).
+            check_prepare(&h, &ctx, case, Some(&lowered(&ctx, 1 << 20)));
         });
     }
     drop(ctx);
@@ -379,16 +423,19 @@ fn prepare_matches_the_cpu_reference() {
 fn compose_matches_the_cpu_reference() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
-    for (w, hgt) in [(64u32, 64u32), (33, 33)] {
+    // The binding ranges that split the head (5 KiB per row) into launches of 32 rows.
+    for (w, hgt, range) in [(64u32, 64u32, 256 << 10), (33, 33, 166_000)] {
         let g = Geometry::new(w, hgt).expect("geometry");
         let mut rng = Rng(0xC0FFEE + w as u64);
         let head = random_head(g.field.area(), &mut rng);
+        let banded = lowered(&ctx, range);
         frame_cases(w, hgt, |case| {
-            let ms = check_compose(&h, &ctx, case, &head);
+            let ms = check_compose(&h, &ctx, case, &head, None);
             println!(
                 "compose {w}x{hgt} {}: {ms:.1} ms (submit + wait)",
                 case.name
             );
+            check_compose(&h, &ctx, case, &head, Some(&banded));
         });
         // Intensity, disabled, and a proxy outside 0..1 (disabled copies it truncated).
         let now = scene::render(w, hgt, 4);
@@ -413,24 +460,22 @@ fn compose_matches_the_cpu_reference() {
                     history: Some(&hist),
                 },
                 &head,
+                None,
             );
         }
         let off = FrameParams {
             enabled: false,
             ..FrameParams::default()
         };
-        check_compose(
-            &h,
-            &ctx,
-            &Case {
-                name: "disabled",
-                c: constants(&g, &off, &setup(false, 0, false), true),
-                proxy: &odd,
-                motion: Some(&now.motion),
-                history: Some(&hist),
-            },
-            &head,
-        );
+        let disabled = Case {
+            name: "disabled",
+            c: constants(&g, &off, &setup(false, 0, false), true),
+            proxy: &odd,
+            motion: Some(&now.motion),
+            history: Some(&hist),
+        };
+        check_compose(&h, &ctx, &disabled, &head, None);
+        check_compose(&h, &ctx, &disabled, &head, Some(&banded));
     }
     drop(ctx);
     h.assert_validation_clean();
@@ -550,6 +595,7 @@ fn run_import(
     format: vk::Format,
     texels: &[u8],
     motion: bool,
+    limits: Option<&BindLimits>,
 ) -> Vec<u32> {
     let c = bridge_constants();
     let img = h.image(
@@ -570,10 +616,13 @@ fn run_import(
         // harness's context), from its compute family's pool, used only by this thread.
         let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
         let src = caller(&img, layout);
+        let device = BindLimits::of(ctx.capabilities());
+        let l = limits.unwrap_or(&device);
+        let dst = dst.binding();
         if motion {
-            record_import_motion(ctx, &mut rec, &mut bridge, &src, dst.binding(), &c)
+            record_import_motion_within(ctx, &mut rec, &mut bridge, &src, dst, &c, l)
         } else {
-            record_import_color(ctx, &mut rec, &mut bridge, &src, dst.binding(), &c)
+            record_import_color_within(ctx, &mut rec, &mut bridge, &src, dst, &c, l)
         }
         .expect("record import");
         rec.to_host();
@@ -629,7 +678,7 @@ fn import_of_every_colour_and_motion_format_is_exact() {
         (vk::Format::R8G8B8A8_UNORM, "RGBA8 UNORM"),
         (vk::Format::R8G8B8A8_SRGB, "RGBA8 SRGB"),
     ] {
-        let got = run_import(&h, &ctx, format, &bytes, false);
+        let got = run_import(&h, &ctx, format, &bytes, false, None);
         check_import(name, &got, base, 4, |x, y| {
             (0..4).map(|k| at(x, y, k)).collect()
         });
@@ -638,7 +687,7 @@ fn import_of_every_colour_and_motion_format_is_exact() {
         (vk::Format::B8G8R8A8_UNORM, "BGRA8 UNORM"),
         (vk::Format::B8G8R8A8_SRGB, "BGRA8 SRGB"),
     ] {
-        let got = run_import(&h, &ctx, format, &bytes, false);
+        let got = run_import(&h, &ctx, format, &bytes, false, None);
         check_import(name, &got, base, 4, |x, y| {
             vec![at(x, y, 2), at(x, y, 1), at(x, y, 0), at(x, y, 3)]
         });
@@ -653,6 +702,7 @@ fn import_of_every_colour_and_motion_format_is_exact() {
         vk::Format::A2B10G10R10_UNORM_PACK32,
         &bytes10,
         false,
+        None,
     );
     check_import("A2B10G10R10", &got, base, 4, |x, y| {
         let w = packed[(y * IMG_W + x) as usize];
@@ -676,7 +726,14 @@ fn import_of_every_colour_and_motion_format_is_exact() {
         })
         .collect();
     let bytes16: Vec<u8> = hs.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let got = run_import(&h, &ctx, vk::Format::R16G16B16A16_SFLOAT, &bytes16, false);
+    let got = run_import(
+        &h,
+        &ctx,
+        vk::Format::R16G16B16A16_SFLOAT,
+        &bytes16,
+        false,
+        None,
+    );
     check_import("RGBA16F", &got, base, 4, |x, y| {
         let i = ((y * IMG_W + x) * 4) as usize;
         (0..4).map(|k| f16::to_f32(hs[i + k])).collect()
@@ -690,8 +747,33 @@ fn import_of_every_colour_and_motion_format_is_exact() {
         })
         .collect();
     let bytes32: Vec<u8> = fs.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let got = run_import(&h, &ctx, vk::Format::R32G32B32A32_SFLOAT, &bytes32, false);
+    let got = run_import(
+        &h,
+        &ctx,
+        vk::Format::R32G32B32A32_SFLOAT,
+        &bytes32,
+        false,
+        None,
+    );
     check_import("RGBA32F", &got, base, 4, |x, y| {
+        let i = ((y * IMG_W + x) * 4) as usize;
+        fs[i..i + 4].to_vec()
+    });
+    // In two launches (rows 0-31 and 32) where the binding range holds 32 of the 33 rows.
+    let two = lowered(&ctx, 32 * 33 * 16 + 300);
+    assert_eq!(
+        import_bands(FEATURE, FEATURE, 4, &two).map(|b| b.len()),
+        Ok(2)
+    );
+    let got = run_import(
+        &h,
+        &ctx,
+        vk::Format::R32G32B32A32_SFLOAT,
+        &bytes32,
+        false,
+        Some(&two),
+    );
+    check_import("RGBA32F in two launches", &got, base, 4, |x, y| {
         let i = ((y * IMG_W + x) * 4) as usize;
         fs[i..i + 4].to_vec()
     });
@@ -702,7 +784,7 @@ fn import_of_every_colour_and_motion_format_is_exact() {
         .map(|_| random_half(&mut rng, -40.0, 40.0))
         .collect();
     let mbytes: Vec<u8> = mh.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let got = run_import(&h, &ctx, vk::Format::R16G16_SFLOAT, &mbytes, true);
+    let got = run_import(&h, &ctx, vk::Format::R16G16_SFLOAT, &mbytes, true, None);
     check_import("RG16F motion", &got, mbase, 2, |x, y| {
         let i = ((y * IMG_W + x) * 2) as usize;
         vec![f16::to_f32(mh[i]), f16::to_f32(mh[i + 1])]
@@ -711,8 +793,25 @@ fn import_of_every_colour_and_motion_format_is_exact() {
         .map(|_| (rng.below(1 << 24) as f32 / (1 << 18) as f32) - 32.0)
         .collect();
     let mbytes: Vec<u8> = mf.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let got = run_import(&h, &ctx, vk::Format::R32G32_SFLOAT, &mbytes, true);
+    let got = run_import(&h, &ctx, vk::Format::R32G32_SFLOAT, &mbytes, true, None);
     check_import("RG32F motion", &got, mbase, 2, |x, y| {
+        let i = ((y * IMG_W + x) * 2) as usize;
+        mf[i..i + 2].to_vec()
+    });
+    let two = lowered(&ctx, 32 * 33 * 8 + 257);
+    assert_eq!(
+        import_bands(FEATURE, FEATURE, 2, &two).map(|b| b.len()),
+        Ok(2)
+    );
+    let got = run_import(
+        &h,
+        &ctx,
+        vk::Format::R32G32_SFLOAT,
+        &mbytes,
+        true,
+        Some(&two),
+    );
+    check_import("RG32F motion in two launches", &got, mbase, 2, |x, y| {
         let i = ((y * IMG_W + x) * 2) as usize;
         mf[i..i + 2].to_vec()
     });

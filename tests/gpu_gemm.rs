@@ -16,6 +16,7 @@ use openngx::gpu::{
 use openngx::model::{LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph::{self, DType, Epilogue, Graph, InputMode, TensorId};
+use openngx::nr::record::bands::Axis;
 use openngx::nr::record::gemm::{self, GemmBindings, GemmShape};
 use openngx::nr::record::GpuWeights;
 use openngx::nr::reference::{Executor, TensorData, Weights};
@@ -214,6 +215,7 @@ impl Gpu {
             weights,
             &binding,
             partials.as_ref().map(|b| b.binding()),
+            Axis::of(g, node).whole(),
         ) {
             Ok(Some(d)) => d,
             Ok(None) => panic!("{} is not a GEMM-family node", node.label),

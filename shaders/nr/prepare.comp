@@ -3,6 +3,9 @@
 // Bindings: 0 proxy RGBA f32 (valid size), 1 motion RG f32 (valid size; read only when
 // fc.has_motion), 2 history RGBA f16 (valid size; read only when fc.history_valid), 3 features.
 // The recorder clears has_motion/history_valid when the buffer is absent and binds a stand-in.
+// A launch computes field rows [band_begin, band_end); its features binding starts at field row
+// band_begin and its proxy binding at valid row band_src (both whole for one launch), the motion
+// and history bindings are whole (history texels are fetched anywhere).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 8, local_size_y = 8) in;
@@ -25,15 +28,16 @@ float frame_history_texel(uint col, uint row, uint ch) {
 
 void main() {
     uint x = gl_GlobalInvocationID.x;
-    uint y = gl_GlobalInvocationID.y;
-    if (x >= fc.field_width || y >= fc.field_height) {
+    uint y = gl_GlobalInvocationID.y + fc.band_begin;
+    if (x >= fc.field_width || y >= fc.band_end || y >= fc.field_height) {
         return;
     }
     uint sx = frame_mirror(x, fc.width);
     uint sy = frame_mirror(y, fc.height);
     uint si = sy * fc.width + sx;
-    vec3 rgb = vec3(frame_load(proxy[4u * si]), frame_load(proxy[4u * si + 1u]),
-                    frame_load(proxy[4u * si + 2u]));
+    uint pi = (sy - fc.band_src) * fc.width + sx;
+    vec3 rgb = vec3(frame_load(proxy[4u * pi]), frame_load(proxy[4u * pi + 1u]),
+                    frame_load(proxy[4u * pi + 2u]));
     vec3 previous = rgb;
     if (fc.history_valid != 0u) {
         vec2 mv = vec2(0.0);
@@ -81,7 +85,7 @@ void main() {
     lanes[14] = f16_from_f32_rne(l14);
     lanes[15] = F16_POS_ZERO;
 
-    uint row = y * fc.field_width + x;
+    uint row = (y - fc.band_begin) * fc.field_width + x;
     for (uint l = 0u; l < 16u; ++l) {
         features[16u * row + l] = floatBitsToUint(f16_to_f32(lanes[l]));
     }

@@ -44,6 +44,10 @@ pub struct Capabilities {
     pub max_compute_work_group_invocations: u32,
     pub max_compute_work_group_count: [u32; 3],
     pub max_bound_descriptor_sets: u32,
+    /// `maxMemoryAllocationSize` (Vulkan 1.1): the largest single allocation.
+    pub max_memory_allocation_size: u64,
+    /// `maxBufferSize` (Vulkan 1.3); `u64::MAX` where the device states none.
+    pub max_buffer_size: u64,
     pub min_storage_buffer_offset_alignment: u64,
     pub non_coherent_atom_size: u64,
     /// `shaderRoundingModeRTZFloat32`: shaders may set the round-toward-zero f32 mode (the
@@ -148,6 +152,8 @@ impl Capabilities {
             max_compute_work_group_invocations: limits.max_compute_work_group_invocations,
             max_compute_work_group_count: limits.max_compute_work_group_count,
             max_bound_descriptor_sets: limits.max_bound_descriptor_sets,
+            max_memory_allocation_size: u64::MAX,
+            max_buffer_size: u64::MAX,
             min_storage_buffer_offset_alignment: limits.min_storage_buffer_offset_alignment,
             non_coherent_atom_size: limits.non_coherent_atom_size,
             rounding_mode_rtz_f32: false,
@@ -181,6 +187,14 @@ impl Capabilities {
                 .push_next(&mut p12);
             instance.get_physical_device_properties2(physical, &mut p2);
             caps.subgroup_size = p11.subgroup_size;
+            caps.max_memory_allocation_size = p11.max_memory_allocation_size;
+            if caps.api_version >= vk::API_VERSION_1_3 {
+                // Chained only where the device's version defines it.
+                let mut m4 = vk::PhysicalDeviceMaintenance4Properties::default();
+                let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut m4);
+                instance.get_physical_device_properties2(physical, &mut p2);
+                caps.max_buffer_size = m4.max_buffer_size;
+            }
             caps.rounding_mode_rtz_f32 = p12.shader_rounding_mode_rtz_float32 == vk::TRUE;
             caps.rounding_mode_rte_f16 = p12.shader_rounding_mode_rte_float16 == vk::TRUE;
             caps.denorm_preserve_f16 = p12.shader_denorm_preserve_float16 == vk::TRUE;

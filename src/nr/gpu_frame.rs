@@ -14,12 +14,13 @@ use std::sync::Arc;
 
 use crate::gpu::{DescriptorArena, GpuBuffer, GpuContext, GpuError, MemoryKind, Recorder};
 use crate::nr::frame::FrameConstants;
-use crate::nr::record::network::NetworkRecorder;
+use crate::nr::graph::Graph;
+use crate::nr::record::network::{self, NetworkOptions, NetworkRecorder};
 use crate::nr::record::passes::{
-    ComposeBindings, ComposePass, PrepareBindings, PreparePass, HISTORY_TEXEL_BYTES,
-    MOTION_TEXEL_BYTES, PROXY_TEXEL_BYTES,
+    check_passes, compose_bands, prepare_bands, ComposeBindings, ComposePass, PassSize,
+    PrepareBindings, PreparePass, HISTORY_TEXEL_BYTES, MOTION_TEXEL_BYTES, PROXY_TEXEL_BYTES,
 };
-use crate::nr::record::RecordError;
+use crate::nr::record::{RangeError, RecordError};
 
 /// The device buffers of a frame (valid size).
 pub struct FrameBuffers {
@@ -62,6 +63,19 @@ impl FrameBuffers {
     }
 }
 
+/// Whether a frame of `graph` fits the limits of `ctx`'s device (lowered by
+/// `opts.max_binding_range`): every launch of the network and of the frame passes, the
+/// workspace's and the frame buffers' allocations. Planned without touching the device, so a
+/// feature refuses a size it cannot run before it records anything; the error names the limit.
+pub fn check_limits(
+    ctx: &GpuContext,
+    graph: &Graph,
+    opts: &NetworkOptions,
+) -> Result<(), RangeError> {
+    let (limits, _) = network::plan_within(ctx, graph, opts)?;
+    check_passes(PassSize::of_geometry(&graph.geometry), &limits)
+}
+
 /// One frame's buffers, network and passes (see the module documentation). Field order is drop
 /// order: the descriptor sets go before the buffers they name.
 pub struct GpuFrame {
@@ -79,8 +93,18 @@ impl GpuFrame {
         buffers: FrameBuffers,
         network: NetworkRecorder,
     ) -> Result<GpuFrame, GpuError> {
-        // 2 prepare sets of 4 buffers, 2 compose sets of 6.
-        let mut arena = DescriptorArena::new(ctx, 4, 20)?;
+        let size = PassSize::of_geometry(&network.graph().geometry);
+        let limits = network.limits();
+        let bands = |r: Result<Vec<_>, RangeError>| {
+            r.map(|v| v.len() as u32)
+                .map_err(|e| GpuError::invalid("frame passes", e.to_string()))
+        };
+        let (p, c) = (
+            bands(prepare_bands(size, &limits))?,
+            bands(compose_bands(size, &limits))?,
+        );
+        // 2 prepare passes of 4 buffers per launch, 2 compose passes of 6.
+        let mut arena = DescriptorArena::new(ctx, 2 * (p + c), 2 * (4 * p + 6 * c))?;
         let features = network.tensor(network.graph().features);
         let head = network.tensor(network.graph().head);
         let b = &buffers;
@@ -94,6 +118,8 @@ impl GpuFrame {
                     history: Some(b.history[read].binding()),
                     features,
                 },
+                size,
+                &limits,
             )
         };
         let prepare = [prepare(0)?, prepare(1)?];
@@ -109,6 +135,8 @@ impl GpuFrame {
                     output: b.output.binding(),
                     next_history: b.history[1 - read].binding(),
                 },
+                size,
+                &limits,
             )
         };
         let compose = [compose(0)?, compose(1)?];
@@ -119,6 +147,12 @@ impl GpuFrame {
             network,
             buffers,
         })
+    }
+
+    /// Launches of the prepare and compose passes (more than one each where the frame's
+    /// buffers exceed the device's binding range).
+    pub fn pass_launches(&self) -> (usize, usize) {
+        (self.prepare[0].launches(), self.compose[0].launches())
     }
 
     pub fn buffers(&self) -> &FrameBuffers {

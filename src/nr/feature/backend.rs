@@ -24,7 +24,7 @@ use super::route_choice::{self, RouteInputs};
 use crate::feature::{Backend, DeviceContext, FeatureError, Instance, RouteReport};
 use crate::gpu::{CallerImages, GpuContext, Pending, Recorder, UploadBatch};
 use crate::nr::geometry::Geometry;
-use crate::nr::gpu_frame::{FrameBuffers, GpuFrame};
+use crate::nr::gpu_frame::{self, FrameBuffers, GpuFrame};
 use crate::nr::graph;
 use crate::nr::keys;
 use crate::nr::record::network::{NetworkOptions, NetworkRecorder};
@@ -148,8 +148,19 @@ impl NrBackend {
             input_per_frame: true,
             ..NetworkOptions::default()
         };
-        let buffers = FrameBuffers::new(&ctx, width, height).map_err(gpu_error)?;
         let graph = graph::build(&geometry);
+        // Every launch within the device's limits (bands where a tensor exceeds the binding
+        // range), or refused here, before anything is allocated or recorded.
+        gpu_frame::check_limits(&ctx, &graph, &opts).map_err(|e| {
+            FeatureError::UnsupportedParameter {
+                key: keys::WIDTH.to_owned(),
+                reason: format!(
+                    "{width}x{height} does not fit device `{}`: {e}",
+                    ctx.capabilities().device_name
+                ),
+            }
+        })?;
+        let buffers = FrameBuffers::new(&ctx, width, height).map_err(gpu_error)?;
         let images = CallerImages::new(&ctx);
 
         // SAFETY: the NGX caller hands a command buffer of this device in the recording state.

@@ -25,10 +25,22 @@ use crate::gpu::{
 use crate::nr::graph::{DType, Epilogue, Graph, InputMode, Node, Op, TensorId};
 use crate::numerics::{tables, AccRounding, ExponentConvention, Profile, Profiles};
 
+use super::bands::{row_bytes, sub_binding, Band};
 use super::{need, GpuWeights, KernelPolicy};
 
 /// Push-constant bytes of every kernel here (the GEMM uses all 40).
 const PUSH_BYTES: u32 = 40;
+
+/// The fewest rows a GEMM workgroup computes in any build (the RTZ and cooperative-matrix
+/// builds' 64; the portable build takes 128): a launch of `rows` rows has at most
+/// `ceil(rows / MIN_ROWS_PER_GROUP)` workgroups along x.
+pub const MIN_ROWS_PER_GROUP: u64 = 64;
+
+/// Rows per workgroup of the adapter (8 rows x 8 column quads).
+pub const ADAPTER_ROWS_PER_GROUP: u64 = 8;
+
+/// Rows per workgroup of the head.
+pub const HEAD_ROWS_PER_GROUP: u64 = 64;
 
 fn words(w: &[u32]) -> Vec<u8> {
     let mut v: Vec<u8> = w.iter().flat_map(|x| x.to_ne_bytes()).collect();
@@ -509,7 +521,7 @@ pub fn prepare_adapter(
         pipeline,
         set,
         push: words(&[rows as u32]),
-        groups: [(rows * 8).div_ceil(64) as u32, 1, 1],
+        groups: [(rows as u64).div_ceil(ADAPTER_ROWS_PER_GROUP) as u32, 1, 1],
         then: None,
     })
 }
@@ -554,7 +566,7 @@ pub fn prepare_head(
         pipeline,
         set,
         push: words(&[rows as u32]),
-        groups: [rows.div_ceil(64) as u32, 1, 1],
+        groups: [(rows as u64).div_ceil(HEAD_ROWS_PER_GROUP) as u32, 1, 1],
         then: None,
     })
 }
@@ -574,10 +586,11 @@ pub fn record_head(
     prepare_head(ctx, arena, profiles, rows, input, weights, out)?.record(rec)
 }
 
-/// Prepare the kernel of a GEMM-family node (`Gemm`, `Adapter`, `Head`) of `graph`, with tensor
+/// Prepare the kernel of a GEMM-family node (`Gemm`, `Adapter`, `Head`) of `graph` over the
+/// token rows `band` of its tensors (all of them for one launch; see `bands`), with tensor
 /// bindings from `tensor`, weights from `weights` and, for a split-K GEMM, the partials scratch
-/// `partials` ([`GemmShape::partials_bytes`]); `Ok(None)` for every other op (the route
-/// prepares those: `nr::route::exact`).
+/// `partials` ([`GemmShape::partials_bytes`]; a band takes its rows' share); `Ok(None)` for every
+/// other op (the route prepares those: `nr::route::exact`).
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_node(
     ctx: &Arc<GpuContext>,
@@ -589,7 +602,11 @@ pub fn prepare_node(
     weights: &GpuWeights,
     tensor: &dyn Fn(TensorId) -> BufferBinding,
     partials: Option<BufferBinding>,
+    band: Band,
 ) -> Result<Option<Dispatch>, GpuError> {
+    let rows = u64::from(band.start)..u64::from(band.end);
+    // The band's rows of tensor `t`.
+    let sub = |t: TensorId| sub_binding(tensor(t), rows.clone(), row_bytes(graph, t));
     Ok(Some(match &node.op {
         Op::Gemm {
             input,
@@ -600,21 +617,31 @@ pub fn prepare_node(
             out_raw,
             ..
         } => {
-            let shape = GemmShape::of_node(graph, node)
+            let mut shape = GemmShape::of_node(graph, node)
                 .ok_or_else(|| invalid(&node.label, "not a GEMM node".into()))?;
+            shape.rows = band.len() as usize;
             let seed = match seed {
                 Some(s) => Some((
-                    tensor(s.skip),
+                    sub(s.skip),
                     weights.binding(s.scale, (shape.nout() * 2) as u64)?,
                 )),
                 None => None,
             };
+            // A band's partials: `[partition][band rows][nout]`, after those of the rows before.
+            let partials = partials.map(|p| {
+                let per_row = (shape.partitions() * shape.nout() * 2) as u64;
+                BufferBinding {
+                    buffer: p.buffer,
+                    offset: p.offset + rows.start * per_row,
+                    range: (rows.end - rows.start) * per_row,
+                }
+            });
             let bindings = GemmBindings {
-                input: tensor(*input),
+                input: sub(*input),
                 matrix: weights.matrix(mat)?,
                 seed,
-                out: tensor(*out),
-                out_raw: out_raw.map(tensor),
+                out: sub(*out),
+                out_raw: out_raw.map(sub),
                 table: match epilogue {
                     Epilogue::F16 => None,
                     _ => Some(weights.gemm_table()?),
@@ -632,11 +659,11 @@ pub fn prepare_node(
             ctx,
             arena,
             profiles,
-            graph.rows(*input),
-            tensor(*input),
+            band.len() as usize,
+            sub(*input),
             weights.f16_matrix(*w, 16, 32)?,
-            tensor(*out_raw),
-            tensor(*out),
+            sub(*out_raw),
+            sub(*out),
         )?,
         Op::Head {
             input,
@@ -646,10 +673,10 @@ pub fn prepare_node(
             ctx,
             arena,
             profiles,
-            graph.rows(*input),
-            tensor(*input),
+            band.len() as usize,
+            sub(*input),
             weights.f16_matrix(*w, 32, 4)?,
-            tensor(*out),
+            sub(*out),
         )?,
         _ => return Ok(None),
     }))

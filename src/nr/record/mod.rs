@@ -7,7 +7,10 @@
 //! * `gemm` — the grouped FP8 GEMM, the input adapter and the head (exact emulation of the MMA
 //!   profiles in integer and float arithmetic, no cooperative matrices);
 //! * `network` — [`NetworkRecorder`]: every node of the graph, barriers, timestamps, readback;
-//! * `passes` — prepare/compose around the network and the bridge to the caller's images.
+//! * `passes` — prepare/compose around the network and the bridge to the caller's images;
+//! * `bands` — launches within the device's limits: the row bands a node (or a frame pass) runs
+//!   in when one binding would exceed `maxStorageBufferRange` or a grid
+//!   `maxComputeWorkGroupCount`.
 //!
 //! The attention and element-wise kernels (`attention`, `elementwise`) are called from
 //! `network`. The GEMM and attention kernels come in two builds each (round-toward-zero FMA
@@ -16,6 +19,7 @@
 //! [`Dispatch`] built once) and a `record_*` convenience that prepares and records.
 
 pub mod attention;
+pub mod bands;
 pub mod elementwise;
 pub mod gemm;
 pub mod network;
@@ -24,6 +28,7 @@ pub mod policy;
 pub mod weights;
 pub mod workspace;
 
+pub use bands::{BindLimits, RangeError};
 pub use gemm::{Dispatch, GemmBindings, GemmShape};
 pub use network::{Keep, NetworkOptions, NetworkRecorder};
 pub use policy::{KernelBuild, KernelPolicy};
@@ -57,4 +62,7 @@ pub enum RecordError {
     Weights(String),
     #[error("graph: {0}")]
     Graph(String),
+    /// The size does not fit the device's limits (found before anything is recorded).
+    #[error("device limits: {0}")]
+    Limits(#[from] RangeError),
 }

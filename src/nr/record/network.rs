@@ -19,6 +19,8 @@ use crate::nr::graph::{Graph, TensorId};
 use crate::nr::route::{self, NetworkRoute, NodeBindings, RouteError};
 use crate::numerics::Profiles;
 
+use super::bands::{self, Band, BindLimits, RangeError};
+use super::workspace;
 use super::{GpuWeights, KernelBuild, RecordError, Workspace};
 
 /// Which tensors stay readable after a frame (unshared in the workspace, copied to readback).
@@ -53,6 +55,10 @@ pub struct NetworkOptions {
     /// them (135 MiB at 1080p). `false` keeps them for the recorder's life: callers that upload
     /// them once and run the network several times (the bench) need that.
     pub input_per_frame: bool,
+    /// Lower the device's `maxStorageBufferRange` to this many bytes for planning the launches
+    /// (never raises it): forces the split route (`bands`) on small sizes, for tests and
+    /// `bench --max-binding-range`. `None`: the device's limit.
+    pub max_binding_range: Option<u64>,
 }
 
 impl Default for NetworkOptions {
@@ -67,6 +73,7 @@ impl Default for NetworkOptions {
             readback: false,
             timestamps: false,
             input_per_frame: false,
+            max_binding_range: None,
         }
     }
 }
@@ -90,6 +97,21 @@ fn kept_tensors(graph: &Graph, opts: &NetworkOptions) -> Vec<TensorId> {
     kept
 }
 
+/// The launches of every node of `graph` and its workspace plan within the limits of `ctx`'s
+/// device (lowered by `opts.max_binding_range`), computed without touching the device: `Err`
+/// names the limit a size cannot meet. What [`NetworkRecorder::with_route`] does first; a
+/// feature calls it before it records anything.
+pub fn plan_within(
+    ctx: &GpuContext,
+    graph: &Graph,
+    opts: &NetworkOptions,
+) -> Result<(BindLimits, Vec<Vec<Band>>), RangeError> {
+    let limits = BindLimits::of(ctx.capabilities()).lowered(opts.max_binding_range);
+    let bands = bands::plan_graph(graph, &limits)?;
+    workspace::plan_within(graph, &kept_tensors(graph, opts), &limits)?;
+    Ok((limits, bands))
+}
+
 /// The network of one geometry on one device.
 pub struct NetworkRecorder {
     /// The device and the weights the prepared descriptor sets point into, kept alive.
@@ -100,8 +122,10 @@ pub struct NetworkRecorder {
     route: Box<dyn NetworkRoute>,
     /// Kept alive for the prepared descriptor sets.
     _arena: DescriptorArena,
-    /// One launch per node of the graph.
-    prepared: Vec<Dispatch>,
+    /// The launches of every node of the graph: one, or one per row band where its tensors
+    /// exceed the device's limits (`bands`; they write disjoint rows, so no barrier between).
+    prepared: Vec<Vec<Dispatch>>,
+    limits: BindLimits,
     timestamps: Option<TimestampPool>,
     readback: Option<GpuBuffer>,
     /// Offset of each kept tensor in the readback buffer.
@@ -134,18 +158,29 @@ impl NetworkRecorder {
         route: Box<dyn NetworkRoute>,
         opts: NetworkOptions,
     ) -> Result<NetworkRecorder, RecordError> {
+        let (limits, bands) = plan_within(ctx, &graph, &opts)?;
         let kept = kept_tensors(&graph, &opts);
-        let workspace = Workspace::new(ctx, &graph, &kept)?;
-        let (sets, buffers) = route.descriptor_budget(&graph);
-        let mut arena = DescriptorArena::new(ctx, sets, buffers)?;
+        let workspace = Workspace::new(ctx, &graph, &kept, &limits)?;
+        let (mut sets, mut buffers) = (0u32, 0u32);
+        for (node, b) in graph.nodes.iter().zip(&bands) {
+            let (s, d) = route.descriptor_budget(node);
+            sets = sets.saturating_add(s.saturating_mul(b.len() as u32));
+            buffers = buffers.saturating_add(d.saturating_mul(b.len() as u32));
+        }
+        let mut arena = DescriptorArena::new(ctx, sets.max(1), buffers.max(1))?;
         let mut prepared = Vec::with_capacity(graph.nodes.len());
         for (i, node) in graph.nodes.iter().enumerate() {
             let tensor = |t: TensorId| workspace.binding(t);
-            let bindings = NodeBindings {
-                tensor: &tensor,
-                scratch: workspace.scratch(i),
-            };
-            prepared.push(route.prepare(ctx, &mut arena, &graph, node, &weights, &bindings)?);
+            let mut launches = Vec::with_capacity(bands[i].len());
+            for &band in &bands[i] {
+                let bindings = NodeBindings {
+                    tensor: &tensor,
+                    scratch: workspace.scratch(i),
+                    band,
+                };
+                launches.push(route.prepare(ctx, &mut arena, &graph, node, &weights, &bindings)?);
+            }
+            prepared.push(launches);
         }
         let timestamps = if opts.timestamps {
             TimestampPool::new(ctx, graph.nodes.len() as u32 + 2)?
@@ -176,6 +211,7 @@ impl NetworkRecorder {
             route,
             _arena: arena,
             prepared,
+            limits,
             timestamps,
             readback,
             readback_at,
@@ -195,6 +231,17 @@ impl NetworkRecorder {
     /// `tensor(graph().features)`, or the head its compose pass reads).
     pub fn tensor(&self, t: TensorId) -> BufferBinding {
         self.workspace.binding(t)
+    }
+
+    /// The device limits the launches were planned within (`NetworkOptions::max_binding_range`
+    /// applied); the frame passes around the network plan theirs within the same.
+    pub fn limits(&self) -> BindLimits {
+        self.limits
+    }
+
+    /// Launches of each node (more than one where a node runs in row bands).
+    pub fn launches(&self) -> Vec<usize> {
+        self.prepared.iter().map(Vec::len).collect()
     }
 
     /// Device bytes of the workspace.
@@ -219,8 +266,8 @@ impl NetworkRecorder {
             )));
         }
         let bytes: Vec<u8> = features.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let b = self.workspace.binding(t);
-        batch.upload(rec, self.workspace.buffer(), b.offset, &bytes)?;
+        let (buffer, offset) = self.workspace.place(t);
+        batch.upload(rec, buffer, offset, &bytes)?;
         Ok(())
     }
 
@@ -258,7 +305,9 @@ impl NetworkRecorder {
             if i > range.start {
                 rec.compute_to_compute();
             }
-            self.prepared[i].record(rec)?;
+            for launch in &self.prepared[i] {
+                launch.record(rec)?;
+            }
             if let Some(ts) = self.timestamps.as_mut() {
                 ts.mark(rec, &self.graph.nodes[i].label)?;
             }
@@ -267,16 +316,25 @@ impl NetworkRecorder {
         rec.compute_to_compute();
         rec.compute_to_transfer();
         if range.end == len {
-            if let Some(rb) = &self.readback {
-                for (t, at) in self.readback_at.iter().enumerate() {
-                    if let Some(at) = at {
-                        let src = self.workspace.binding(t);
-                        let size = self.workspace.plan().slots[t].1;
-                        rec.copy(src, rb.range(*at, size)?, size)?;
-                    }
+            self.record_readback(rec)?;
+        }
+        Ok(())
+    }
+
+    /// Record copies of the kept tensors into the readback buffer (and a barrier to the host),
+    /// when the recorder has one. [`Self::record_nodes`] does it after the last node; a caller
+    /// that runs only the first nodes (`bench --blocks N --check`) records it after them, behind
+    /// their exit barrier; tensors no recorded node wrote are copied as they are.
+    pub fn record_readback(&self, rec: &mut Recorder<'_>) -> Result<(), RecordError> {
+        if let Some(rb) = &self.readback {
+            for (t, at) in self.readback_at.iter().enumerate() {
+                if let Some(at) = at {
+                    let src = self.workspace.binding(t);
+                    let size = self.workspace.plan().slots[t].1;
+                    rec.copy(src, rb.range(*at, size)?, size)?;
                 }
-                rec.to_host();
             }
+            rec.to_host();
         }
         Ok(())
     }
@@ -346,7 +404,7 @@ mod tests {
             ..NetworkOptions::default()
         };
         let f = g.features;
-        let p = plan(&g, &kept_tensors(&g, &once));
+        let p = plan(&g, &kept_tensors(&g, &once), u64::MAX);
         for t in (0..g.tensors.len()).filter(|&t| t != f) {
             assert!(
                 !overlaps(p.slots[f], p.slots[t]),
@@ -354,7 +412,7 @@ mod tests {
                 g.tensors[t].name
             );
         }
-        let q = plan(&g, &kept_tensors(&g, &per_frame));
+        let q = plan(&g, &kept_tensors(&g, &per_frame), u64::MAX);
         assert!(
             (0..g.tensors.len()).any(|t| t != f && overlaps(q.slots[f], q.slots[t])),
             "rewritten features are never reused"

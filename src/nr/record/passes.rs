@@ -8,6 +8,14 @@
 //! `shaders/lib/frame*.glsl`) reproduce the CPU reference `nr::frame` bit for bit; see
 //! `docs/frame.md` §10 for the image formats, layouts and barriers assumed here.
 //!
+//! Where a frame buffer or the network's input or head exceeds the device's
+//! `maxStorageBufferRange` (the f32 features are 135 MiB at 1920x1080), a pass runs as several
+//! launches over bands of rows ([`PassBand`], planned by [`prepare_bands`], [`compose_bands`],
+//! [`import_bands`]), each binding its rows' share of the buffers it writes and of the proxy and
+//! head; the history and motion buffers, which prepare and compose read (the history at
+//! reprojected positions anywhere), are bound whole: 8 bytes per pixel, at most 128 MiB at the
+//! API's largest area, the smallest range Vulkan allows.
+//!
 //! Owns nothing of the network itself and never submits: everything is recorded into the
 //! caller's command buffer through a [`Recorder`]. The views of the caller's images and their
 //! descriptor sets are `gpu`'s ([`CallerImages`], "the bridge" below); objects a recorded command
@@ -21,7 +29,13 @@ use crate::gpu::{
     Bind, BufferBinding, CallerImage, CallerImages, ComputePipeline, DescriptorArena,
     DescriptorKind, GpuContext, GpuError, ImageDependency, PipelineDesc, Recorder,
 };
+use std::ops::Range;
+
+use crate::nr::frame::prepare::mirror;
 use crate::nr::frame::{FrameConstants, LANES};
+use crate::nr::geometry::Geometry;
+
+use super::bands::{self, BindLimits, RangeError};
 
 /// Shader keys of the frame kernels.
 pub const PREPARE_SHADER: &str = "nr/prepare";
@@ -75,6 +89,253 @@ pub struct ComposeBindings {
     pub next_history: BufferBinding,
 }
 
+/// The frame size a pass is made for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PassSize {
+    /// Valid (feature) size.
+    pub width: u32,
+    pub height: u32,
+    /// The padded field of the network.
+    pub field_width: u32,
+    pub field_height: u32,
+}
+
+impl PassSize {
+    /// The size the constants describe.
+    pub fn of(c: &FrameConstants) -> PassSize {
+        PassSize {
+            width: c.width,
+            height: c.height,
+            field_width: c.field_width,
+            field_height: c.field_height,
+        }
+    }
+
+    /// The size of a frame of `geometry`.
+    pub fn of_geometry(g: &Geometry) -> PassSize {
+        PassSize {
+            width: g.valid.w,
+            height: g.valid.h,
+            field_width: g.field.w,
+            field_height: g.field.h,
+        }
+    }
+
+    fn valid_pixels(&self) -> u64 {
+        u64::from(self.width) * u64::from(self.height)
+    }
+}
+
+/// Rows per band quantum of the frame passes: 32 rows of a buffer of at least 8 bytes per
+/// pixel start at a multiple of 256 bytes (every device's storage-buffer offset alignment), so
+/// the rows neighbouring launches write never share a bound byte.
+const PASS_QUANTUM: u32 = 32;
+
+/// One launch of a frame pass: `rows` of its grid (field rows for prepare, valid rows for
+/// compose and the imports) and `src`, the valid rows its proxy binding holds (`src.start` is
+/// a multiple of 32).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PassBand {
+    pub rows: Range<u32>,
+    pub src: Range<u32>,
+}
+
+impl PassBand {
+    /// The words pushed after the frame constants (`frame_constants.glsl`).
+    fn words(&self) -> [u32; 4] {
+        [self.rows.start, self.rows.end, self.src.start, 0]
+    }
+}
+
+/// Push-constant bytes of prepare and compose: the frame constants and the band.
+const PASS_PUSH_BYTES: u32 = FrameConstants::BYTES as u32 + 16;
+
+/// Refuse a buffer bound whole that exceeds the range limit.
+fn whole_fits(what: &str, bytes: u64, limits: &BindLimits) -> Result<(), RangeError> {
+    if bytes > limits.max_range {
+        return Err(RangeError::range(
+            format!("frame buffer `{what}` (bound whole)"),
+            bytes,
+            limits,
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a 2D grid of 8x8 workgroups over `width` x `rows` fits.
+fn grid_fits(what: &str, width: u32, rows: u32, limits: &BindLimits) -> Result<(), RangeError> {
+    for (axis, n) in [(0, width), (1, rows)] {
+        let groups = u64::from(n.div_ceil(TILE));
+        if groups > u64::from(limits.max_groups[axis]) {
+            return Err(RangeError::groups(what.to_owned(), axis, groups, limits));
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of `rows` rows of a buffer of `width` pixels of `bytes` each.
+fn rows_bytes(rows: Range<u32>, width: u32, bytes: u64) -> u64 {
+    u64::from(rows.end.saturating_sub(rows.start)) * u64::from(width) * bytes
+}
+
+/// One band, or bands of [`PASS_QUANTUM`] rows that each fit `fits` with the band range.
+fn pass_bands(
+    len: u32,
+    limits: &BindLimits,
+    fits: impl Fn(&PassBand, u64) -> Result<(), RangeError>,
+    band: impl Fn(Range<u32>) -> PassBand,
+) -> Result<Vec<PassBand>, RangeError> {
+    let whole = band(0..len);
+    if fits(&whole, limits.max_range).is_ok() {
+        return Ok(vec![whole]);
+    }
+    let room = limits.max_range.saturating_sub(bands::ALIGN_ROOM);
+    Ok(
+        bands::split(len, PASS_QUANTUM, |b| fits(&band(b.start..b.end), room))?
+            .into_iter()
+            .map(|b| band(b.start..b.end))
+            .collect(),
+    )
+}
+
+/// The launches of `prepare` for a frame of `size`: bands of field rows, each with the valid
+/// rows its mirrored proxy reads.
+pub fn prepare_bands(size: PassSize, limits: &BindLimits) -> Result<Vec<PassBand>, RangeError> {
+    let n = size.valid_pixels();
+    whole_fits("motion", n * MOTION_TEXEL_BYTES, limits)?;
+    whole_fits("history", n * HISTORY_TEXEL_BYTES, limits)?;
+    let band = |rows: Range<u32>| {
+        let (lo, hi) = rows
+            .clone()
+            .map(|y| mirror(y, size.height))
+            .fold((u32::MAX, 0), |(lo, hi), m| (lo.min(m), hi.max(m + 1)));
+        let lo = if lo == u32::MAX { 0 } else { lo };
+        PassBand {
+            rows,
+            src: lo / PASS_QUANTUM * PASS_QUANTUM..hi.max(lo + 1),
+        }
+    };
+    pass_bands(
+        size.field_height,
+        limits,
+        |b, range| {
+            let features = rows_bytes(b.rows.clone(), size.field_width, FEATURE_ROW_BYTES);
+            let proxy = rows_bytes(b.src.clone(), size.width, PROXY_TEXEL_BYTES);
+            for (what, bytes) in [("network input features", features), ("proxy", proxy)] {
+                if bytes > range {
+                    return Err(RangeError::range(
+                        format!("prepare: rows {:?} of the {what}", b.rows),
+                        bytes,
+                        limits,
+                    ));
+                }
+            }
+            grid_fits(
+                "prepare",
+                size.field_width,
+                b.rows.end - b.rows.start,
+                limits,
+            )
+        },
+        band,
+    )
+}
+
+/// The launches of `compose` for a frame of `size`: bands of valid rows (the proxy's and the
+/// head's).
+pub fn compose_bands(size: PassSize, limits: &BindLimits) -> Result<Vec<PassBand>, RangeError> {
+    let n = size.valid_pixels();
+    whole_fits("motion", n * MOTION_TEXEL_BYTES, limits)?;
+    whole_fits("history", n * HISTORY_TEXEL_BYTES, limits)?;
+    pass_bands(
+        size.height,
+        limits,
+        |b, range| {
+            let proxy = rows_bytes(b.rows.clone(), size.width, PROXY_TEXEL_BYTES);
+            let head = rows_bytes(b.rows.clone(), size.field_width, HEAD_ROW_BYTES);
+            let out = rows_bytes(b.rows.clone(), size.width, HISTORY_TEXEL_BYTES);
+            for (what, bytes) in [("proxy", proxy), ("network head", head), ("output", out)] {
+                if bytes > range {
+                    return Err(RangeError::range(
+                        format!("compose: rows {:?} of the {what}", b.rows),
+                        bytes,
+                        limits,
+                    ));
+                }
+            }
+            grid_fits("compose", size.width, b.rows.end - b.rows.start, limits)
+        },
+        |rows| PassBand {
+            src: rows.clone(),
+            rows,
+        },
+    )
+}
+
+/// The launches of an import of a `width` x `height` rectangle into a buffer of `channels` f32
+/// per pixel: bands of rows.
+pub fn import_bands(
+    width: u32,
+    height: u32,
+    channels: u32,
+    limits: &BindLimits,
+) -> Result<Vec<PassBand>, RangeError> {
+    pass_bands(
+        height,
+        limits,
+        |b, range| {
+            let bytes = rows_bytes(b.rows.clone(), width, u64::from(channels) * 4);
+            if bytes > range {
+                return Err(RangeError::range(
+                    format!("import: rows {:?} of its frame buffer", b.rows),
+                    bytes,
+                    limits,
+                ));
+            }
+            grid_fits("import", width, b.rows.end - b.rows.start, limits)
+        },
+        |rows| PassBand {
+            src: rows.clone(),
+            rows,
+        },
+    )
+}
+
+/// Every launch of a frame of `size` fits `limits`: prepare, compose, the imports (colour and
+/// motion) and the export, and each frame buffer fits one allocation. Checked before a feature
+/// records anything.
+pub fn check_passes(size: PassSize, limits: &BindLimits) -> Result<(), RangeError> {
+    prepare_bands(size, limits)?;
+    compose_bands(size, limits)?;
+    import_bands(size.width, size.height, 4, limits)?;
+    import_bands(size.width, size.height, 2, limits)?;
+    let n = size.valid_pixels();
+    whole_fits("output", n * HISTORY_TEXEL_BYTES, limits)?;
+    for (what, texel) in [
+        ("proxy", PROXY_TEXEL_BYTES),
+        ("motion", MOTION_TEXEL_BYTES),
+        ("history", HISTORY_TEXEL_BYTES),
+    ] {
+        if n * texel > limits.max_buffer {
+            return Err(RangeError::buffer(
+                format!("frame buffer `{what}`"),
+                n * texel,
+                limits,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The rows `rows` of a frame buffer of `width` pixels of `texel` bytes (`whole` is the buffer).
+fn rows_of(whole: BufferBinding, rows: &Range<u32>, width: u32, texel: u64) -> BufferBinding {
+    bands::sub_binding(
+        whole,
+        u64::from(rows.start)..u64::from(rows.end),
+        u64::from(width) * texel,
+    )
+}
+
 fn need(what: &str, binding: &BufferBinding, bytes: u64) -> Result<(), GpuError> {
     super::need(&format!("frame buffer `{what}`"), binding, bytes)
 }
@@ -114,48 +375,83 @@ fn effective(c: &FrameConstants, motion: bool, history: bool) -> FrameConstants 
     }
 }
 
-/// `prepare` bound to its buffers: one descriptor set, allocated once (a feature keeps one pass
-/// per history slot and records it every frame).
-#[derive(Clone, Copy, Debug)]
+/// The constants of a launch as the kernel sees them: the frame's, then the band's.
+fn push(c: &FrameConstants, band: &PassBand) -> Vec<u8> {
+    let mut v = c.to_bytes().to_vec();
+    v.extend(band.words().iter().flat_map(|w| w.to_le_bytes()));
+    v
+}
+
+fn wrong_size(what: &str, made: PassSize, got: PassSize) -> GpuError {
+    GpuError::invalid(
+        what,
+        format!("made for a frame of {made:?}, recorded with {got:?}"),
+    )
+}
+
+/// `prepare` bound to its buffers for a frame of one size: one descriptor set per launch,
+/// allocated once (a feature keeps one pass per history slot and records it every frame).
+#[derive(Clone, Debug)]
 pub struct PreparePass {
     pipeline: ComputePipeline,
-    set: vk::DescriptorSet,
+    launches: Vec<(vk::DescriptorSet, PassBand)>,
     bindings: PrepareBindings,
+    size: PassSize,
 }
 
 impl PreparePass {
+    /// The pass for frames of `size`, in launches within `limits`.
     pub fn new(
         ctx: &Arc<GpuContext>,
         arena: &mut DescriptorArena,
         bindings: &PrepareBindings,
+        size: PassSize,
+        limits: &BindLimits,
     ) -> Result<Self, GpuError> {
-        let pipeline = ctx.pipeline(&PipelineDesc::new(
-            PREPARE_SHADER,
-            4,
-            FrameConstants::BYTES as u32,
-        ))?;
-        // Absent optional inputs are never read; the proxy stands in for their descriptor.
-        let set = arena.allocate(
-            &pipeline,
-            &[
-                bindings.proxy,
-                bindings.motion.unwrap_or(bindings.proxy),
-                bindings.history.unwrap_or(bindings.proxy),
-                bindings.features,
-            ],
-        )?;
+        let pipeline = ctx.pipeline(&PipelineDesc::new(PREPARE_SHADER, 4, PASS_PUSH_BYTES))?;
+        let bands =
+            prepare_bands(size, limits).map_err(|e| GpuError::invalid("prepare", e.to_string()))?;
+        let mut launches = Vec::with_capacity(bands.len());
+        for band in bands {
+            let proxy = rows_of(bindings.proxy, &band.src, size.width, PROXY_TEXEL_BYTES);
+            // Absent optional inputs are never read; the proxy stands in for their descriptor.
+            let set = arena.allocate(
+                &pipeline,
+                &[
+                    proxy,
+                    bindings.motion.unwrap_or(proxy),
+                    bindings.history.unwrap_or(proxy),
+                    rows_of(
+                        bindings.features,
+                        &band.rows,
+                        size.field_width,
+                        FEATURE_ROW_BYTES,
+                    ),
+                ],
+            )?;
+            launches.push((set, band));
+        }
         Ok(PreparePass {
             pipeline,
-            set,
+            launches,
             bindings: *bindings,
+            size,
         })
     }
 
-    /// Record the dispatch (one invocation per field pixel) and a barrier that makes the
+    /// Launches of the pass.
+    pub fn launches(&self) -> usize {
+        self.launches.len()
+    }
+
+    /// Record the dispatches (one invocation per field pixel) and a barrier that makes the
     /// features visible to later compute work.
     pub fn record(&self, rec: &mut Recorder, constants: &FrameConstants) -> Result<(), GpuError> {
         let b = &self.bindings;
         check_sizes(constants)?;
+        if PassSize::of(constants) != self.size {
+            return Err(wrong_size("prepare", self.size, PassSize::of(constants)));
+        }
         let n = valid_pixels(constants);
         need("proxy", &b.proxy, n * PROXY_TEXEL_BYTES)?;
         if let Some(m) = &b.motion {
@@ -170,59 +466,79 @@ impl PreparePass {
             field_pixels(constants) * FEATURE_ROW_BYTES,
         )?;
         let c = effective(constants, b.motion.is_some(), b.history.is_some());
-        rec.run(
-            &self.pipeline,
-            self.set,
-            &c.to_bytes(),
-            groups(c.field_width, c.field_height),
-        )?;
+        for (set, band) in &self.launches {
+            rec.run(
+                &self.pipeline,
+                *set,
+                &push(&c, band),
+                groups(c.field_width, band.rows.end - band.rows.start),
+            )?;
+        }
         rec.compute_to_compute_buffers(&[b.features]);
         Ok(())
     }
 }
 
 /// `compose` bound to its buffers (see [`PreparePass`]).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ComposePass {
     pipeline: ComputePipeline,
-    set: vk::DescriptorSet,
+    launches: Vec<(vk::DescriptorSet, PassBand)>,
     bindings: ComposeBindings,
+    size: PassSize,
 }
 
 impl ComposePass {
+    /// The pass for frames of `size`, in launches within `limits`.
     pub fn new(
         ctx: &Arc<GpuContext>,
         arena: &mut DescriptorArena,
         bindings: &ComposeBindings,
+        size: PassSize,
+        limits: &BindLimits,
     ) -> Result<Self, GpuError> {
-        let pipeline = ctx.pipeline(&PipelineDesc::new(
-            COMPOSE_SHADER,
-            6,
-            FrameConstants::BYTES as u32,
-        ))?;
-        let set = arena.allocate(
-            &pipeline,
-            &[
-                bindings.proxy,
-                bindings.motion.unwrap_or(bindings.proxy),
-                bindings.history.unwrap_or(bindings.proxy),
-                bindings.head,
-                bindings.output,
-                bindings.next_history,
-            ],
-        )?;
+        let pipeline = ctx.pipeline(&PipelineDesc::new(COMPOSE_SHADER, 6, PASS_PUSH_BYTES))?;
+        let bands =
+            compose_bands(size, limits).map_err(|e| GpuError::invalid("compose", e.to_string()))?;
+        let mut launches = Vec::with_capacity(bands.len());
+        for band in bands {
+            let proxy = rows_of(bindings.proxy, &band.rows, size.width, PROXY_TEXEL_BYTES);
+            let rows = |b: BufferBinding| rows_of(b, &band.rows, size.width, HISTORY_TEXEL_BYTES);
+            // Absent optional inputs are never read; the proxy stands in for their descriptor.
+            let set = arena.allocate(
+                &pipeline,
+                &[
+                    proxy,
+                    bindings.motion.unwrap_or(proxy),
+                    bindings.history.unwrap_or(proxy),
+                    rows_of(bindings.head, &band.rows, size.field_width, HEAD_ROW_BYTES),
+                    rows(bindings.output),
+                    rows(bindings.next_history),
+                ],
+            )?;
+            launches.push((set, band));
+        }
         Ok(ComposePass {
             pipeline,
-            set,
+            launches,
             bindings: *bindings,
+            size,
         })
     }
 
-    /// Record the dispatch (one invocation per valid pixel) and a barrier that makes the output
-    /// and the next history visible to later compute work.
+    /// Launches of the pass.
+    pub fn launches(&self) -> usize {
+        self.launches.len()
+    }
+
+    /// Record the dispatches (one invocation per valid pixel) and a barrier that makes the
+    /// output and the next history visible to later compute work.
     pub fn record(&self, rec: &mut Recorder, constants: &FrameConstants) -> Result<(), GpuError> {
         let b = &self.bindings;
         check_sizes(constants)?;
+        if PassSize::of(constants) != self.size {
+            return Err(wrong_size("compose", self.size, PassSize::of(constants)));
+        }
         let n = valid_pixels(constants);
         need("proxy", &b.proxy, n * PROXY_TEXEL_BYTES)?;
         if let Some(m) = &b.motion {
@@ -237,12 +553,14 @@ impl ComposePass {
             need("next history", &b.next_history, n * HISTORY_TEXEL_BYTES)?;
         }
         let c = effective(constants, b.motion.is_some(), b.history.is_some());
-        rec.run(
-            &self.pipeline,
-            self.set,
-            &c.to_bytes(),
-            groups(c.width, c.height),
-        )?;
+        for (set, band) in &self.launches {
+            rec.run(
+                &self.pipeline,
+                *set,
+                &push(&c, band),
+                groups(c.width, band.rows.end - band.rows.start),
+            )?;
+        }
         rec.compute_to_compute_buffers(&[b.output, b.next_history]);
         Ok(())
     }
@@ -256,7 +574,8 @@ pub fn record_prepare(
     bindings: &PrepareBindings,
     constants: &FrameConstants,
 ) -> Result<(), GpuError> {
-    PreparePass::new(ctx, arena, bindings)?.record(rec, constants)
+    let limits = BindLimits::of(ctx.capabilities());
+    PreparePass::new(ctx, arena, bindings, PassSize::of(constants), &limits)?.record(rec, constants)
 }
 
 /// Record `compose` with a descriptor set allocated from `arena` for this call.
@@ -267,7 +586,8 @@ pub fn record_compose(
     bindings: &ComposeBindings,
     constants: &FrameConstants,
 ) -> Result<(), GpuError> {
-    ComposePass::new(ctx, arena, bindings)?.record(rec, constants)
+    let limits = BindLimits::of(ctx.capabilities());
+    ComposePass::new(ctx, arena, bindings, PassSize::of(constants), &limits)?.record(rec, constants)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -342,6 +662,7 @@ fn record_import(
     channels: u32,
     base: (u32, u32),
     size: (u32, u32),
+    limits: &BindLimits,
 ) -> Result<(), GpuError> {
     same_device(what, ctx, bridge)?;
     src.check_rect(what, base, size)?;
@@ -361,8 +682,9 @@ fn record_import(
         &dst,
         size.0 as u64 * size.1 as u64 * channels as u64 * 4,
     )?;
+    let bands = import_bands(size.0, size.1, channels, limits)
+        .map_err(|e| GpuError::invalid(what, e.to_string()))?;
     let pipeline = import_pipeline(ctx)?;
-    let set = bridge.descriptor_set(&pipeline, &[Bind::Image(src), Bind::Buffer(dst)])?;
     // The caller's earlier writes to the image become visible; the global barrier orders this
     // write of `dst` after earlier work that read or wrote it (a previous frame).
     rec.image_dependency(
@@ -375,10 +697,25 @@ fn record_import(
             memory: Some((vk::AccessFlags::MEMORY_WRITE, vk::AccessFlags::SHADER_WRITE)),
         },
     );
-    let push = [base.0, base.1, size.0, size.1, kind, channels, 0, 0];
-    rec.bind(&pipeline, set);
-    rec.push_words(&push)?;
-    rec.dispatch(groups(size.0, size.1))?;
+    // Each band writes its rows of `dst` from the image rows below `base.1` + its first row.
+    for band in &bands {
+        let rows = band.rows.end - band.rows.start;
+        let part = rows_of(dst, &band.rows, size.0, u64::from(channels) * 4);
+        let set = bridge.descriptor_set(&pipeline, &[Bind::Image(src), Bind::Buffer(part)])?;
+        let push = [
+            base.0,
+            base.1 + band.rows.start,
+            size.0,
+            rows,
+            kind,
+            channels,
+            0,
+            0,
+        ];
+        rec.bind(&pipeline, set);
+        rec.push_words(&push)?;
+        rec.dispatch(groups(size.0, rows))?;
+    }
     rec.compute_to_compute_buffers(&[dst]);
     Ok(())
 }
@@ -394,6 +731,20 @@ pub fn record_import_color(
     src: &CallerImage,
     proxy: BufferBinding,
     constants: &FrameConstants,
+) -> Result<(), GpuError> {
+    let limits = BindLimits::of(ctx.capabilities());
+    record_import_color_within(ctx, rec, bridge, src, proxy, constants, &limits)
+}
+
+/// [`record_import_color`] in launches within `limits` (tests lower the device's).
+pub fn record_import_color_within(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder,
+    bridge: &mut CallerImages,
+    src: &CallerImage,
+    proxy: BufferBinding,
+    constants: &FrameConstants,
+    limits: &BindLimits,
 ) -> Result<(), GpuError> {
     let kind = color_import_kind(src.format).ok_or_else(|| {
         GpuError::invalid(
@@ -412,6 +763,7 @@ pub fn record_import_color(
         4,
         (constants.color_x, constants.color_y),
         (constants.width, constants.height),
+        limits,
     )
 }
 
@@ -424,6 +776,20 @@ pub fn record_import_motion(
     src: &CallerImage,
     motion: BufferBinding,
     constants: &FrameConstants,
+) -> Result<(), GpuError> {
+    let limits = BindLimits::of(ctx.capabilities());
+    record_import_motion_within(ctx, rec, bridge, src, motion, constants, &limits)
+}
+
+/// [`record_import_motion`] in launches within `limits` (tests lower the device's).
+pub fn record_import_motion_within(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder,
+    bridge: &mut CallerImages,
+    src: &CallerImage,
+    motion: BufferBinding,
+    constants: &FrameConstants,
+    limits: &BindLimits,
 ) -> Result<(), GpuError> {
     let kind = motion_import_kind(src.format).ok_or_else(|| {
         GpuError::invalid(
@@ -442,6 +808,7 @@ pub fn record_import_motion(
         2,
         (constants.motion_x, constants.motion_y),
         (constants.width, constants.height),
+        limits,
     )
 }
 

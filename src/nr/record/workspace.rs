@@ -10,13 +10,20 @@
 //! intervals meet at that node). A node's scratch (the partials of a split-K GEMM) is live during
 //! that node only. Slots are placed largest first at 256-byte aligned offsets (see [`plan`]).
 //! The workspace is reused across frames.
+//!
+//! A device may allocate less in one piece than the workspace needs (lavapipe:
+//! `maxMemoryAllocationSize` 2 GiB, a 3840x2160 workspace is about 3 GiB): the plan then cuts
+//! its address space into pieces of at most that size, no slot crossing a cut, and each piece is
+//! a buffer of its own. Where everything fits one buffer the plan is the one it always was.
 
 use std::sync::Arc;
 
 use crate::gpu::{BufferBinding, GpuBuffer, GpuContext, GpuError, MemoryKind};
 use crate::nr::graph::{Graph, TensorId};
 
+use super::bands::{BindLimits, RangeError};
 use super::gemm::GemmShape;
+use super::RecordError;
 
 /// Alignment of every slot (at least any device's `minStorageBufferOffsetAlignment`).
 pub const SLOT_ALIGN: u64 = 256;
@@ -66,7 +73,11 @@ struct Lifetime {
 /// own. Placing in schedule order (first fit as tensors appear) left holes the size of the big
 /// early tensors: 1147 MiB for a 1080p frame whose live bytes never exceed 742 MiB (with the input kept to the
 /// end, as it was then: 877 MiB).
-pub fn plan(graph: &Graph, keep: &[TensorId]) -> Plan {
+///
+/// `piece` is the most bytes one buffer may hold: no slot crosses a multiple of it (one bigger
+/// than `piece` cannot be placed: [`Workspace::new`] refuses it first).
+pub fn plan(graph: &Graph, keep: &[TensorId], piece: u64) -> Plan {
+    let piece = (piece / SLOT_ALIGN * SLOT_ALIGN).max(SLOT_ALIGN);
     let n = graph.tensors.len();
     let last_use = graph.last_use();
     let end = graph.nodes.len();
@@ -134,12 +145,20 @@ pub fn plan(graph: &Graph, keep: &[TensorId]) -> Plan {
                 .map(|p| (p.0, p.1)),
         );
         conflicts.sort_unstable();
-        let mut at = 0u64;
+        // Moved to the next piece when [at, at + size) would cross a cut.
+        let fit = |at: u64| {
+            if size <= piece && at / piece != (at + size - 1) / piece {
+                (at / piece + 1) * piece
+            } else {
+                at
+            }
+        };
+        let mut at = fit(0);
         for &(o, e) in &conflicts {
             if at + size <= o {
                 break;
             }
-            at = at.max(align(e));
+            at = fit(at.max(align(e)));
         }
         placed.push((at, at + size, l.first, l.last));
         high = high.max(at + size);
@@ -159,65 +178,114 @@ pub fn plan(graph: &Graph, keep: &[TensorId]) -> Plan {
 
 /// The tensors of one schedule on the device.
 pub struct Workspace {
-    buffer: GpuBuffer,
+    /// The pieces of the plan's address space, `piece` bytes each (the last one shorter).
+    buffers: Vec<GpuBuffer>,
+    piece: u64,
     plan: Plan,
 }
 
+/// The pieces of a workspace on a device that allocates at most `max_buffer` bytes at once.
+fn piece_size(max_buffer: u64) -> u64 {
+    (max_buffer / SLOT_ALIGN * SLOT_ALIGN).max(SLOT_ALIGN)
+}
+
+/// Check that every allocation of `graph`'s workspace fits one buffer of the device (before
+/// anything is allocated or recorded) and plan it.
+pub fn plan_within(
+    graph: &Graph,
+    keep: &[TensorId],
+    limits: &BindLimits,
+) -> Result<Plan, RangeError> {
+    let piece = piece_size(limits.max_buffer);
+    let tensors = (0..graph.tensors.len()).map(|t| {
+        (
+            tensor_bytes(graph, t),
+            format!("workspace tensor `{}`", graph.tensors[t].name),
+        )
+    });
+    let scratch = (0..graph.nodes.len()).map(|i| {
+        let label = &graph.nodes[i].label;
+        (
+            scratch_bytes(graph, i),
+            format!("scratch of node `{label}`"),
+        )
+    });
+    if let Some((bytes, what)) = tensors.chain(scratch).find(|(b, _)| align(*b) > piece) {
+        return Err(RangeError::buffer(what, bytes, limits));
+    }
+    Ok(plan(graph, keep, piece))
+}
+
 impl Workspace {
-    /// Allocate the workspace of `graph`, keeping `keep` tensors unshared (readable at the end).
+    /// Allocate the workspace of `graph`, keeping `keep` tensors unshared (readable at the end),
+    /// in buffers of at most `limits.max_buffer` bytes.
     pub fn new(
         ctx: &Arc<GpuContext>,
         graph: &Graph,
         keep: &[TensorId],
-    ) -> Result<Workspace, GpuError> {
-        let plan = plan(graph, keep);
-        let max_range = ctx.capabilities().max_storage_buffer_range as u64;
-        // Every tensor and scratch is bound as one range of the buffer.
-        let tensors = (0..graph.tensors.len()).map(|t| {
-            (
-                plan.slots[t].1,
-                format!("tensor `{}`", graph.tensors[t].name),
-            )
-        });
-        let scratch = (0..graph.nodes.len()).map(|i| {
-            let label = &graph.nodes[i].label;
-            (plan.scratch[i].1, format!("scratch of node `{label}`"))
-        });
-        if let Some((bytes, what)) = tensors.chain(scratch).find(|(b, _)| *b > max_range) {
-            return Err(GpuError::invalid(
-                what,
-                format!("{bytes} bytes exceed the device's maxStorageBufferRange {max_range}"),
-            ));
-        }
-        let buffer = GpuBuffer::new(ctx, "nr workspace", plan.bytes, MemoryKind::DeviceLocal)?;
-        Ok(Workspace { buffer, plan })
+        limits: &BindLimits,
+    ) -> Result<Workspace, RecordError> {
+        let plan = plan_within(graph, keep, limits)?;
+        let piece = piece_size(limits.max_buffer);
+        let pieces = plan.bytes.div_ceil(piece);
+        let buffers = (0..pieces)
+            .map(|i| {
+                let bytes = (plan.bytes - i * piece).min(piece);
+                let name = if pieces == 1 {
+                    "nr workspace".to_owned()
+                } else {
+                    format!("nr workspace {i}")
+                };
+                GpuBuffer::new(ctx, &name, bytes, MemoryKind::DeviceLocal)
+            })
+            .collect::<Result<Vec<_>, GpuError>>()?;
+        Ok(Workspace {
+            buffers,
+            piece,
+            plan,
+        })
+    }
+
+    /// The buffer and offset in it of the plan's byte `at`.
+    fn locate(&self, at: u64) -> (&GpuBuffer, u64) {
+        let i = ((at / self.piece) as usize).min(self.buffers.len() - 1);
+        (&self.buffers[i], at - i as u64 * self.piece)
     }
 
     /// The binding of tensor `t`.
     pub fn binding(&self, t: TensorId) -> BufferBinding {
         let (offset, range) = self.plan.slots[t];
+        let (buffer, offset) = self.locate(offset);
         BufferBinding {
-            buffer: self.buffer.handle(),
+            buffer: buffer.handle(),
             offset,
             range: range.max(4),
         }
     }
 
+    /// The buffer holding tensor `t` and the tensor's offset in it (for uploads).
+    pub fn place(&self, t: TensorId) -> (&GpuBuffer, u64) {
+        self.locate(self.plan.slots[t].0)
+    }
+
     /// The scratch of node `i` (`None` when it needs none).
     pub fn scratch(&self, i: usize) -> Option<BufferBinding> {
         match self.plan.scratch.get(i) {
-            Some(&(offset, range)) if range > 0 => Some(BufferBinding {
-                buffer: self.buffer.handle(),
-                offset,
-                range,
-            }),
+            Some(&(offset, range)) if range > 0 => {
+                let (buffer, offset) = self.locate(offset);
+                Some(BufferBinding {
+                    buffer: buffer.handle(),
+                    offset,
+                    range,
+                })
+            }
             _ => None,
         }
     }
 
-    /// The whole buffer (e.g. for a fill before the first frame).
-    pub fn buffer(&self) -> &GpuBuffer {
-        &self.buffer
+    /// The buffers, in plan order (e.g. for a fill before the first frame).
+    pub fn buffers(&self) -> &[GpuBuffer] {
+        &self.buffers
     }
 
     /// The slot plan.
@@ -227,7 +295,7 @@ impl Workspace {
 
     /// Device bytes in use.
     pub fn bytes(&self) -> u64 {
-        self.buffer.size()
+        self.buffers.iter().map(GpuBuffer::size).sum()
     }
 }
 
@@ -331,7 +399,7 @@ mod tests {
     fn plan_never_overwrites_a_live_tensor_and_shares_memory() {
         for (w, h) in [(64, 64), (1920, 1080)] {
             let g = build(&Geometry::new(w, h).expect("valid size"));
-            let p = plan(&g, &[]);
+            let p = plan(&g, &[], u64::MAX);
             check(&g, &p, &[]);
             // The biggest single tensor is a lower bound; sharing must beat no sharing by far.
             let biggest = (0..g.tensors.len())
@@ -355,10 +423,50 @@ mod tests {
                 p.bytes
             );
             let keep: Vec<TensorId> = g.boundaries.iter().map(|b| b.1).collect();
-            let pk = plan(&g, &keep);
+            let pk = plan(&g, &keep, u64::MAX);
             check(&g, &pk, &keep);
             assert!(pk.bytes >= p.bytes);
             assert!(pk.bytes >= peak_live_bytes(&g, &keep));
         }
+    }
+
+    /// A device that allocates less at once than the workspace takes (lavapipe: 2 GiB) gets
+    /// the same replay-checked plan cut into pieces no slot crosses; one that allocates
+    /// everything at once gets the plan of before.
+    #[test]
+    fn pieces_are_never_crossed() {
+        let g = build(&Geometry::new(1920, 1080).expect("valid size"));
+        let whole = plan(&g, &[], u64::MAX);
+        assert_eq!(plan(&g, &[], whole.bytes), whole);
+        // Above the largest tensor (the field QKV, 405 MiB), below the workspace (742 MiB).
+        let piece = 420 << 20;
+        let p = plan(&g, &[], piece);
+        check(&g, &p, &[]);
+        for &(o, b) in p.slots.iter().chain(&p.scratch) {
+            if b > 0 {
+                assert_eq!(
+                    o / piece,
+                    (o + b - 1) / piece,
+                    "slot {o}+{b} crosses a piece"
+                );
+            }
+        }
+        assert!(p.bytes > piece, "{} bytes in pieces of {piece}", p.bytes);
+        // Little lost to the cuts: within one piece of the uncut plan.
+        assert!(
+            p.bytes <= whole.bytes + piece,
+            "{} vs {}",
+            p.bytes,
+            whole.bytes
+        );
+        // A tensor bigger than a piece is refused by name, before any plan.
+        let limits = BindLimits {
+            max_range: u64::MAX,
+            max_groups: [u32::MAX; 3],
+            max_buffer: 64 << 20,
+        };
+        let e = plan_within(&g, &[], &limits).expect_err("1080p tensors exceed 64 MiB");
+        assert_eq!(e.limit, "maxMemoryAllocationSize/maxBufferSize");
+        assert!(e.what.contains("workspace tensor"), "{e}");
     }
 }

@@ -198,6 +198,11 @@ impl<'g, 'w, 'm> Executor<'g, 'w, 'm> {
         Ok(i)
     }
 
+    /// The boundaries published so far, in graph order.
+    pub fn boundaries(&self) -> &[(String, Vec<u8>)] {
+        &self.boundaries
+    }
+
     /// The boundaries and the head (after [`Self::run_all`]).
     pub fn into_output(self) -> Result<Output, ReferenceError> {
         let head = match self.tensors[self.graph.head].as_ref() {

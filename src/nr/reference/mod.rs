@@ -24,6 +24,25 @@ pub struct Output {
     pub head: Vec<f32>,
 }
 
+/// Run the first `nodes` nodes of the schedule on `features` (f32 `[field rows][16]`): the
+/// boundaries they publish, in graph order (a partial evaluation, e.g. the first blocks of a
+/// large frame, `bench --blocks N --check`).
+pub fn run_prefix(
+    graph: &Graph,
+    model: &Model,
+    features: &[f32],
+    profiles: Profiles,
+    nodes: usize,
+) -> Result<Vec<(String, Vec<u8>)>, exec::ReferenceError> {
+    let weights = Weights::new(model);
+    let mut ex = Executor::new(graph, &weights, profiles);
+    ex.set_features(features)?;
+    for _ in 0..nodes.min(graph.nodes.len()) {
+        ex.step()?;
+    }
+    Ok(ex.boundaries().to_vec())
+}
+
 /// Run the whole network on `features` (f32 `[field rows][16]`).
 pub fn run(
     graph: &Graph,

@@ -11,10 +11,12 @@ use super::{NetworkRoute, NodeBindings};
 use crate::feature::Route;
 use crate::gpu::{Capabilities, DescriptorArena, Dispatch, GpuContext, GpuError};
 use crate::model::blocks::PRIOR_BYTES;
+use crate::nr::geometry::Phase;
 use crate::nr::graph::{Graph, Node, Op, TensorId};
 use crate::nr::record::attention::{
     prepare_normalize, prepare_vit_attention, prepare_window_attention,
 };
+use crate::nr::record::bands::{doubling_band, halving_band, row_bytes, sub_binding, window_band};
 use crate::nr::record::elementwise::{prepare_pool, prepare_post_blend, prepare_upmerge};
 use crate::nr::record::{gemm, GpuWeights, KernelBuild, KernelPolicy, RecordError};
 use crate::numerics::Profiles;
@@ -125,19 +127,13 @@ impl NetworkRoute for ExactRoute {
         )
     }
 
-    fn descriptor_budget(&self, graph: &Graph) -> (u32, u32) {
+    fn descriptor_budget(&self, node: &Node) -> (u32, u32) {
         // A GEMM binds 7 buffers (the adapter and head fewer) and the sum of a split-K GEMM 4
         // more in a second set; the other kernels at most 6.
-        let gemms = graph
-            .nodes
-            .iter()
-            .filter(|n| matches!(n.op, Op::Gemm { .. } | Op::Adapter { .. } | Op::Head { .. }))
-            .count() as u32;
-        let others = graph.nodes.len() as u32 - gemms;
-        (
-            (2 * gemms + others).max(1),
-            (11 * gemms + 6 * others).max(1),
-        )
+        match node.op {
+            Op::Gemm { .. } | Op::Adapter { .. } | Op::Head { .. } => (2, 11),
+            _ => (1, 6),
+        }
     }
 
     fn prepare(
@@ -150,7 +146,7 @@ impl NetworkRoute for ExactRoute {
         bindings: &NodeBindings<'_>,
     ) -> Result<Dispatch, RecordError> {
         let policy = self.kernels;
-        let b = bindings.tensor;
+        let band = bindings.band;
         if let Some(d) = gemm::prepare_node(
             ctx,
             arena,
@@ -159,12 +155,20 @@ impl NetworkRoute for ExactRoute {
             g,
             node,
             w,
-            b,
+            bindings.tensor,
             bindings.scratch,
+            band,
         )? {
             return Ok(d);
         }
         let size = |t: TensorId| g.geometry.level(g.tensors[t].level);
+        // Token rows `rows` of tensor `t` (the band's share of its binding).
+        let sub = |t: TensorId, first: u32, rows: u32, width: u32| {
+            let (w, f, r) = (u64::from(width), u64::from(first), u64::from(rows));
+            sub_binding((bindings.tensor)(t), w * f..w * (f + r), row_bytes(g, t))
+        };
+        // The band's token rows of a row-independent op.
+        let tokens = |t: TensorId| sub(t, band.start, band.len(), 1);
         let p = &self.profiles.fp8;
         let prior_bytes = PRIOR_BYTES as u64;
         let d = match &node.op {
@@ -181,13 +185,13 @@ impl NetworkRoute for ExactRoute {
                 arena,
                 policy,
                 policy.normalize_kernel(),
-                b(*qkv),
+                tokens(*qkv),
                 w.binding(*temperatures, 4 * *heads as u64)?,
                 w.normalize_table()?,
-                b(*q),
-                b(*k),
-                b(*v),
-                g.rows(*qkv) as u32,
+                tokens(*q),
+                tokens(*k),
+                tokens(*v),
+                band.len(),
                 *heads as u32,
                 *vit,
             )?,
@@ -199,21 +203,26 @@ impl NetworkRoute for ExactRoute {
                 priors,
                 phase,
                 out,
-            } => prepare_window_attention(
-                ctx,
-                arena,
-                policy,
-                b(*q),
-                b(*k),
-                b(*v),
-                w.binding(*priors, *heads as u64 * prior_bytes)?,
-                b(*out),
-                w.attention_table()?,
-                size(*q),
-                *heads as u32,
-                *phase as u32,
-                p,
-            )?,
+            } => {
+                let level = size(*q);
+                let (first, part, phase) = window_band(level, Phase(*phase as u8), band);
+                let b = |t: TensorId| sub(t, first, part.h, level.w);
+                prepare_window_attention(
+                    ctx,
+                    arena,
+                    policy,
+                    b(*q),
+                    b(*k),
+                    b(*v),
+                    w.binding(*priors, *heads as u64 * prior_bytes)?,
+                    b(*out),
+                    w.attention_table()?,
+                    part,
+                    *heads as u32,
+                    u32::from(phase.0),
+                    p,
+                )?
+            }
             Op::VitAttention {
                 q,
                 k,
@@ -224,24 +233,27 @@ impl NetworkRoute for ExactRoute {
                 ctx,
                 arena,
                 policy,
-                b(*q),
-                b(*k),
-                b(*v),
-                b(*out),
+                tokens(*q),
+                tokens(*k),
+                tokens(*v),
+                tokens(*out),
                 w.attention_table()?,
-                g.rows(*q) as u32,
+                band.len(),
                 *heads as u32,
                 p,
             )?,
-            Op::Pool { input, out } => prepare_pool(
-                ctx,
-                arena,
-                b(*input),
-                b(*out),
-                size(*input),
-                size(*out),
-                g.tensors[*input].channels as u32,
-            )?,
+            Op::Pool { input, out } => {
+                let (fi, si, fo, so) = halving_band(size(*input), size(*out), band);
+                prepare_pool(
+                    ctx,
+                    arena,
+                    sub(*input, fi, si.h, si.w),
+                    sub(*out, fo, so.h, so.w),
+                    si,
+                    so,
+                    g.tensors[*input].channels as u32,
+                )?
+            }
             Op::UpMerge {
                 low,
                 skip,
@@ -250,17 +262,19 @@ impl NetworkRoute for ExactRoute {
                 out_raw,
             } => {
                 let c = g.tensors[*skip].channels;
+                let (fl, sl, fo, so) = doubling_band(size(*low), size(*skip), band);
+                let b = |t: TensorId| sub(t, fo, so.h, so.w);
                 prepare_upmerge(
                     ctx,
                     arena,
-                    b(*low),
+                    sub(*low, fl, sl.h, sl.w),
                     b(*skip),
                     g.tensors[*skip].dtype,
                     w.binding(*scale, 2 * c as u64)?,
                     b(*out),
                     out_raw.map(b),
-                    size(*low),
-                    size(*skip),
+                    sl,
+                    so,
                     c as u32,
                 )?
             }
@@ -271,18 +285,22 @@ impl NetworkRoute for ExactRoute {
                 adapter_scale,
                 out_raw,
                 out,
-            } => prepare_post_blend(
-                ctx,
-                arena,
-                b(*low),
-                b(*skip),
-                w.binding(*input_scale, 64)?,
-                w.binding(*adapter_scale, 64)?,
-                b(*out_raw),
-                b(*out),
-                size(*low),
-                size(*skip),
-            )?,
+            } => {
+                let (fl, sl, fo, so) = doubling_band(size(*low), size(*skip), band);
+                let b = |t: TensorId| sub(t, fo, so.h, so.w);
+                prepare_post_blend(
+                    ctx,
+                    arena,
+                    sub(*low, fl, sl.h, sl.w),
+                    b(*skip),
+                    w.binding(*input_scale, 64)?,
+                    w.binding(*adapter_scale, 64)?,
+                    b(*out_raw),
+                    b(*out),
+                    sl,
+                    so,
+                )?
+            }
             Op::Gemm { .. } | Op::Adapter { .. } | Op::Head { .. } => {
                 return Err(RecordError::Graph(format!(
                     "{}: GEMM-family node the GEMM kernels did not prepare",

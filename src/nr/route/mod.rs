@@ -14,18 +14,24 @@ use std::sync::Arc;
 use crate::feature::Route;
 use crate::gpu::{BufferBinding, DescriptorArena, Dispatch, GpuContext, GpuError};
 use crate::nr::graph::{Graph, Node, TensorId};
+use crate::nr::record::bands::Band;
 use crate::nr::record::{GpuWeights, KernelBuild, RecordError};
 use crate::numerics::Profiles;
 
 pub use exact::ExactRoute;
 pub use tensor::TensorRoute;
 
-/// The tensors of one schedule as a route binds them.
+/// The tensors of one schedule as a route binds them, and the share of a node one launch
+/// computes.
 pub struct NodeBindings<'a> {
-    /// The workspace binding of a tensor.
+    /// The workspace binding of a whole tensor.
     pub tensor: &'a dyn Fn(TensorId) -> BufferBinding,
-    /// The node's scratch (split-K partials), when it has one.
+    /// The node's whole scratch (split-K partials), when it has one.
     pub scratch: Option<BufferBinding>,
+    /// The rows of the node's band axis this launch computes (`nr::record::bands`): all of
+    /// them unless the node's tensors exceed the device's limits. The route binds the band's
+    /// sub-ranges and sizes.
+    pub band: Band,
 }
 
 /// A GPU route of the network.
@@ -36,9 +42,9 @@ pub trait NetworkRoute: Send + Sync {
     fn profiles(&self) -> Profiles;
     /// For logs and tools, e.g. `"exact f13, fast kernels (rtz + native f16)"`.
     fn describe(&self) -> String;
-    /// Descriptor sets and storage-buffer descriptors the prepared dispatches of `graph` take.
-    fn descriptor_budget(&self, graph: &Graph) -> (u32, u32);
-    /// Prepares the kernel of `node`.
+    /// Descriptor sets and storage-buffer descriptors one prepared launch of `node` takes.
+    fn descriptor_budget(&self, node: &Node) -> (u32, u32);
+    /// Prepares the kernel of `node` over `bindings.band`.
     fn prepare(
         &self,
         ctx: &Arc<GpuContext>,

@@ -158,9 +158,9 @@ impl NetworkRoute for TensorRoute {
         )
     }
 
-    fn descriptor_budget(&self, graph: &Graph) -> (u32, u32) {
+    fn descriptor_budget(&self, node: &Node) -> (u32, u32) {
         // The cooperative-matrix GEMM binds what the emulated one binds.
-        self.exact.descriptor_budget(graph)
+        self.exact.descriptor_budget(node)
     }
 
     fn prepare(

@@ -1,0 +1,255 @@
+//! Feature sizes against the device's limits, through the NGX C ABI on the harness's device
+//! (lavapipe in CI: `maxStorageBufferRange` 128 MiB, `maxMemoryAllocationSize` 2 GiB, 65535
+//! workgroups per axis) with the validation layer: 1920x1080 and 3840x2160 features are
+//! created (their field tensors exceed the binding range and run in row bands, `docs/
+//! architecture.md`), and a size a device cannot hold is refused before anything is recorded,
+//! with `FAIL_UnsupportedParameter` and a log line naming the limit. Nothing is evaluated here
+//! (creation only); the split route's bytes are proven by `bench --blocks N --check`
+//! (`tools/tests/tools_bench.rs`, `docs/testing.md`).
+
+mod common;
+
+use std::ffi::{c_char, CStr};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use common::Harness;
+use openngx::ngx::abi::*;
+use openngx::ngx::exports::*;
+use openngx::ngx::param_exports::*;
+use openngx::nr::geometry::Geometry;
+use openngx::nr::graph;
+use openngx_tools::synth;
+
+static LOCK: Mutex<()> = Mutex::new(());
+static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn log_sink(
+    msg: *const c_char,
+    _level: NVSDK_NGX_Logging_Level,
+    _f: NVSDK_NGX_Feature,
+) {
+    // SAFETY: the library passes a NUL-terminated message valid during the call.
+    let s = unsafe { CStr::from_ptr(msg) }
+        .to_string_lossy()
+        .into_owned();
+    LOG.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+}
+
+fn take_log() -> Vec<String> {
+    std::mem::take(&mut *LOG.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The synthetic model (seed 0), written once per test process.
+fn model_dir() -> &'static Path {
+    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("model");
+        synth::write_model(&path, 0, &synth::SynthParams::DEFAULT, false).expect("synthesize");
+        (dir, path)
+    })
+    .1
+}
+
+/// NGX initialised on the harness's device with a log sink (shut down on drop).
+struct Ngx<'h> {
+    h: &'h Harness,
+    params: *mut NVSDK_NGX_Parameter,
+}
+
+impl<'h> Ngx<'h> {
+    fn init(h: &'h Harness) -> Ngx<'h> {
+        std::env::set_var("OPENNGX_MODEL_DIR", model_dir());
+        let info = NVSDK_NGX_FeatureCommonInfo {
+            PathListInfo: NVSDK_NGX_PathListInfo {
+                Path: std::ptr::null(),
+                Length: 0,
+            },
+            InternalData: std::ptr::null_mut(),
+            LoggingInfo: NVSDK_NGX_LoggingInfo {
+                LoggingCallback: Some(log_sink),
+                MinimumLoggingLevel: NVSDK_NGX_LOGGING_LEVEL_ON,
+                DisableOtherLoggingSinks: false,
+            },
+        };
+        let path: Vec<wchar_t> = "/tmp".chars().map(|c| c as wchar_t).chain([0]).collect();
+        // SAFETY: the harness's live handles and the loader's proc addrs.
+        let r = unsafe {
+            NVSDK_NGX_VULKAN_Init(
+                11,
+                path.as_ptr(),
+                h.instance.handle(),
+                h.physical,
+                h.device.handle(),
+                Some(h.gipa()),
+                Some(h.gdpa()),
+                &info,
+                NVSDK_NGX_Version_API,
+            )
+        };
+        assert_eq!(r, NVSDK_NGX_Result_Success, "Init");
+        let mut params = std::ptr::null_mut();
+        // SAFETY: valid out pointer.
+        let r = unsafe { NVSDK_NGX_VULKAN_AllocateParameters(&mut params) };
+        assert_eq!(r, NVSDK_NGX_Result_Success, "AllocateParameters");
+        Ngx { h, params }
+    }
+
+    /// CreateFeature1 of a `w x h` feature recorded into its own submission.
+    fn create(&self, w: u32, h: u32) -> Result<*mut NVSDK_NGX_Handle, NVSDK_NGX_Result> {
+        // SAFETY: live map, C strings.
+        unsafe {
+            NVSDK_NGX_Parameter_SetUI(self.params, c"DLSSNR.Width".as_ptr(), w);
+            NVSDK_NGX_Parameter_SetUI(self.params, c"DLSSNR.Height".as_ptr(), h);
+        }
+        let mut handle = std::ptr::null_mut();
+        let t = Instant::now();
+        // SAFETY: our device, a recording command buffer, a live map.
+        let r = self.h.submit(|cmd| unsafe {
+            NVSDK_NGX_VULKAN_CreateFeature1(
+                self.h.device.handle(),
+                cmd,
+                NVSDK_NGX_Feature_Reserved18,
+                self.params,
+                &mut handle,
+            )
+        });
+        eprintln!(
+            "create {w}x{h}: {r:#x} in {:.2} s",
+            t.elapsed().as_secs_f64()
+        );
+        if r == NVSDK_NGX_Result_Success {
+            Ok(handle)
+        } else {
+            Err(r)
+        }
+    }
+
+    /// `SizeInBytes` of the stats callback: device bytes the library holds.
+    fn memory_in_use(&self) -> u64 {
+        let mut caps = std::ptr::null_mut();
+        let mut cb: *mut std::ffi::c_void = std::ptr::null_mut();
+        let mut bytes = 0u64;
+        // SAFETY: valid out pointers; the callback is a PFN_NVSDK_NGX_DLSS_GetStatsCallback.
+        unsafe {
+            assert_eq!(
+                NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps),
+                NVSDK_NGX_Result_Success
+            );
+            assert_eq!(
+                NVSDK_NGX_Parameter_GetVoidPointer(
+                    caps,
+                    c"DLSSNRGetStatsCallback".as_ptr(),
+                    &mut cb
+                ),
+                NVSDK_NGX_Result_Success
+            );
+            let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
+                std::mem::transmute(cb);
+            assert_eq!(stats(caps), NVSDK_NGX_Result_Success);
+            assert_eq!(
+                NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes),
+                NVSDK_NGX_Result_Success
+            );
+            NVSDK_NGX_VULKAN_DestroyParameters(caps);
+        }
+        bytes
+    }
+
+    fn release(&self, handle: *mut NVSDK_NGX_Handle) {
+        // SAFETY: a live handle of this library; its creation was submitted and waited for.
+        let r = unsafe { NVSDK_NGX_VULKAN_ReleaseFeature(handle) };
+        assert_eq!(r, NVSDK_NGX_Result_Success, "ReleaseFeature");
+    }
+}
+
+impl Drop for Ngx<'_> {
+    fn drop(&mut self) {
+        // SAFETY: our map and device; every submission was waited for.
+        unsafe {
+            NVSDK_NGX_VULKAN_DestroyParameters(self.params);
+            NVSDK_NGX_VULKAN_Shutdown1(self.h.device.handle());
+        }
+    }
+}
+
+/// 1920x1080 and 3840x2160 features are created on the device (before the split route, lavapipe
+/// refused both with `FAIL_PlatformError`: the field's tensors exceed its 128 MiB binding range).
+#[test]
+fn hd_and_4k_features_are_created() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = Harness::new() else { return };
+    let ngx = Ngx::init(&h);
+    take_log();
+    // Both alive at once: the second shares the weights the first uploaded.
+    let mut handles = Vec::new();
+    let mut floor = 0;
+    for (w, ht) in [(1920, 1080), (3840, 2160)] {
+        let handle = ngx
+            .create(w, ht)
+            .unwrap_or_else(|r| panic!("{w}x{ht}: {r:#x}; log: {:?}", take_log()));
+        assert!(!handle.is_null());
+        // At least the frame buffers (48 bytes per pixel) and the f32 input (64 per field pixel).
+        let geometry = Geometry::new(w, ht).expect("size");
+        floor += 48 * u64::from(w * ht) + 64 * geometry.field.area() as u64;
+        let bytes = ngx.memory_in_use();
+        assert!(
+            bytes > floor,
+            "{w}x{ht}: {bytes} bytes reported, under {floor}"
+        );
+        handles.push(handle);
+    }
+    for handle in handles {
+        ngx.release(handle);
+    }
+    assert_eq!(ngx.memory_in_use(), 0, "memory left after release");
+    drop(ngx);
+    h.assert_validation_clean();
+}
+
+/// The largest feature the API accepts (8192x2048) needs a 3 GiB tensor in one buffer: a
+/// device that allocates less at once (lavapipe: 2 GiB) refuses it at creation with
+/// `FAIL_UnsupportedParameter` and a log line naming `maxMemoryAllocationSize`, before the
+/// weights are uploaded (nothing is held afterwards); a device that can allocate it creates it.
+#[test]
+fn a_size_beyond_the_device_is_refused_naming_the_limit() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = Harness::new() else { return };
+    let (w, ht) = (8192, 2048);
+    let g = graph::build(&Geometry::new(w, ht).expect("size"));
+    let largest = (0..g.tensors.len())
+        .map(|t| (g.rows(t) * g.tensors[t].channels * g.tensors[t].dtype.size()) as u64)
+        .max()
+        .unwrap_or(0);
+    let caps = h.context().capabilities().clone();
+    let fits = largest <= caps.max_memory_allocation_size.min(caps.max_buffer_size);
+    eprintln!(
+        "{}: largest tensor {largest} bytes, maxMemoryAllocationSize {}, maxBufferSize {}",
+        h.device_name, caps.max_memory_allocation_size, caps.max_buffer_size
+    );
+    let ngx = Ngx::init(&h);
+    take_log();
+    match ngx.create(w, ht) {
+        Ok(handle) => {
+            assert!(fits, "created although a tensor exceeds one allocation");
+            ngx.release(handle);
+        }
+        Err(r) => {
+            assert!(!fits, "refused with {r:#x}: {:?}", take_log());
+            assert_eq!(r, NVSDK_NGX_Result_FAIL_UnsupportedParameter);
+            let log = take_log();
+            assert!(
+                log.iter().any(|l| l.contains("maxMemoryAllocationSize")
+                    && l.contains("8192x2048")
+                    && l.contains("FAIL_UnsupportedParameter")),
+                "no log line names the limit: {log:?}"
+            );
+            // Refused before the weights were uploaded: nothing is held.
+            assert_eq!(ngx.memory_in_use(), 0);
+        }
+    }
+    drop(ngx);
+    h.assert_validation_clean();
+}
