@@ -240,6 +240,7 @@ fn a_size_beyond_the_device_is_refused_naming_the_limit() {
             assert!(!fits, "refused with {r:#x}: {:?}", take_log());
             assert_eq!(r, NVSDK_NGX_Result_FAIL_UnsupportedParameter);
             let log = take_log();
+            eprintln!("refused: {log:?}");
             assert!(
                 log.iter().any(|l| l.contains("maxMemoryAllocationSize")
                     && l.contains("8192x2048")

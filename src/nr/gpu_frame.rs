@@ -12,7 +12,9 @@
 
 use std::sync::Arc;
 
-use crate::gpu::{DescriptorArena, GpuBuffer, GpuContext, GpuError, MemoryKind, Recorder};
+use crate::gpu::{
+    Capabilities, DescriptorArena, GpuBuffer, GpuContext, GpuError, MemoryKind, Recorder,
+};
 use crate::nr::frame::FrameConstants;
 use crate::nr::graph::Graph;
 use crate::nr::record::network::{self, NetworkOptions, NetworkRecorder};
@@ -63,17 +65,20 @@ impl FrameBuffers {
     }
 }
 
-/// Whether a frame of `graph` fits the limits of `ctx`'s device (lowered by
+/// Whether a frame of `graph` fits the limits of a device with `caps` (lowered by
 /// `opts.max_binding_range`): every launch of the network and of the frame passes, the
 /// workspace's and the frame buffers' allocations. Planned without touching the device, so a
 /// feature refuses a size it cannot run before it records anything; the error names the limit.
+/// `Ok`: how many of the network's nodes run in row bands.
 pub fn check_limits(
-    ctx: &GpuContext,
+    caps: &Capabilities,
     graph: &Graph,
     opts: &NetworkOptions,
-) -> Result<(), RangeError> {
-    let (limits, _) = network::plan_within(ctx, graph, opts)?;
-    check_passes(PassSize::of_geometry(&graph.geometry), &limits)
+) -> Result<usize, RangeError> {
+    let limits = network::limits(caps, opts);
+    let bands = network::plan_within(graph, opts, &limits)?;
+    check_passes(PassSize::of_geometry(&graph.geometry), &limits)?;
+    Ok(bands.iter().filter(|b| b.len() > 1).count())
 }
 
 /// One frame's buffers, network and passes (see the module documentation). Field order is drop

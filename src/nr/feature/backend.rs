@@ -151,7 +151,7 @@ impl NrBackend {
         let graph = graph::build(&geometry);
         // Every launch within the device's limits (bands where a tensor exceeds the binding
         // range), or refused here, before anything is allocated or recorded.
-        gpu_frame::check_limits(&ctx, &graph, &opts).map_err(|e| {
+        gpu_frame::check_limits(ctx.capabilities(), &graph, &opts).map_err(|e| {
             FeatureError::UnsupportedParameter {
                 key: keys::WIDTH.to_owned(),
                 reason: format!(

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use crate::feature::Route;
 use crate::gpu::{
-    BufferBinding, DescriptorArena, Dispatch, GpuBuffer, GpuContext, GpuError, MemoryKind,
-    Recorder, StageTime, TimestampPool, UploadBatch,
+    BufferBinding, Capabilities, DescriptorArena, Dispatch, GpuBuffer, GpuContext, GpuError,
+    MemoryKind, Recorder, StageTime, TimestampPool, UploadBatch,
 };
 use crate::nr::graph::{Graph, TensorId};
 use crate::nr::route::{self, NetworkRoute, NodeBindings, RouteError};
@@ -97,19 +97,23 @@ fn kept_tensors(graph: &Graph, opts: &NetworkOptions) -> Vec<TensorId> {
     kept
 }
 
-/// The launches of every node of `graph` and its workspace plan within the limits of `ctx`'s
-/// device (lowered by `opts.max_binding_range`), computed without touching the device: `Err`
-/// names the limit a size cannot meet. What [`NetworkRecorder::with_route`] does first; a
-/// feature calls it before it records anything.
+/// The limits a network built with `opts` plans within on a device with `caps`.
+pub fn limits(caps: &Capabilities, opts: &NetworkOptions) -> BindLimits {
+    BindLimits::of(caps).lowered(opts.max_binding_range)
+}
+
+/// The launches of every node of `graph` and its workspace plan within `limits` (see
+/// [`limits`]), computed without touching the device: `Err` names the limit a size cannot meet.
+/// What [`NetworkRecorder::with_route`] does first; a feature calls it before it records
+/// anything.
 pub fn plan_within(
-    ctx: &GpuContext,
     graph: &Graph,
     opts: &NetworkOptions,
-) -> Result<(BindLimits, Vec<Vec<Band>>), RangeError> {
-    let limits = BindLimits::of(ctx.capabilities()).lowered(opts.max_binding_range);
-    let bands = bands::plan_graph(graph, &limits)?;
-    workspace::plan_within(graph, &kept_tensors(graph, opts), &limits)?;
-    Ok((limits, bands))
+    limits: &BindLimits,
+) -> Result<Vec<Vec<Band>>, RangeError> {
+    let bands = bands::plan_graph(graph, limits)?;
+    workspace::plan_within(graph, &kept_tensors(graph, opts), limits)?;
+    Ok(bands)
 }
 
 /// The network of one geometry on one device.
@@ -158,7 +162,8 @@ impl NetworkRecorder {
         route: Box<dyn NetworkRoute>,
         opts: NetworkOptions,
     ) -> Result<NetworkRecorder, RecordError> {
-        let (limits, bands) = plan_within(ctx, &graph, &opts)?;
+        let limits = limits(ctx.capabilities(), &opts);
+        let bands = plan_within(&graph, &opts, &limits)?;
         let kept = kept_tensors(&graph, &opts);
         let workspace = Workspace::new(ctx, &graph, &kept, &limits)?;
         let (mut sets, mut buffers) = (0u32, 0u32);

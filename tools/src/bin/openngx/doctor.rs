@@ -14,8 +14,11 @@ use std::process::ExitCode;
 
 use ash::vk;
 use openngx::gpu::context::Capabilities;
+use openngx::nr::geometry::Geometry;
+use openngx::nr::record::network::NetworkOptions;
 use openngx::nr::route::exact::PUSH_CONSTANT_BYTES as EXACT_ROUTE_PUSH_CONSTANT_BYTES;
 use openngx::nr::route::{tensor, ExactRoute, TensorRoute};
+use openngx::nr::{gpu_frame, graph};
 use openngx::numerics::probe;
 use openngx::numerics::Profile;
 
@@ -201,6 +204,7 @@ fn device_report(i: usize, caps: &Capabilities, has_coop: bool) -> bool {
     let exact = missing.is_empty();
     if exact {
         println!("  route exact: available");
+        limits_report(caps);
     } else {
         println!(
             "  route exact: unavailable (missing {})",
@@ -208,6 +212,38 @@ fn device_report(i: usize, caps: &Capabilities, has_coop: bool) -> bool {
         );
     }
     exact
+}
+
+/// The device's launch limits and what they mean for a feature's frame at a few sizes: how
+/// many ops run in row bands (none on a device with a large binding range), or why a size is
+/// refused.
+fn limits_report(caps: &Capabilities) {
+    println!(
+        "  limits: maxStorageBufferRange {}, maxComputeWorkGroupCount {:?}, \
+         maxMemoryAllocationSize {}, maxBufferSize {}",
+        caps.max_storage_buffer_range,
+        caps.max_compute_work_group_count,
+        caps.max_memory_allocation_size,
+        caps.max_buffer_size
+    );
+    // What a feature builds (it rewrites its input every frame and keeps only the head).
+    let opts = NetworkOptions {
+        input_per_frame: true,
+        ..NetworkOptions::default()
+    };
+    for (w, h) in [(1920, 1080), (3840, 2160), (8192, 2048)] {
+        let Ok(geometry) = Geometry::new(w, h) else {
+            continue;
+        };
+        let g = graph::build(&geometry);
+        match gpu_frame::check_limits(caps, &g, &opts) {
+            Ok(split) => println!(
+                "  size {w}x{h}: fits, {split} of {} ops in row bands",
+                g.nodes.len()
+            ),
+            Err(e) => println!("  size {w}x{h}: refused ({e})"),
+        }
+    }
 }
 
 /// The tensor route on one device: what it lacks, or the profile probe's verdict.
