@@ -349,10 +349,11 @@ pub fn sub_binding(whole: BufferBinding, rows: Range<u64>, row: u64) -> BufferBi
 /// The grid of a launch of `node` over `band`, as the kernels compute it (an upper bound where
 /// the kernel's tile depends on the device: the GEMM's rows per workgroup is at least
 /// [`gemm::MIN_ROWS_PER_GROUP`], its columns at least 32).
-fn grid(graph: &Graph, node: &Node, band: Band) -> [u64; 3] {
+fn grid(graph: &Graph, node: &Node, band: Band, limits: &BindLimits) -> [u64; 3] {
     let rows = u64::from(band.len());
-    let two_d = |groups: u64, max0: u64| -> [u64; 3] {
-        let x = groups.clamp(1, max0.max(1));
+    // `elementwise::grid_of`: as wide as the device allows, then rows of workgroups.
+    let two_d = |groups: u64| -> [u64; 3] {
+        let x = groups.clamp(1, u64::from(limits.max_groups[0]).max(1));
         [x, groups.div_ceil(x), 1]
     };
     match (&node.op, Axis::of(graph, node)) {
@@ -375,8 +376,9 @@ fn grid(graph: &Graph, node: &Node, band: Band) -> [u64; 3] {
             ]
         }
         (Op::VitAttention { heads, .. }, _) => [rows.div_ceil(64), *heads as u64, 1],
-        // The other kernels spread a 2D grid of 64-wide workgroups (`elementwise::grid`); at
-        // most one invocation per 4 bytes of output.
+        // The other kernels (normalisation, pool, merges) spread a 2D grid of 64-wide
+        // workgroups (`elementwise::grid`) with at most one invocation per 4 bytes of their
+        // largest output.
         _ => {
             let out: u64 = touched(graph, node, band)
                 .iter()
@@ -384,7 +386,7 @@ fn grid(graph: &Graph, node: &Node, band: Band) -> [u64; 3] {
                 .map(|(t, r)| (r.end - r.start) * row_bytes(graph, *t))
                 .max()
                 .unwrap_or(0);
-            two_d(out.div_ceil(4 * 64), u64::MAX)
+            two_d(out.div_ceil(4 * 64))
         }
     }
 }
@@ -425,7 +427,7 @@ fn check_band(
             ));
         }
     }
-    let g = grid(graph, node, band);
+    let g = grid(graph, node, band, limits);
     if let Some(axis) = (0..3).find(|&a| g[a] > u64::from(limits.max_groups[a])) {
         return Err(RangeError::groups(
             format!("node `{}` over {} rows", node.label, band.len()),
