@@ -5,8 +5,9 @@
 //! A node whose bindings and grid fit runs as one launch over all its rows, exactly as before
 //! (on a device with a large binding range, such as the H200, nothing is split). Otherwise it runs
 //! as several launches over row **bands**, each binding the sub-range of every tensor its rows
-//! touch, with the sizes in its push constants set to the band's. No kernel changes: every op is
-//! independent across the band cuts chosen here.
+//! touch, with the sizes in its push constants set to the band's. No kernel of the network
+//! changes: every op is independent across the band cuts chosen here (the frame passes around
+//! it, prepare and compose, take their band in their push constants: `passes`).
 //!
 //! * GEMMs (the adapter and the head included) and the normalisation are row-independent: bands
 //!   of token rows, cut at multiples of [`TOKEN_QUANTUM`] rows.
