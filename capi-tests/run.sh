@@ -104,6 +104,9 @@ fi
 
 build misuse cc -std=c99 misuse.c && run misuse
 build params c++ -std=c++17 params.cpp && run params
+# Feature 13 (DLSS-RR) driven the way NVIDIA's helper functions do (capabilities, optimal
+# settings, stats, create refusals and FAIL_NotImplemented until its GPU route is registered).
+build rr c++ -std=c++17 rr.cpp && run rr
 
 # The synthetic model and the replay fixture, cached beside the library (fixture-cache.sh).
 . "$here/fixture-cache.sh"

@@ -249,6 +249,12 @@ typedef NVSDK_NGX_Result (*PFN_NVSDK_NGX_DLSS_GetStatsCallback)(NVSDK_NGX_Parame
 // `DLSSNR.ScalingRatio` (F).
 typedef NVSDK_NGX_Result (*PFN_NVSDK_NGX_DLSSNR_ComputeScalingRatioCallback)(NVSDK_NGX_Parameter *InParams);
 
+// Callback stored in capability maps under `DLSSDOptimalSettingsCallback` (feature 13): reads
+// `Width`, `Height` (display size, UI) and `PerfQualityValue` (I), writes `OutWidth`,
+// `OutHeight` (render size, UI), the `DLSS.Get.Dynamic.{Max,Min}.Render.{Width,Height}` bounds
+// (UI) and `Sharpness` (F).
+typedef NVSDK_NGX_Result (*PFN_NVSDK_NGX_DLSS_GetOptimalSettingsCallback)(NVSDK_NGX_Parameter *InParams);
+
 // `v.ApplicationId` is valid.
 #define NVSDK_NGX_Application_Identifier_Type_Application_Id 0
 

@@ -20,8 +20,8 @@ use sha2::{Digest, Sha256};
 const RENDER: Size = Size::new(64, 48);
 const OUTPUT: Size = Size::new(96, 72);
 const FRAMES: u32 = 3;
-/// Per-frame jitter (a fixed Halton-like sequence) .
-const JITTER: [[f32; 2]; 3] = [[0.0, -0.16666667], [-0.25, 0.16666667], [0.25, -0.3888889]];
+/// Per-frame jitter: the Halton sequence the fixtures use too.
+const JITTER: [[f32; 2]; 8] = scene::JITTER;
 
 fn weights() -> &'static RrWeights {
     static W: OnceLock<RrWeights> = OnceLock::new();

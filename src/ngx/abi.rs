@@ -280,6 +280,13 @@ pub type PFN_NVSDK_NGX_ProgressCallback =
 pub type PFN_NVSDK_NGX_DLSS_GetStatsCallback =
     Option<unsafe extern "C" fn(InParams: *mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result>;
 
+/// Callback stored in capability maps under `DLSSDOptimalSettingsCallback` (feature 13): reads
+/// `Width`, `Height` (display size, UI) and `PerfQualityValue` (I), writes `OutWidth`,
+/// `OutHeight` (render size, UI), the `DLSS.Get.Dynamic.{Max,Min}.Render.{Width,Height}` bounds
+/// (UI) and `Sharpness` (F).
+pub type PFN_NVSDK_NGX_DLSS_GetOptimalSettingsCallback =
+    Option<unsafe extern "C" fn(InParams: *mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result>;
+
 /// Callback stored under `DLSSNRComputeScalingRatioCallback`: reads `PerfQualityValue`, writes
 /// `DLSSNR.ScalingRatio` (F).
 pub type PFN_NVSDK_NGX_DLSSNR_ComputeScalingRatioCallback =

@@ -16,4 +16,8 @@ pub fn ensure_installed() {
 fn install() {
     let nr: Arc<BackendOf<super::dlss_nr::DlssNr>> = Arc::new(crate::nr::feature::NrBackend::new());
     insert(super::dlss_nr::DlssNr, Some(nr));
+    // Feature 13 (DLSS-RR) is described without a backend until its GPU route exists: reported
+    // unavailable, its creation validates the parameters and then fails with
+    // FAIL_NotImplemented. Its backend will be this line's `Some(...)`.
+    insert(super::dlss_d::DlssD::new(), None);
 }

@@ -17,7 +17,7 @@ use ash::vk::Handle;
 use super::abi::*;
 use super::guard::{c_str, guard, wide_path, write_out};
 use super::log;
-use super::model_dir::{find_model_dir, ModelLookup, MODEL_DIR_ENV};
+use super::model_dir::{find_model_dir, ModelLookup};
 use super::params::ParamRef;
 use super::registry::{self, described_ids, lookup, Feature};
 use super::result::{result_name, result_name_wide, ResultCode};
@@ -551,10 +551,25 @@ fn create_feature(
         Ok(r) => r,
         Err(e) => return refuse_err(entry, feature, &e),
     };
+    // A described feature without a backend (one whose route is not built yet) stops here, once
+    // its parameters are known to be valid: no model is looked up that nothing would use.
+    let Some(backend) = described.backend_name() else {
+        let e = FeatureError::BackendUnavailable { feature };
+        return refuse(
+            entry,
+            feature,
+            e.code(),
+            &format!(
+                "{e}: the {} parameters are valid ({}), nothing was created",
+                described.label(),
+                request.summary()
+            ),
+        );
+    };
     // A feature without a model gets an empty path.
     let model_dir = match described.model_subdir() {
         Some(subdir) => {
-            let env = std::env::var_os(MODEL_DIR_ENV);
+            let env = std::env::var_os(described.model_env());
             let check = |d: &std::path::Path| described.check_model(d);
             let lookup = ModelLookup {
                 subdir,
@@ -578,15 +593,6 @@ fn create_feature(
             }
         }
         None => PathBuf::new(),
-    };
-    let Some(backend) = described.backend_name() else {
-        let e = FeatureError::BackendUnavailable { feature };
-        return refuse(
-            entry,
-            feature,
-            e.code(),
-            &format!("{e} (model directory {} is fine)", model_dir.display()),
-        );
     };
     let summary = request.summary();
     let instance = match request.create(&dev.ctx, &model_dir, cmd) {

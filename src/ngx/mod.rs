@@ -7,7 +7,7 @@
 //! points, for NVIDIA's static library) + `core_exports` (their `#[no_mangle]` symbols, only in
 //! the Core build, `--cfg openngx_core`), `params` (parameter objects), `registry` (the feature table:
 //! [`Description`] per feature plus its backend), `builtin` (the built-in entries), `dlss_nr`
-//! (feature 18's description), `param_read` and `resource` (typed reads for descriptions),
+//! (feature 18's description), `dlss_d` (feature 13's), `param_read` and `resource` (typed reads for descriptions),
 //! `state` (devices, handles, maps), `model_dir`, `log`, `result`, `guard`.
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 pub mod abi;
@@ -15,6 +15,7 @@ pub mod builtin;
 pub mod core_abi;
 #[cfg(openngx_core)]
 pub mod core_exports;
+pub mod dlss_d;
 pub mod dlss_nr;
 pub mod exports;
 pub mod guard;

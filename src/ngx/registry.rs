@@ -38,6 +38,12 @@ pub trait Description: Send + Sync + 'static {
     /// The directory name its model is looked up under (next to the library, under the
     /// application's paths); `None` for a feature that needs no model.
     fn model_subdir(&self) -> Option<&'static str>;
+    /// The environment variable that, when set, is the only model directory for this feature
+    /// (`OPENNGX_MODEL_DIR` unless the feature names its own, so that two features' models can
+    /// be pointed at side by side).
+    fn model_env(&self) -> &'static str {
+        super::model_dir::MODEL_DIR_ENV
+    }
     /// Checks a model directory before a backend loads it (`Err` carries the reason).
     fn check_model(&self, dir: &Path) -> Result<(), String> {
         manifest_exists(dir)
@@ -102,6 +108,8 @@ pub trait Feature: Send + Sync {
     fn memory_in_use(&self) -> u64;
     /// See [`Description::model_subdir`].
     fn model_subdir(&self) -> Option<&'static str>;
+    /// See [`Description::model_env`].
+    fn model_env(&self) -> &'static str;
     /// See [`Description::device_extensions`].
     fn device_extensions(&self) -> &'static [&'static CStr];
     /// The model check in force for this feature.
@@ -148,6 +156,9 @@ impl<D: Description> Feature for Entry<D> {
     }
     fn model_subdir(&self) -> Option<&'static str> {
         self.description.model_subdir()
+    }
+    fn model_env(&self) -> &'static str {
+        self.description.model_env()
     }
     fn device_extensions(&self) -> &'static [&'static CStr] {
         self.description.device_extensions()

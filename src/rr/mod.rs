@@ -1,14 +1,17 @@
 //! DLSS Ray Reconstruction (NGX feature 13, DLSS-D): the denoiser network of spec
 //! rr-network.md. [`layers`] is the one layer table; [`weights`] the prepared weight images
 //! (layout, fragment orders, natural reads and writes); [`geometry`] the grids, windows and the
-//! shift schedule; [`graph`] the one schedule both executors walk.
+//! shift schedule; [`graph`] the one schedule both executors walk; [`keys`] the NGX parameter
+//! names of feature 13 and [`feature`] its typed creation and evaluation parameters.
 //!
 //! May use `feature`, `gpu`, `model` and `numerics`; never `ngx` nor `nr`.
 
 pub mod cpu_frame;
+pub mod feature;
 pub mod frame;
 pub mod geometry;
 pub mod graph;
+pub mod keys;
 pub mod layers;
 pub mod preset;
 pub mod reference;

@@ -8,6 +8,7 @@
 //! * `stats` — weight statistics of a model;
 //! * `model_write` — writing a model directory atomically (any network's);
 //! * `fixture` — fixture directories ("captured frames") written by the CPU reference;
+//!   `rr_fixture` Ray Reconstruction's;
 //! * `compare` — the parity verdicts between a run and a fixture;
 //! * `image` — PNG in and out;
 //! * `devkit` — the caller-device kit: the instance, device, queue and pool the tools, the demo
@@ -20,6 +21,7 @@ pub mod fixture;
 pub mod image;
 pub mod model_write;
 pub mod rr_dll;
+pub mod rr_fixture;
 pub mod rr_stats;
 pub mod rr_synth;
 pub mod stats;

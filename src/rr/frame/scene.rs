@@ -17,6 +17,20 @@ pub struct SceneFrame {
 /// Pan speed in render pixels per frame.
 pub const PAN: i64 = 2;
 
+/// The jitter of frame `i` of a sequence (`JITTER[i % 8]`, render pixels): the Halton (2, 3)
+/// points 1..8 minus 1/2, as f32 literals. The golden digests (`tests/rr_reference.rs`) and the
+/// fixtures of `openngx reference --feature rr` use the first three.
+pub const JITTER: [[f32; 2]; 8] = [
+    [0.0, -0.16666667],
+    [-0.25, 0.16666667],
+    [0.25, -0.3888889],
+    [-0.375, -0.055555556],
+    [0.125, 0.2777778],
+    [-0.125, -0.2777778],
+    [0.375, 0.055555556],
+    [-0.4375, 0.3888889],
+];
+
 fn hash(mut v: u32) -> u32 {
     v ^= v >> 16;
     v = v.wrapping_mul(0x7FEB_352D);

@@ -2,7 +2,7 @@
 //! instance (the library never does; this tool plays the application), lists every physical
 //! device with its Vulkan version and the features the exact route needs, says which routes each
 //! device can run, and shows where an unmodified game's Core looks for the model and whether it
-//! validates (`doctor_model`).
+//! validates (`doctor_model`), then Ray Reconstruction's route and model (`doctor_rr`).
 //!
 //! Exit status: 0 when at least one device can run the exact route and no model that was found
 //! is invalid (a missing model is only a warning: the GPU check is still useful without one);
@@ -75,7 +75,8 @@ pub fn run(args: Args) -> ExitCode {
     );
     let devices_ok = vulkan_report(args.probe_answers.as_deref());
     let model_ok = crate::doctor_model::report(!args.no_verify, args.core.as_deref());
-    if devices_ok && model_ok {
+    let rr_ok = crate::doctor_rr::report(!args.no_verify, args.core.as_deref());
+    if devices_ok && model_ok && rr_ok {
         println!("doctor: OK");
         ExitCode::SUCCESS
     } else {

@@ -5,6 +5,7 @@ mod bench;
 mod demo;
 mod doctor;
 mod doctor_model;
+mod doctor_rr;
 mod extract_model;
 mod gpu_frames;
 mod gpu_net;

@@ -14,10 +14,18 @@ use openngx::nr::reference;
 use openngx::numerics::Profiles;
 use openngx_tools::fixture::{self, FrameParameters, RecordedFrame};
 use openngx_tools::image;
+use openngx_tools::rr_fixture::{self, RrRecordedFrame};
+
+use crate::model_out::Network;
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["image", "features", "synthetic_scene"])))]
 pub struct Args {
+    /// The network: `nr` (DLSS-NR, feature 18) or `rr` (Ray Reconstruction, feature 13: the
+    /// synthetic scene only, `--width/--height` the render size, `--out-width/--out-height` the
+    /// output size; see `openngx_tools::rr_fixture` for the directory it writes).
+    #[arg(long, value_enum, default_value = "nr")]
+    feature: Network,
     /// Model directory.
     #[arg(long)]
     model: PathBuf,
@@ -34,6 +42,15 @@ pub struct Args {
     width: u32,
     #[arg(long)]
     height: u32,
+    /// RR: the output width (default: the render width).
+    #[arg(long)]
+    out_width: Option<u32>,
+    /// RR: the output height (default: the render height).
+    #[arg(long)]
+    out_height: Option<u32>,
+    /// RR: the preset, `d` or `e` (default `e`).
+    #[arg(long, default_value = "e")]
+    preset: String,
     /// Output fixture directory (must not exist).
     #[arg(long)]
     out: PathBuf,
@@ -59,6 +76,9 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn run_inner(args: &Args) -> Result<(), String> {
+    if args.feature == Network::Rr {
+        return rr(args);
+    }
     let profiles = Profiles::by_name(&args.profile)
         .ok_or_else(|| format!("unknown profile `{}` (f13, h25)", args.profile))?;
     let geometry = Geometry::new(args.width, args.height).map_err(|e| e.to_string())?;
@@ -171,6 +191,85 @@ fn features_only(
     println!(
         "wrote fixture {} (features input, boundaries + head)",
         args.out.display()
+    );
+    Ok(())
+}
+
+/// `--feature rr`: the CPU reference on the synthetic scene, a temporal sequence with the Halton
+/// jitter of `rr::frame::scene::JITTER`, written as an RR fixture.
+fn rr(args: &Args) -> Result<(), String> {
+    use openngx::rr::cpu_frame::{CpuFrame, FrameParams, FrameResult};
+    use openngx::rr::frame::scene;
+    use openngx::rr::geometry::{Geometry, Size};
+    use openngx::rr::preset::Preset;
+    use openngx::rr::weights::model::RrModel;
+
+    if !args.synthetic_scene {
+        return Err("--feature rr takes --synthetic-scene only".into());
+    }
+    if args.frames == 0 {
+        return Err("--frames must be at least 1".into());
+    }
+    let preset = match args.preset.as_str() {
+        "d" | "D" => Preset::D,
+        "e" | "E" => Preset::E,
+        other => return Err(format!("unknown preset `{other}` (d, e)")),
+    };
+    let render = Size::new(args.width, args.height);
+    let output = Size::new(
+        args.out_width.unwrap_or(args.width),
+        args.out_height.unwrap_or(args.height),
+    );
+    let geometry = Geometry::new(render, output).map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    let model = RrModel::load(
+        &args.model,
+        LoadOptions {
+            verify_sha: !args.no_verify,
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let manifest = std::fs::read(args.model.join("manifest.json"))
+        .map_err(|e| format!("{}: {e}", args.model.display()))?;
+    eprintln!(
+        "RR model {} loaded in {:.2} s",
+        args.model.display(),
+        t.elapsed().as_secs_f64()
+    );
+    let mut pipe = CpuFrame::new(model.weights(), geometry, preset).map_err(|e| e.to_string())?;
+    let mut inputs = Vec::new();
+    let mut results: Vec<FrameResult> = Vec::new();
+    for n in 0..args.frames {
+        let s = scene::render(render, n);
+        let params = FrameParams {
+            jitter: scene::JITTER[n as usize % scene::JITTER.len()],
+            ..FrameParams::default()
+        };
+        let t = Instant::now();
+        let r = pipe
+            .run(&params, &s.color, &s.guides)
+            .map_err(|e| e.to_string())?;
+        eprintln!("frame {n}: {:.1} s", t.elapsed().as_secs_f64());
+        inputs.push((s, params));
+        results.push(r);
+    }
+    let frames: Vec<RrRecordedFrame> = inputs
+        .iter()
+        .zip(&results)
+        .map(|((s, params), result)| RrRecordedFrame {
+            params: *params,
+            color: &s.color,
+            guides: &s.guides,
+            result,
+        })
+        .collect();
+    rr_fixture::write(&args.out, render, output, preset, &manifest, &frames)
+        .map_err(|e| e.to_string())?;
+    println!(
+        "wrote RR fixture {} ({} frame(s), {render} -> {output}, preset {})",
+        args.out.display(),
+        args.frames,
+        preset.name()
     );
     Ok(())
 }
