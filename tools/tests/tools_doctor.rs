@@ -297,3 +297,79 @@ fn model_writers_default_to_the_user_data_directory() {
         );
     }
 }
+
+/// Ray Reconstruction's section: the route the library's feature table gives feature 13 (no GPU
+/// route yet), and RR's own model lookup (`$OPENNGX_RR_MODEL_DIR`, `openngx/rr-model`): missing
+/// is a warning, a valid synthetic RR model is reported with its size, DLSS-NR's model where RR's
+/// is expected is invalid (exit 1).
+#[test]
+fn doctor_reports_rrs_route_and_model() {
+    if !Path::new(LAVAPIPE).exists() {
+        println!("SKIP: lavapipe is not installed ({LAVAPIPE})");
+        return;
+    }
+    let (_, nr_model, _) = synthetic_model();
+    let data = tempdir("tools-doctor-rr-");
+    let core = data.path().join("prefix/lib/openngx/libnvidia-ngx.so.1");
+    let rr_model = data.path().join("rr-model");
+    let o = openngx(
+        &[
+            "synth-model",
+            "--feature",
+            "rr",
+            "--out",
+            rr_model.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = |rr_dir: &str| {
+        let o = openngx(
+            &["doctor", "--core", core.to_str().unwrap()],
+            &[
+                ("VK_DRIVER_FILES", LAVAPIPE),
+                ("OPENNGX_MODEL_DIR", nr_model.to_str().unwrap()),
+                ("OPENNGX_RR_MODEL_DIR", rr_dir),
+                ("XDG_DATA_HOME", data.path().to_str().unwrap()),
+            ],
+        );
+        (o.status.code(), stdout(&o))
+    };
+    let route = "rr (feature 13, DLSS-RR): route: cpu reference only (tools and tests); no GPU route in this build: SuperSamplingDenoising.Available = 0, CreateFeature checks the parameters and answers FAIL_NotImplemented";
+    let (code, text) = run("");
+    assert_eq!(code, Some(0), "{text}");
+    assert_lines(
+        &text,
+        &[
+            route,
+            "  $OPENNGX_RR_MODEL_DIR: not set",
+            &format!(
+                "user data directory: {} (not found)",
+                data.path().join("openngx/rr-model").display()
+            ),
+            "rr model: none found (not needed until RR has a GPU route",
+            "doctor: OK",
+        ],
+    );
+    let (code, text) = run(rr_model.to_str().unwrap());
+    assert_eq!(code, Some(0), "{text}");
+    assert_lines(
+        &text,
+        &[
+            route,
+            &format!(
+                "rr model: {} valid (11 stages, 11 layer images, 2852736 bytes, SHA-256 verified",
+                rr_model.display()
+            ),
+        ],
+    );
+    let (code, text) = run(nr_model.to_str().unwrap());
+    assert_eq!(code, Some(1), "{text}");
+    assert_lines(
+        &text,
+        &[
+            &format!("rr model: {} INVALID: ", nr_model.display()),
+            "doctor: PROBLEMS FOUND",
+        ],
+    );
+}
