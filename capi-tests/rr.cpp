@@ -173,6 +173,13 @@ int main() {
     std::memset(&req, 0, sizeof req);
     CHECK_CODE(NVSDK_NGX_VULKAN_GetFeatureRequirements(kInstance, kPd, &info, &req), NVSDK_NGX_Result_Success);
     CHECK_TRUE(req.FeatureSupported == NVSDK_NGX_FeatureSupportResult_NotImplemented);
+    uint32_t n_ext = 9;
+    VkExtensionProperties *exts = nullptr;
+    CHECK_CODE(NVSDK_NGX_VULKAN_GetFeatureInstanceExtensionRequirements(&info, &n_ext, &exts), NVSDK_NGX_Result_Success);
+    CHECK_TRUE(n_ext == 0 && exts != nullptr);
+    NVSDK_NGX_Application_Identifier app;
+    std::memset(&app, 0, sizeof app);
+    CHECK_CODE(NVSDK_NGX_UpdateFeature(&app, NVSDK_NGX_Feature_RayReconstruction), NVSDK_NGX_Result_Success);
 
     CHECK_CODE(NVSDK_NGX_VULKAN_Init(7, L"/tmp", kInstance, kPd, kDevice, nullptr, nullptr, nullptr, NVSDK_NGX_Version_API),
                NVSDK_NGX_Result_Success);
