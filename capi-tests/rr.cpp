@@ -24,17 +24,20 @@ const VkPhysicalDevice kPd = reinterpret_cast<VkPhysicalDevice>(std::uintptr_t{0
 const VkDevice kDevice = reinterpret_cast<VkDevice>(std::uintptr_t{0x3000});
 const VkCommandBuffer kCmd = reinterpret_cast<VkCommandBuffer>(std::uintptr_t{0x4000});
 
-// NVSDK_NGX_DLSS_Feature_Flags bits and the RR enums' values (ngx-abi.md §6).
-constexpr int kIsHdr = 1 << 0;
-constexpr int kMvLowRes = 1 << 1;
-constexpr int kMvJittered = 1 << 2;
-constexpr int kDenoiseDlUnified = 1;
+// The header's NVSDK_NGX_DLSS_Feature_Flags bits and RR enums (ngx-abi.md §6 values).
+constexpr int kIsHdr = NVSDK_NGX_DLSS_Feature_Flags_IsHDR;
+constexpr int kMvLowRes = NVSDK_NGX_DLSS_Feature_Flags_MVLowRes;
+constexpr int kMvJittered = NVSDK_NGX_DLSS_Feature_Flags_MVJittered;
+constexpr int kDenoiseDlUnified = NVSDK_NGX_DLSS_Denoise_Mode_DLUnified;
+static_assert(kIsHdr == 1 && kMvLowRes == 2 && kMvJittered == 4 && kDenoiseDlUnified == 1, "ngx-abi.md §6");
+static_assert(NVSDK_NGX_RayReconstruction_Hint_Render_Preset_D == 4 && NVSDK_NGX_RayReconstruction_Hint_Render_Preset_E == 5,
+              "rr-network.md §10");
 
 // What an application fills before creating the feature (the fields of the SDK's DLSSD create
 // struct, in our own type).
 struct RrCreate {
-    unsigned roughness_mode = 0;  // 0 unpacked, 1 packed
-    unsigned hw_depth = 0;        // 0 linear, 1 hardware
+    unsigned roughness_mode = NVSDK_NGX_DLSS_Roughness_Mode_Unpacked;
+    unsigned hw_depth = NVSDK_NGX_DLSS_Depth_Type_Linear;
     unsigned width = 0, height = 0, target_width = 0, target_height = 0;
     int quality = NVSDK_NGX_PerfQuality_Value_DLAA;
     int flags = 0;
@@ -249,10 +252,11 @@ int main() {
     c.flags = kIsHdr | kMvLowRes;
     c.hw_depth = 2;
     CHECK_CODE(create_rr(p, c, &h), NVSDK_NGX_Result_FAIL_InvalidParameter);
-    c.hw_depth = 1;
+    c.hw_depth = NVSDK_NGX_DLSS_Depth_Type_HW;
     p->Set("RayReconstruction.Hint.Render.Preset.UltraPerformance", 2u);  // preset B: not implemented
     CHECK_CODE(create_rr(p, c, &h), NVSDK_NGX_Result_FAIL_UnsupportedParameter);
-    p->Set("RayReconstruction.Hint.Render.Preset.UltraPerformance", 4u);  // D
+    p->Set("RayReconstruction.Hint.Render.Preset.UltraPerformance",
+           static_cast<unsigned>(NVSDK_NGX_RayReconstruction_Hint_Render_Preset_D));
     CHECK_CODE(create_rr(p, c, &h), NVSDK_NGX_Result_FAIL_NotImplemented);
     CHECK_TRUE(h == nullptr);
     c.target_width = 1000;  // smaller than the render width

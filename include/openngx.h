@@ -176,6 +176,23 @@ typedef struct NVSDK_NGX_FeatureRequirement {
 // `NVSDK_NGX_PerfQuality_Value` (C enum).
 typedef uint32_t NVSDK_NGX_PerfQuality_Value;
 
+// `NVSDK_NGX_DLSS_Feature_Flags` (C enum of bits; `DLSS.Feature.Create.Flags`, written with
+// SetI). `IsInvalid` (bit 31) is left out of the header: a negative `#define` in C is a trap.
+typedef int32_t NVSDK_NGX_DLSS_Feature_Flags;
+
+// `NVSDK_NGX_DLSS_Denoise_Mode` (`DLSS.Denoise.Mode`, SetI).
+typedef int32_t NVSDK_NGX_DLSS_Denoise_Mode;
+
+// `NVSDK_NGX_DLSS_Roughness_Mode` (`DLSS.Roughness.Mode`, SetUI).
+typedef uint32_t NVSDK_NGX_DLSS_Roughness_Mode;
+
+// `NVSDK_NGX_DLSS_Depth_Type` (`DLSS.Use.HW.Depth`, SetUI).
+typedef uint32_t NVSDK_NGX_DLSS_Depth_Type;
+
+// `NVSDK_NGX_RayReconstruction_Hint_Render_Preset` (`RayReconstruction.Hint.Render.Preset.*`,
+// SetUI): the values feature 13 accepts (Default means E here).
+typedef uint32_t NVSDK_NGX_RayReconstruction_Hint_Render_Preset;
+
 // `NVSDK_NGX_Resource_VK_Type` (C enum).
 typedef uint32_t NVSDK_NGX_Resource_VK_Type;
 
@@ -260,6 +277,51 @@ typedef NVSDK_NGX_Result (*PFN_NVSDK_NGX_DLSS_GetOptimalSettingsCallback)(NVSDK_
 
 // `v.ProjectDesc` is valid.
 #define NVSDK_NGX_Application_Identifier_Type_Project_Id 1
+
+// The unified denoiser (the only mode; the SDK's helper always writes it).
+#define NVSDK_NGX_DLSS_Denoise_Mode_DLUnified 1
+
+// Off.
+#define NVSDK_NGX_DLSS_Denoise_Mode_Off 0
+
+// Hardware depth.
+#define NVSDK_NGX_DLSS_Depth_Type_HW 1
+
+// Linear view-space depth.
+#define NVSDK_NGX_DLSS_Depth_Type_Linear 0
+
+// Alpha upscaling.
+#define NVSDK_NGX_DLSS_Feature_Flags_AlphaUpscaling (1 << 7)
+
+// The feature computes the exposure.
+#define NVSDK_NGX_DLSS_Feature_Flags_AutoExposure (1 << 6)
+
+// Depth is 1 near, 0 far.
+#define NVSDK_NGX_DLSS_Feature_Flags_DepthInverted (1 << 3)
+
+// Sharpening (deprecated; RR has none).
+#define NVSDK_NGX_DLSS_Feature_Flags_DoSharpening (1 << 5)
+
+// Colour is linear HDR.
+#define NVSDK_NGX_DLSS_Feature_Flags_IsHDR (1 << 0)
+
+// Motion vectors include the jitter.
+#define NVSDK_NGX_DLSS_Feature_Flags_MVJittered (1 << 2)
+
+// Motion vectors at render resolution.
+#define NVSDK_NGX_DLSS_Feature_Flags_MVLowRes (1 << 1)
+
+// No flag.
+#define NVSDK_NGX_DLSS_Feature_Flags_None 0
+
+// Reserved.
+#define NVSDK_NGX_DLSS_Feature_Flags_Reserved_0 (1 << 4)
+
+// Roughness in the normals' w.
+#define NVSDK_NGX_DLSS_Roughness_Mode_Packed 1
+
+// A separate roughness image.
+#define NVSDK_NGX_DLSS_Roughness_Mode_Unpacked 0
 
 // Count.
 #define NVSDK_NGX_ENGINE_COUNT 4
@@ -386,6 +448,15 @@ typedef NVSDK_NGX_Result (*PFN_NVSDK_NGX_DLSS_GetOptimalSettingsCallback)(NVSDK_
 
 // `Resource.ImageViewInfo` is valid (the only kind features accept).
 #define NVSDK_NGX_RESOURCE_VK_TYPE_VK_IMAGEVIEW 0
+
+// Preset D.
+#define NVSDK_NGX_RayReconstruction_Hint_Render_Preset_D 4
+
+// The default (E).
+#define NVSDK_NGX_RayReconstruction_Hint_Render_Preset_Default 0
+
+// Preset E.
+#define NVSDK_NGX_RayReconstruction_Hint_Render_Preset_E 5
 
 // The feature is denied for this application.
 #define NVSDK_NGX_Result_FAIL_Denied 3134193681u

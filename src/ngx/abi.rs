@@ -185,6 +185,62 @@ pub const NVSDK_NGX_PerfQuality_Value_UltraQuality: NVSDK_NGX_PerfQuality_Value 
 /// DLAA.
 pub const NVSDK_NGX_PerfQuality_Value_DLAA: NVSDK_NGX_PerfQuality_Value = 5;
 
+/// `NVSDK_NGX_DLSS_Feature_Flags` (C enum of bits; `DLSS.Feature.Create.Flags`, written with
+/// SetI). `IsInvalid` (bit 31) is left out of the header: a negative `#define` in C is a trap.
+pub type NVSDK_NGX_DLSS_Feature_Flags = i32;
+/// No flag.
+pub const NVSDK_NGX_DLSS_Feature_Flags_None: NVSDK_NGX_DLSS_Feature_Flags = 0;
+/// Colour is linear HDR.
+pub const NVSDK_NGX_DLSS_Feature_Flags_IsHDR: NVSDK_NGX_DLSS_Feature_Flags = 1 << 0;
+/// Motion vectors at render resolution.
+pub const NVSDK_NGX_DLSS_Feature_Flags_MVLowRes: NVSDK_NGX_DLSS_Feature_Flags = 1 << 1;
+/// Motion vectors include the jitter.
+pub const NVSDK_NGX_DLSS_Feature_Flags_MVJittered: NVSDK_NGX_DLSS_Feature_Flags = 1 << 2;
+/// Depth is 1 near, 0 far.
+pub const NVSDK_NGX_DLSS_Feature_Flags_DepthInverted: NVSDK_NGX_DLSS_Feature_Flags = 1 << 3;
+/// Reserved.
+pub const NVSDK_NGX_DLSS_Feature_Flags_Reserved_0: NVSDK_NGX_DLSS_Feature_Flags = 1 << 4;
+/// Sharpening (deprecated; RR has none).
+pub const NVSDK_NGX_DLSS_Feature_Flags_DoSharpening: NVSDK_NGX_DLSS_Feature_Flags = 1 << 5;
+/// The feature computes the exposure.
+pub const NVSDK_NGX_DLSS_Feature_Flags_AutoExposure: NVSDK_NGX_DLSS_Feature_Flags = 1 << 6;
+/// Alpha upscaling.
+pub const NVSDK_NGX_DLSS_Feature_Flags_AlphaUpscaling: NVSDK_NGX_DLSS_Feature_Flags = 1 << 7;
+
+/// `NVSDK_NGX_DLSS_Denoise_Mode` (`DLSS.Denoise.Mode`, SetI).
+pub type NVSDK_NGX_DLSS_Denoise_Mode = i32;
+/// Off.
+pub const NVSDK_NGX_DLSS_Denoise_Mode_Off: NVSDK_NGX_DLSS_Denoise_Mode = 0;
+/// The unified denoiser (the only mode; the SDK's helper always writes it).
+pub const NVSDK_NGX_DLSS_Denoise_Mode_DLUnified: NVSDK_NGX_DLSS_Denoise_Mode = 1;
+
+/// `NVSDK_NGX_DLSS_Roughness_Mode` (`DLSS.Roughness.Mode`, SetUI).
+pub type NVSDK_NGX_DLSS_Roughness_Mode = u32;
+/// A separate roughness image.
+pub const NVSDK_NGX_DLSS_Roughness_Mode_Unpacked: NVSDK_NGX_DLSS_Roughness_Mode = 0;
+/// Roughness in the normals' w.
+pub const NVSDK_NGX_DLSS_Roughness_Mode_Packed: NVSDK_NGX_DLSS_Roughness_Mode = 1;
+
+/// `NVSDK_NGX_DLSS_Depth_Type` (`DLSS.Use.HW.Depth`, SetUI).
+pub type NVSDK_NGX_DLSS_Depth_Type = u32;
+/// Linear view-space depth.
+pub const NVSDK_NGX_DLSS_Depth_Type_Linear: NVSDK_NGX_DLSS_Depth_Type = 0;
+/// Hardware depth.
+pub const NVSDK_NGX_DLSS_Depth_Type_HW: NVSDK_NGX_DLSS_Depth_Type = 1;
+
+/// `NVSDK_NGX_RayReconstruction_Hint_Render_Preset` (`RayReconstruction.Hint.Render.Preset.*`,
+/// SetUI): the values feature 13 accepts (Default means E here).
+pub type NVSDK_NGX_RayReconstruction_Hint_Render_Preset = u32;
+/// The default (E).
+pub const NVSDK_NGX_RayReconstruction_Hint_Render_Preset_Default:
+    NVSDK_NGX_RayReconstruction_Hint_Render_Preset = 0;
+/// Preset D.
+pub const NVSDK_NGX_RayReconstruction_Hint_Render_Preset_D:
+    NVSDK_NGX_RayReconstruction_Hint_Render_Preset = 4;
+/// Preset E.
+pub const NVSDK_NGX_RayReconstruction_Hint_Render_Preset_E:
+    NVSDK_NGX_RayReconstruction_Hint_Render_Preset = 5;
+
 /// `NVSDK_NGX_Logging_Level` (C enum).
 pub type NVSDK_NGX_Logging_Level = u32;
 /// No messages.

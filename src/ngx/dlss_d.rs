@@ -795,6 +795,48 @@ mod tests {
     }
 
     #[test]
+    fn the_typed_flags_are_the_abis() {
+        let pairs = [
+            (CreateFlags::IS_HDR, NVSDK_NGX_DLSS_Feature_Flags_IsHDR),
+            (
+                CreateFlags::MV_LOW_RES,
+                NVSDK_NGX_DLSS_Feature_Flags_MVLowRes,
+            ),
+            (
+                CreateFlags::MV_JITTERED,
+                NVSDK_NGX_DLSS_Feature_Flags_MVJittered,
+            ),
+            (
+                CreateFlags::DEPTH_INVERTED,
+                NVSDK_NGX_DLSS_Feature_Flags_DepthInverted,
+            ),
+            (
+                CreateFlags::DO_SHARPENING,
+                NVSDK_NGX_DLSS_Feature_Flags_DoSharpening,
+            ),
+            (
+                CreateFlags::AUTO_EXPOSURE,
+                NVSDK_NGX_DLSS_Feature_Flags_AutoExposure,
+            ),
+            (
+                CreateFlags::ALPHA_UPSCALING,
+                NVSDK_NGX_DLSS_Feature_Flags_AlphaUpscaling,
+            ),
+        ];
+        for (typed, abi) in pairs {
+            assert_eq!(typed, abi as u32);
+        }
+        assert_eq!(
+            Preset::from_hint(NVSDK_NGX_RayReconstruction_Hint_Render_Preset_D),
+            Some(Preset::D)
+        );
+        assert_eq!(
+            Preset::from_hint(NVSDK_NGX_RayReconstruction_Hint_Render_Preset_E),
+            Some(Preset::E)
+        );
+    }
+
+    #[test]
     fn optimal_settings_follow_the_quality_table() {
         let s = |w, h, q| optimal_render_size(Size::new(w, h), q);
         assert_eq!(s(3840, 2160, 0), Size::new(1920, 1080));
