@@ -1,15 +1,18 @@
 //! DLSS Ray Reconstruction (NGX feature 13, DLSS-D): the denoiser network of spec
 //! rr-network.md. [`layers`] is the one layer table; [`weights`] the prepared weight images
 //! (layout, fragment orders, natural reads and writes); [`geometry`] the grids, windows and the
-//! shift schedule; [`graph`] the one schedule both executors walk.
+//! shift schedule; [`graph`] the one schedule both executors walk; [`reference`] and
+//! [`cpu_frame`] the CPU executor, [`record`] and [`gpu_frame`] the GPU route.
 //!
 //! May use `feature`, `gpu`, `model` and `numerics`; never `ngx` nor `nr`.
 
 pub mod cpu_frame;
 pub mod frame;
 pub mod geometry;
+pub mod gpu_frame;
 pub mod graph;
 pub mod layers;
 pub mod preset;
+pub mod record;
 pub mod reference;
 pub mod weights;
