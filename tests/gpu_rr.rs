@@ -11,7 +11,7 @@
 //! the CPU's tensors as uploads, and the test prints which they are.
 //!
 //! `OPENNGX_RR_GPU_SIZE=WxH:WxH` (render:output) picks another size (the default is the golden
-//! test's 64x48 -> 96x72).
+//! test's 64x48 -> 96x72), `OPENNGX_RR_GPU_FRAMES=N` another number of frames (default 3).
 
 mod common;
 
@@ -46,11 +46,20 @@ fn sizes() -> (Size, Size) {
     }
 }
 
+/// Frames of the exactness test.
+fn frames() -> u32 {
+    std::env::var("OPENNGX_RR_GPU_FRAMES").map_or(FRAMES, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("OPENNGX_RR_GPU_FRAMES={v}: expected a count"))
+    })
+}
+
 #[test]
 fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
     let (render, output) = sizes();
+    let frame_count = frames();
     let t0 = Instant::now();
     let model = synthesize(0, &RrSynthParams::DEFAULT).expect("synthesize");
     let geo = Geometry::new(render, output).expect("geometry");
@@ -92,7 +101,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames() {
     let (mut cpu_s, mut gpu_s) = (0.0, 0.0);
     let mut exact_ops = 0;
     let mut failures = Vec::new();
-    for f in 0..FRAMES {
+    for f in 0..frame_count {
         let s = scene::render(render, f);
         let constants = FrameConstants {
             jitter: JITTER[f as usize % JITTER.len()],
@@ -189,9 +198,10 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames() {
         .map(|(n, _)| n.as_str())
         .collect();
     println!(
-        "RR GPU route: {exact_ops} of {} op runs byte-exact over {FRAMES} frames; published \
-         tensors compared: {} of {} ({}); CPU {cpu_s:.2} s, GPU {gpu_s:.2} s, total {:.2} s",
-        FRAMES as usize * on_gpu.len(),
+        "RR GPU route: {exact_ops} of {} op runs byte-exact over {frame_count} frames at {render} \
+         -> {output}; published tensors compared: {} of {} ({}); CPU {cpu_s:.2} s, GPU {gpu_s:.2} \
+         s, total {:.2} s",
+        frame_count as usize * on_gpu.len(),
         published.len(),
         graph.published.len(),
         published.join(" "),
@@ -214,9 +224,10 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames() {
     h.assert_validation_clean();
 }
 
-/// GPU timestamps per layer (consecutive ops of one layer, the frame stages by name) of whole
-/// frames at `OPENNGX_RR_GPU_TIMINGS=WxH:WxH` (render:output; e.g. 1280x720:3840x2160 on the
-/// H200); skipped (and says so) when the variable is not set. No CPU reference runs here: the
+/// GPU timestamps per layer (consecutive ops of one layer, the frame stages by name; per op with
+/// `OPENNGX_RR_GPU_TIMINGS_OPS=1`) of whole frames at `OPENNGX_RR_GPU_TIMINGS=WxH:WxH`
+/// (render:output; e.g. 1280x720:3840x2160 on the H200); skipped (and says so) when the
+/// variable is not set. No CPU reference runs here: the
 /// exactness is the other test's.
 #[test]
 fn gpu_route_layer_timings() {
@@ -234,10 +245,15 @@ fn gpu_route_layer_timings() {
     let geo = Geometry::new(render, output).expect("geometry");
     let mut gpu = GpuFrame::new(&ctx, &model, geo, Preset::E).expect("GpuFrame::new");
     let graph = gpu.graph().clone();
-    // Groups of consecutive nodes of one layer (or one frame stage).
+    // Groups of consecutive nodes of one layer (or one frame stage); one per op with
+    // OPENNGX_RR_GPU_TIMINGS_OPS=1.
+    let per_op = std::env::var("OPENNGX_RR_GPU_TIMINGS_OPS").is_ok_and(|v| v == "1");
     let mut groups: Vec<(String, std::ops::Range<usize>)> = Vec::new();
     for (i, n) in graph.nodes.iter().enumerate() {
-        let name = n.layer.map_or(n.label.clone(), |l| l.to_string());
+        let name = match n.layer {
+            Some(l) if !per_op => l.to_string(),
+            _ => n.label.clone(),
+        };
         match groups.last_mut() {
             Some((g, r)) if *g == name => r.end = i + 1,
             _ => groups.push((name, i..i + 1)),

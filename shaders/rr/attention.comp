@@ -98,20 +98,24 @@ void main() {
     // Scores and the cubic weights.
     uint e[RR_MAX_ROW];
     uint brow = (hd * 64u + q) * 96u;
+    RrCode uq[32];
+    for (uint c = 0u; c < 32u; ++c) {
+        uq[c] = rr_code(code(uk[q * 8u + c / 4u], c));
+    }
     for (uint k = 0u; k < 96u; ++k) {
-        RrAcc acc = rr_acc_begin(uint(bias[brow + k]));
+        RrStep st = RR_STEP_ZERO;
         for (uint c = 0u; c < 32u; ++c) {
-            rr_acc_mac(acc, code(uk[q * 8u + c / 4u], c), code(uk[k * 8u + c / 4u], c));
+            rr_step_mac(st, uq[c], rr_code(code(uk[k * 8u + c / 4u], c)));
         }
-        e[k] = rr_cubic_exp(rr_acc_round(acc));
+        e[k] = rr_cubic_exp(rr_step_round(st, uint(bias[brow + k])));
     }
     for (uint k = 96u; k < RR_MAX_ROW; ++k) {
         e[k] = 0u;
     }
     uint rcp = recip(rr_row_sum(e, 96u));
-    uint p[96];
+    RrCode p[96];
     for (uint k = 0u; k < 96u; ++k) {
-        p[k] = rr_q8(f16_mul(e[k], rcp));
+        p[k] = rr_code(rr_q8(f16_mul(e[k], rcp)));
     }
 
     int x = ox + int(q % 8u);
@@ -123,11 +127,11 @@ void main() {
     for (uint c = 0u; c < 32u; ++c) {
         uint acc = 0u;
         for (uint k0 = 0u; k0 < 96u; k0 += 32u) {
-            RrAcc st = rr_acc_begin(acc);
+            RrStep st = RR_STEP_ZERO;
             for (uint k = k0; k < k0 + 32u; ++k) {
-                rr_acc_mac(st, p[k], code(vk[k * 8u + c / 4u], c));
+                rr_step_mac(st, p[k], rr_code(code(vk[k * 8u + c / 4u], c)));
             }
-            acc = rr_acc_round(st);
+            acc = rr_step_round(st, acc);
         }
         outb[o + c] = uint8_t(rr_q8(acc));
     }

@@ -1,6 +1,6 @@
 #version 450
 // RR's GEMM (spec rr-network.md 5.1; the ops Gemm, Merge and Expand of src/rr/graph): out[r][j] =
-// the k32 chain (shaders/lib/rr/k32.glsl) of A row r with weight row j (natural [n][k] E4M3
+// the k32 chain (shaders/lib/rr/k32.glsl, its rr_step form) of A row r with weight row j (natural [n][k] E4M3
 // codes) from the seed, one f16 rounding per 32-wide K step, then the epilogue. One invocation
 // per four adjacent output columns of a row (n is a multiple of 4).
 //
@@ -84,18 +84,15 @@ void main() {
     }
     for (uint k0 = 0u; k0 < pc.k; k0 += 32u) {
         uint kend = min(k0 + 32u, pc.k);
-        RrAcc st[4];
-        for (uint i = 0u; i < 4u; ++i) {
-            st[i] = rr_acc_begin(acc[i]);
-        }
+        RrStep st[4] = RrStep[4](RR_STEP_ZERO, RR_STEP_ZERO, RR_STEP_ZERO, RR_STEP_ZERO);
         for (uint kk = k0; kk < kend; ++kk) {
-            uint ca = a_code(r, kk);
+            RrCode ca = rr_code(a_code(r, kk));
             for (uint i = 0u; i < 4u; ++i) {
-                rr_acc_mac(st[i], ca, uint(b[(j0 + i) * pc.k + kk]));
+                rr_step_mac(st[i], ca, rr_code(uint(b[(j0 + i) * pc.k + kk])));
             }
         }
         for (uint i = 0u; i < 4u; ++i) {
-            acc[i] = rr_acc_round(st[i]);
+            acc[i] = rr_step_round(st[i], acc[i]);
         }
     }
     for (uint i = 0u; i < 4u; ++i) {
