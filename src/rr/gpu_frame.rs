@@ -1,10 +1,10 @@
 //! RR's GPU route for one feature instance: the graph's launches prepared once at creation
 //! (`rr::record`), recorded into the caller's command buffer per frame.
 //!
-//! The caller uploads the inputs (and, while the frame stages have no kernels, the tensors those
-//! stages produce; see [`GpuFrame::on_gpu`]), records the network with [`GpuFrame::record`], and
-//! reads any tensor back through [`GpuFrame::tensor`] (a device-local buffer to copy from).
-//! Every op is followed by a compute -> compute barrier.
+//! The caller uploads the colour and guides (and the first history), records the frame with
+//! [`GpuFrame::record`] and [`GpuFrame::record_keep_history`], and reads any tensor back through
+//! [`GpuFrame::tensor`] (a device-local buffer to copy from). Every op is followed by a
+//! compute -> compute barrier.
 
 use std::sync::Arc;
 
@@ -61,11 +61,6 @@ impl GpuFrame {
     /// The graph it runs.
     pub fn graph(&self) -> &Graph {
         &self.graph
-    }
-
-    /// Whether node `i` runs on the GPU (else the caller provides its outputs).
-    pub fn on_gpu(&self, i: usize) -> bool {
-        !self.launches[i].is_empty()
     }
 
     /// Record the weights' and tables' uploads (once). Ends with a transfer -> compute barrier.
@@ -131,7 +126,7 @@ impl GpuFrame {
 
     /// Record nodes `nodes` of the frame of `c` (its index picks the window shift; jitter, MV
     /// scale, exposure inputs and history validity are push constants), each followed by a
-    /// compute -> compute barrier. Nodes without kernels are skipped.
+    /// compute -> compute barrier.
     pub fn record(
         &self,
         rec: &mut Recorder<'_>,

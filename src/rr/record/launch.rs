@@ -18,25 +18,6 @@ use crate::rr::weights::RrWeights;
 /// Invocations per workgroup of every RR kernel.
 const GROUP: u32 = 64;
 
-/// Whether the GPU route has a kernel for `op` (every op has one now; the test and the API keep
-/// the question so that an op without a kernel is named rather than silently skipped).
-pub fn on_gpu(op: &Op) -> bool {
-    match op {
-        Op::Exposure { .. }
-        | Op::Reproject { .. }
-        | Op::Features { .. }
-        | Op::Norm { .. }
-        | Op::Gemm { .. }
-        | Op::Attention { .. }
-        | Op::Merge { .. }
-        | Op::Expand { .. }
-        | Op::EncoderTail { .. }
-        | Op::DecoderTail { .. }
-        | Op::Dec0Outputs { .. }
-        | Op::Output { .. } => true,
-    }
-}
-
 /// The device buffers of one RR instance.
 pub struct Resources {
     /// One per graph tensor (device-local, at least 16 bytes, a multiple of 4).
@@ -241,18 +222,24 @@ pub struct Launch {
     pub then_barrier: bool,
 }
 
-/// A grid of `groups` workgroups within maxComputeWorkGroupCount: along x, continued along y.
+/// A grid of `groups` workgroups within `max` (maxComputeWorkGroupCount): along x, continued
+/// along y (the kernels' flat index is `y * x_count + x`, and each checks its bound, so the last
+/// row's surplus workgroups do nothing). `None` when x * y cannot hold it.
+fn split_grid(groups: u64, max: [u32; 3]) -> Option<[u32; 3]> {
+    let gx = groups.clamp(1, max[0].max(1) as u64);
+    let gy = groups.div_ceil(gx).max(1);
+    (gy <= max[1] as u64).then_some([gx as u32, gy as u32, 1])
+}
+
+/// [`split_grid`] on the context's device, refused by name when it does not fit.
 fn grid(ctx: &GpuContext, groups: u64, what: &str) -> Result<[u32; 3], GpuError> {
     let max = ctx.capabilities().max_compute_work_group_count;
-    let gx = groups.min(max[0] as u64).max(1);
-    let gy = groups.div_ceil(gx);
-    if gy > max[1] as u64 {
-        return Err(GpuError::invalid(
+    split_grid(groups, max).ok_or_else(|| {
+        GpuError::invalid(
             format!("rr launch `{what}`"),
             format!("{groups} workgroups exceed maxComputeWorkGroupCount {max:?}"),
-        ));
-    }
-    Ok([gx as u32, gy as u32, 1])
+        )
+    })
 }
 
 impl Launch {
@@ -310,7 +297,8 @@ fn u(v: usize) -> u32 {
     v as u32
 }
 
-/// The launches of `graph.nodes[node]` (empty for an op without a kernel, see [`on_gpu`]).
+/// The launches of `graph.nodes[node]` (one, or two for an encoder tail with a next level; the
+/// match is exhaustive, so a new op kind needs its kernel here).
 pub fn prepare(
     ctx: &Arc<GpuContext>,
     graph: &Graph,
@@ -650,4 +638,25 @@ fn gemm_desc(gather: u32, seed: u32, epi: u32) -> PipelineDesc {
         .with_spec(SpecConstant::u32(0, gather))
         .with_spec(SpecConstant::u32(1, seed))
         .with_spec(SpecConstant::u32(2, epi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_grid;
+
+    #[test]
+    fn grids_continue_along_y_and_refuse_what_cannot_fit() {
+        let max = [65_535, 65_535, 65_535];
+        assert_eq!(split_grid(0, max), Some([1, 1, 1]));
+        assert_eq!(split_grid(1, max), Some([1, 1, 1]));
+        assert_eq!(split_grid(65_535, max), Some([65_535, 1, 1]));
+        assert_eq!(split_grid(65_536, max), Some([65_535, 2, 1]));
+        // 3840x2160 output pixels in workgroups of 64.
+        let g = split_grid(129_600, max).unwrap();
+        assert!(g[0] as u64 * g[1] as u64 >= 129_600 && g[1] == 2);
+        assert_eq!(split_grid(65_535 * 65_535, max), Some([65_535, 65_535, 1]));
+        assert_eq!(split_grid(65_535 * 65_535 + 1, max), None);
+        assert_eq!(split_grid(10, [4, 2, 1]), None);
+        assert_eq!(split_grid(8, [4, 2, 1]), Some([4, 2, 1]));
+    }
 }

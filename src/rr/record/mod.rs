@@ -10,10 +10,10 @@
 //! jitter, MV scale, exposure inputs, history validity), so a [`Launch`] is completed at record
 //! time from `rr::frame::FrameConstants`.
 //!
-//! Every op has a kernel ([`on_gpu`] says so per op). The kernels are plain scalar ones (one
+//! Every op has a kernel. The kernels are plain scalar ones (one
 //! invocation per output quad, row, token or pixel; one workgroup per window and head): exact
 //! first, fast later.
 
 mod launch;
 
-pub use launch::{on_gpu, prepare, Launch, Resources};
+pub use launch::{prepare, Launch, Resources};
