@@ -11,7 +11,9 @@
 //! history.
 //!
 //! `OPENNGX_RR_GPU_SIZE=WxH:WxH` (render:output) picks another size (the default is the golden
-//! test's 64x48 -> 96x72), `OPENNGX_RR_GPU_FRAMES=N` another number of frames (default 3).
+//! test's 64x48 -> 96x72), `OPENNGX_RR_GPU_FRAMES=N` another number of frames (default 4: the
+//! golden test's three temporal frames, then a Reset frame, which must ignore the history the
+//! GPU holds while still writing the next one).
 
 mod common;
 
@@ -27,6 +29,10 @@ use openngx::rr::reference::{Executor, TensorData, Weights};
 use openngx_tools::rr_synth::{synthesize, RrSynthParams};
 
 const FRAMES: u32 = 3;
+/// The exactness test's frames: [`FRAMES`], then one Reset.
+const FRAMES_WITH_RESET: u32 = FRAMES + 1;
+/// The index of the Reset frame.
+const RESET: u32 = 3;
 const JITTER: [[f32; 2]; 3] = [[0.0, -0.16666667], [-0.25, 0.16666667], [0.25, -0.3888889]];
 
 fn parse_size(s: &str) -> Option<Size> {
@@ -48,14 +54,14 @@ fn sizes() -> (Size, Size) {
 
 /// Frames of the exactness test.
 fn frames() -> u32 {
-    std::env::var("OPENNGX_RR_GPU_FRAMES").map_or(FRAMES, |v| {
+    std::env::var("OPENNGX_RR_GPU_FRAMES").map_or(FRAMES_WITH_RESET, |v| {
         v.parse()
             .unwrap_or_else(|_| panic!("OPENNGX_RR_GPU_FRAMES={v}: expected a count"))
     })
 }
 
 #[test]
-fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames() {
+fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
     let (render, output) = sizes();
@@ -94,7 +100,8 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames() {
         let s = scene::render(render, f);
         let constants = FrameConstants {
             jitter: JITTER[f as usize % JITTER.len()],
-            history_valid: f > 0,
+            // rr::cpu_frame's rule: history from the second frame on, unless a Reset.
+            history_valid: f > 0 && f != RESET,
             frame_index: f as u64,
             ..FrameConstants::default()
         };
