@@ -104,8 +104,11 @@ void main() {
     }
     for (uint k = 0u; k < 96u; ++k) {
         RrStep st = RR_STEP_ZERO;
-        for (uint c = 0u; c < 32u; ++c) {
-            rr_step_mac(st, uq[c], rr_code(code(uk[k * 8u + c / 4u], c)));
+        for (uint wd = 0u; wd < 8u; ++wd) {
+            uint w = uk[k * 8u + wd];
+            for (uint t = 0u; t < 4u; ++t) {
+                rr_step_mac(st, uq[4u * wd + t], rr_code((w >> (8u * t)) & 0xFFu));
+            }
         }
         e[k] = rr_cubic_exp(rr_step_round(st, uint(bias[brow + k])));
     }
@@ -124,15 +127,23 @@ void main() {
         return;
     }
     uint o = (uint(y) * pc.w + uint(x)) * width + hd * 32u;
-    for (uint c = 0u; c < 32u; ++c) {
-        uint acc = 0u;
+    // Four channels (one word of V codes) at a time.
+    for (uint wd = 0u; wd < 8u; ++wd) {
+        uint acc[4] = uint[4](0u, 0u, 0u, 0u);
         for (uint k0 = 0u; k0 < 96u; k0 += 32u) {
-            RrStep st = RR_STEP_ZERO;
+            RrStep st[4] = RrStep[4](RR_STEP_ZERO, RR_STEP_ZERO, RR_STEP_ZERO, RR_STEP_ZERO);
             for (uint k = k0; k < k0 + 32u; ++k) {
-                rr_step_mac(st, p[k], rr_code(code(vk[k * 8u + c / 4u], c)));
+                uint w = vk[k * 8u + wd];
+                for (uint t = 0u; t < 4u; ++t) {
+                    rr_step_mac(st[t], p[k], rr_code((w >> (8u * t)) & 0xFFu));
+                }
             }
-            acc = rr_step_round(st, acc);
+            for (uint t = 0u; t < 4u; ++t) {
+                acc[t] = rr_step_round(st[t], acc[t]);
+            }
         }
-        outb[o + c] = uint8_t(rr_q8(acc));
+        for (uint t = 0u; t < 4u; ++t) {
+            outb[o + 4u * wd + t] = uint8_t(rr_q8(acc[t]));
+        }
     }
 }

@@ -25,8 +25,9 @@ layout(constant_id = 0) const uint GATHER = 0u;
 layout(constant_id = 1) const uint SEED = 0u;
 layout(constant_id = 2) const uint EPI = 0u;
 
-layout(std430, binding = 0) readonly buffer A { uint8_t a[]; };
-layout(std430, binding = 1) readonly buffer B { uint8_t b[]; };
+// A and B as words of four codes: k, the channels and every row start are multiples of 4.
+layout(std430, binding = 0) readonly buffer A { uint aw[]; };
+layout(std430, binding = 1) readonly buffer B { uint bw[]; };
 layout(std430, binding = 2) readonly buffer Bias { uint16_t bias[]; };
 layout(std430, binding = 3) readonly buffer X { uint8_t xb[]; };
 layout(std430, binding = 4) writeonly buffer Out { uint8_t outb[]; };
@@ -42,16 +43,17 @@ layout(push_constant) uniform Push {
     uint coarse_w;
 } pc;
 
-uint a_code(uint r, uint kk) {
+// The word of A row r holding codes kk..kk+3 (kk a multiple of 4).
+uint a_word(uint r, uint kk) {
     if (GATHER == 1u) {
         uint q = kk / pc.ch;
         uint c = kk - q * pc.ch;
         uint cx = r % pc.coarse_w;
         uint cy = r / pc.coarse_w;
         uint f = (2u * cy + (q >> 1u)) * pc.fine_w + 2u * cx + (q & 1u);
-        return uint(a[f * pc.ch + c]);
+        return aw[(f * pc.ch + c) >> 2u];
     }
-    return uint(a[r * pc.k + kk]);
+    return aw[(r * pc.k + kk) >> 2u];
 }
 
 uint x_half(uint i) { return uint(xb[2u * i]) | (uint(xb[2u * i + 1u]) << 8u); }
@@ -83,12 +85,19 @@ void main() {
         acc[i] = s;
     }
     for (uint k0 = 0u; k0 < pc.k; k0 += 32u) {
-        uint kend = min(k0 + 32u, pc.k);
+        uint kend = min(k0 + 32u, pc.k); // k is a multiple of 32 in every RR GEMM
         RrStep st[4] = RrStep[4](RR_STEP_ZERO, RR_STEP_ZERO, RR_STEP_ZERO, RR_STEP_ZERO);
-        for (uint kk = k0; kk < kend; ++kk) {
-            RrCode ca = rr_code(a_code(r, kk));
+        for (uint kk = k0; kk < kend; kk += 4u) {
+            uint wa = a_word(r, kk);
+            uint wb[4];
             for (uint i = 0u; i < 4u; ++i) {
-                rr_step_mac(st[i], ca, rr_code(uint(b[(j0 + i) * pc.k + kk])));
+                wb[i] = bw[((j0 + i) * pc.k + kk) >> 2u];
+            }
+            for (uint t = 0u; t < 4u; ++t) {
+                RrCode ca = rr_code((wa >> (8u * t)) & 0xFFu);
+                for (uint i = 0u; i < 4u; ++i) {
+                    rr_step_mac(st[i], ca, rr_code((wb[i] >> (8u * t)) & 0xFFu));
+                }
             }
         }
         for (uint i = 0u; i < 4u; ++i) {

@@ -369,6 +369,7 @@ pub fn prepare(
                     res.t(*x),
                 ),
             };
+            check_quads(label, &[mat.n, mat.k])?;
             let epi = match epilogue {
                 Epilogue::F16 => 0,
                 Epilogue::Q8 => 1,
@@ -399,6 +400,7 @@ pub fn prepare(
         } => {
             let (fine, coarse) = (size(*input), size(*out));
             let rows = coarse.area();
+            check_quads(label, &[mat.n, mat.k, ch(*input)])?;
             vec![make(
                 gemm_desc(1, 1, 1),
                 &[
@@ -424,6 +426,7 @@ pub fn prepare(
         } => {
             let (fine, coarse) = (size(*out), size(*low));
             let rows = coarse.area();
+            check_quads(label, &[mat.n, mat.k, ch(*out)])?;
             vec![make(
                 gemm_desc(0, 1, 4),
                 &[
@@ -631,6 +634,18 @@ pub fn prepare(
 
 fn frame_is_fixed(f: &Frame) -> bool {
     matches!(f, Frame::Fixed)
+}
+
+/// `rr/gemm` reads codes four to a word and writes four columns per invocation: n, k and the
+/// channels it gathers or scatters must be multiples of 4 (every RR layer's are).
+fn check_quads(label: &str, dims: &[usize]) -> Result<(), GpuError> {
+    if dims.iter().any(|d| d % 4 != 0) {
+        return Err(GpuError::invalid(
+            format!("rr launch `{label}`"),
+            format!("dimensions {dims:?} are not multiples of 4"),
+        ));
+    }
+    Ok(())
 }
 
 fn gemm_desc(gather: u32, seed: u32, epi: u32) -> PipelineDesc {
