@@ -29,4 +29,24 @@ uint rr_quad_sum(uint s0, uint s1, uint s2, uint s3) {
 // The last step: the even-column half plus the odd-column half.
 uint rr_halves(uint even, uint odd) { return f16_add(even, odd); }
 
+// The whole tree of a row of n halves (n a multiple of 32, at most RR_MAX_ROW): per pair half
+// and lane the tile sums, the quad butterflies, then the two halves.
+const uint RR_MAX_ROW = 160u;
+uint rr_row_sum(uint v[RR_MAX_ROW], uint n) {
+    uint tiles = n / 8u;
+    uint w[2];
+    for (uint h = 0u; h < 2u; ++h) {
+        uint s[4];
+        for (uint t = 0u; t < 4u; ++t) {
+            uint e[RR_MAX_TILES];
+            for (uint i = 0u; i < RR_MAX_TILES; ++i) {
+                e[i] = i < tiles ? v[8u * i + 2u * t + h] : 0u;
+            }
+            s[t] = rr_lane_sum(e, tiles);
+        }
+        w[h] = rr_quad_sum(s[0], s[1], s[2], s[3]);
+    }
+    return rr_halves(w[0], w[1]);
+}
+
 #endif

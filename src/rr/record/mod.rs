@@ -1,0 +1,19 @@
+//! RR's GPU recorder: one prepared launch (or two) per op of `rr::graph`, each a kernel of
+//! `shaders/rr` that computes the op's tensor with the same bits as the CPU reference
+//! (`rr::reference`), through the numerics of `shaders/lib/rr`.
+//!
+//! [`Resources`] holds the buffers: one device-local buffer per graph tensor, the weights as
+//! natural `[n][k]` E4M3 matrices and f16 vectors (what `rr::reference::Weights` reads from the
+//! prepared images), the score biases and the lookup tables the numerics build
+//! (`numerics::rr::{act, gates}`). [`prepare`] turns a node into its launches; the window
+//! attention's grid and the frame stages' push constants depend on the frame (the window shift,
+//! jitter, MV scale, exposure inputs, history validity), so a [`Launch`] is completed at record
+//! time from `rr::frame::FrameConstants`.
+//!
+//! Every op has a kernel. The kernels are plain scalar ones (one
+//! invocation per output quad, row, token or pixel; one workgroup per window and head): exact
+//! first, fast later.
+
+mod launch;
+
+pub use launch::{prepare, Launch, Resources};
