@@ -2,7 +2,10 @@
  * LeakSanitizer): Init -> AllocateParameters -> CreateFeature1 (loads the model, uploads the
  * weights, builds the workspace) -> EvaluateFeature_C (a disabled frame: recorded, submitted and
  * waited on without the network, which would take lavapipe minutes) -> ReleaseFeature ->
- * DestroyParameters -> Shutdown1. The model directory comes from OPENNGX_CAPI_MODEL.
+ * DestroyParameters -> Shutdown1. Then a creation whose command buffer is never submitted
+ * (freed by ReleaseFeature), and a creation failed by the library's test hook
+ * (OPENNGX_TEST_FAIL_CREATION=1: FAIL_OutOfGPUMemory, a null handle, nothing left). The model
+ * directory comes from OPENNGX_CAPI_MODEL.
  * Exit code 77 = skipped (no Vulkan device). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -74,6 +77,52 @@ int main(void) {
         CHECK_CODE(vkQueueSubmit(g_queue, 1, &si, VK_NULL_HANDLE), VK_SUCCESS);
         CHECK_CODE(vkQueueWaitIdle(g_queue), VK_SUCCESS);
         CHECK_CODE(NVSDK_NGX_VULKAN_ReleaseFeature(h), NVSDK_NGX_Result_Success);
+        CHECK_CODE(NVSDK_NGX_VULKAN_DestroyParameters(p), NVSDK_NGX_Result_Success);
+        CHECK_CODE(NVSDK_NGX_VULKAN_Shutdown1(g_device), NVSDK_NGX_Result_Success);
+    }
+
+    /* A creation recorded into a command buffer that is never submitted, then released: the
+     * application may not submit that work any more, so the release frees everything. */
+    {
+        NVSDK_NGX_Parameter *p = NULL;
+        NVSDK_NGX_Handle *h = NULL;
+        CHECK_CODE(NVSDK_NGX_VULKAN_Init(0x42, L"/tmp", g_instance, g_pd, g_device, vkGetInstanceProcAddr,
+                                         vkGetDeviceProcAddr, NULL, NVSDK_NGX_Version_API),
+                   NVSDK_NGX_Result_Success);
+        CHECK_CODE(NVSDK_NGX_VULKAN_AllocateParameters(&p), NVSDK_NGX_Result_Success);
+        NVSDK_NGX_Parameter_SetUI(p, "DLSSNR.Width", W);
+        NVSDK_NGX_Parameter_SetUI(p, "DLSSNR.Height", H);
+        CHECK_CODE(vkResetCommandBuffer(cmd, 0), VK_SUCCESS);
+        CHECK_CODE(vkBeginCommandBuffer(cmd, &bi), VK_SUCCESS);
+        CHECK_CODE(NVSDK_NGX_VULKAN_CreateFeature1(g_device, cmd, NVSDK_NGX_Feature_Reserved18, p, &h),
+                   NVSDK_NGX_Result_Success);
+        CHECK_CODE(vkEndCommandBuffer(cmd), VK_SUCCESS);
+        CHECK_CODE(vkResetCommandBuffer(cmd, 0), VK_SUCCESS);
+        CHECK_CODE(NVSDK_NGX_VULKAN_ReleaseFeature(h), NVSDK_NGX_Result_Success);
+        CHECK_CODE(NVSDK_NGX_VULKAN_DestroyParameters(p), NVSDK_NGX_Result_Success);
+        CHECK_CODE(NVSDK_NGX_VULKAN_Shutdown1(g_device), NVSDK_NGX_Result_Success);
+    }
+    /* A creation that fails once everything was built (the library's test hook): the code, a
+     * null handle, and nothing left behind; the application submits the command buffer anyway. */
+    {
+        NVSDK_NGX_Parameter *p = NULL;
+        NVSDK_NGX_Handle *h = NULL;
+        CHECK_CODE(NVSDK_NGX_VULKAN_Init(0x42, L"/tmp", g_instance, g_pd, g_device, vkGetInstanceProcAddr,
+                                         vkGetDeviceProcAddr, NULL, NVSDK_NGX_Version_API),
+                   NVSDK_NGX_Result_Success);
+        CHECK_CODE(NVSDK_NGX_VULKAN_AllocateParameters(&p), NVSDK_NGX_Result_Success);
+        NVSDK_NGX_Parameter_SetUI(p, "DLSSNR.Width", W);
+        NVSDK_NGX_Parameter_SetUI(p, "DLSSNR.Height", H);
+        CHECK_CODE(vkResetCommandBuffer(cmd, 0), VK_SUCCESS);
+        CHECK_CODE(vkBeginCommandBuffer(cmd, &bi), VK_SUCCESS);
+        setenv("OPENNGX_TEST_FAIL_CREATION", "1", 1);
+        CHECK_CODE(NVSDK_NGX_VULKAN_CreateFeature1(g_device, cmd, NVSDK_NGX_Feature_Reserved18, p, &h),
+                   NVSDK_NGX_Result_FAIL_OutOfGPUMemory);
+        unsetenv("OPENNGX_TEST_FAIL_CREATION");
+        CHECK_TRUE(h == NULL);
+        CHECK_CODE(vkEndCommandBuffer(cmd), VK_SUCCESS);
+        CHECK_CODE(vkQueueSubmit(g_queue, 1, &si, VK_NULL_HANDLE), VK_SUCCESS);
+        CHECK_CODE(vkQueueWaitIdle(g_queue), VK_SUCCESS);
         CHECK_CODE(NVSDK_NGX_VULKAN_DestroyParameters(p), NVSDK_NGX_Result_Success);
         CHECK_CODE(NVSDK_NGX_VULKAN_Shutdown1(g_device), NVSDK_NGX_Result_Success);
     }

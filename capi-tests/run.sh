@@ -131,6 +131,14 @@ broken_models() { # model_dir
     printf '%s\n' "$file"
 }
 
+# The device programs run with the validation layer's synchronization validation: within each
+# command buffer (vk_app.h asks for it through VK_EXT_validation_features) and between
+# submissions (this setting; the layer reads it at vkCreateInstance). OPENNGX_CAPI_NO_SYNC=1 turns
+# both off.
+if [ -z "${OPENNGX_CAPI_NO_SYNC:-}" ]; then
+    export VK_LAYER_ENABLES="${VK_LAYER_ENABLES:-VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT:VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT}"
+fi
+
 if cache="$(cache_dir "$1")" && broken="$(broken_models "$cache/model")"; then
     export OPENNGX_CAPI_MODEL="$cache/model"
     export OPENNGX_CAPI_MODEL_TRUNCATED="$work/model-truncated"

@@ -51,6 +51,19 @@ static inline int has_layer(const char *name) {
     return 0;
 }
 
+/* Whether make_device asked for the layer's synchronization validation. */
+static int g_sync_validation;
+
+static inline int layer_has_extension(const char *layer, const char *name) {
+    VkExtensionProperties props[64];
+    uint32_t n = 64, i;
+    if (vkEnumerateInstanceExtensionProperties(layer, &n, props) < 0) return 0;
+    for (i = 0; i < n; i++) {
+        if (strcmp(props[i].extensionName, name) == 0) return 1;
+    }
+    return 0;
+}
+
 /* The features the exact route needs (docs/ngx.md): Vulkan 1.2, shaderFloat16, shaderInt8,
  * 8- and 16-bit storage buffers. */
 static inline int exact_route_ok(VkPhysicalDevice pd) {
@@ -111,7 +124,9 @@ static inline int make_device_with(int tensor) {
     VkPhysicalDeviceVulkan11Features f11;
     VkPhysicalDeviceVulkan12Features f12;
     const char *layer = "VK_LAYER_KHRONOS_validation";
-    const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    const char *exts[2] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
+    VkValidationFeaturesEXT features;
+    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
     int validation = has_layer(layer) && getenv("OPENNGX_CAPI_NO_VALIDATION") == NULL &&
                      getenv("OPENNGX_REPLAY_NO_VALIDATION") == NULL;
     uint32_t n = 16, nf = 16, i;
@@ -127,7 +142,19 @@ static inline int make_device_with(int tensor) {
         ici.enabledLayerCount = 1;
         ici.ppEnabledLayerNames = &layer;
         ici.enabledExtensionCount = 1;
-        ici.ppEnabledExtensionNames = &ext;
+        ici.ppEnabledExtensionNames = exts;
+        /* Synchronization validation (the library records into the application's command
+         * buffers: a missing barrier is a hazard), unless OPENNGX_CAPI_NO_SYNC is set. Between
+         * submissions too where VK_LAYER_ENABLES asks (run.sh sets it). */
+        if (getenv("OPENNGX_CAPI_NO_SYNC") == NULL && layer_has_extension(layer, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME)) {
+            memset(&features, 0, sizeof features);
+            features.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
+            features.enabledValidationFeatureCount = 1;
+            features.pEnabledValidationFeatures = &sync;
+            ici.pNext = &features;
+            ici.enabledExtensionCount = 2;
+            g_sync_validation = 1;
+        }
     }
     if (vkCreateInstance(&ici, NULL, &g_instance) != VK_SUCCESS) return 0;
     if (validation) {
@@ -140,7 +167,8 @@ static inline int make_device_with(int tensor) {
         mci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
         mci.pfnUserCallback = on_validation;
         if (create) create(g_instance, &mci, NULL, &g_messenger);
-        printf("%s: validation layer enabled\n", g_program);
+        printf("%s: validation layer enabled%s\n", g_program,
+               g_sync_validation ? " (synchronization validation on)" : "");
     }
     if (vkEnumeratePhysicalDevices(g_instance, &n, pds) < 0) return 0;
     for (i = 0; i < n; i++) {

@@ -34,6 +34,12 @@ pub trait Backend: Send + Sync {
     fn memory_in_use(&self) -> u64 {
         0
     }
+
+    /// The application shut down (or initialises anew) `device`: drop whatever the backend keeps
+    /// for it between features. Called after every instance on the device was released.
+    fn device_shutdown(&self, device: vk::Device) {
+        let _ = device;
+    }
 }
 
 /// One created feature.

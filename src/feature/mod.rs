@@ -1,7 +1,8 @@
 //! The seam every network plugs into, with no knowledge of the C ABI: the caller's device
 //! ([`DeviceContext`]), typed image inputs ([`ImageInput`], [`Rect`]), the error a feature
 //! reports ([`FeatureError`]), where a network runs ([`Route`]) and the two traits a network
-//! implements ([`Backend`] creates instances, [`Instance`] records frames).
+//! implements ([`Backend`] creates instances, [`Instance`] records frames), and the failure
+//! injection of the lifetime tests (`fault`).
 //!
 //! A network (`crate::nr`, later `crate::rr`) implements the traits with its own typed creation
 //! and evaluation parameters. The NGX layer (`crate::ngx`) turns a caller's parameter object
@@ -11,6 +12,7 @@
 mod backend;
 mod device;
 mod error;
+pub mod fault;
 mod image;
 mod route;
 

@@ -244,9 +244,19 @@ impl std::fmt::Debug for GpuBuffer {
 }
 
 /// Uploads recorded into a caller command buffer; owns the staging memory until released.
+///
+/// An upload is staged first ([`UploadBatch::stage`]: the staging buffer is allocated and
+/// written, which may fail) and recorded later ([`UploadBatch::record`], which cannot fail), so
+/// that a caller can do everything fallible before it records anything (a failed feature
+/// creation then leaves the caller's command buffer untouched and frees what it made).
+/// [`UploadBatch::upload`] does both at once.
 pub struct UploadBatch {
     ctx: Arc<GpuContext>,
     staging: Vec<GpuBuffer>,
+    /// Where each staging buffer goes (same index; the binding's range is the staging size).
+    targets: Vec<BufferBinding>,
+    /// How many of `staging` have had their copy recorded.
+    recorded: usize,
     bytes: u64,
 }
 
@@ -255,19 +265,15 @@ impl UploadBatch {
         UploadBatch {
             ctx: Arc::clone(ctx),
             staging: Vec::new(),
+            targets: Vec::new(),
+            recorded: 0,
             bytes: 0,
         }
     }
 
-    /// Record a copy of `data` into `dst` at `offset`. Follow the last upload with
-    /// [`Recorder::transfer_to_compute`] before kernels read the data.
-    pub fn upload(
-        &mut self,
-        rec: &mut Recorder<'_>,
-        dst: &GpuBuffer,
-        offset: u64,
-        data: &[u8],
-    ) -> Result<(), GpuError> {
+    /// Stage a copy of `data` into `dst` at `offset`: the staging buffer is allocated and
+    /// written now, the copy is recorded by the next [`UploadBatch::record`].
+    pub fn stage(&mut self, dst: &GpuBuffer, offset: u64, data: &[u8]) -> Result<(), GpuError> {
         if data.is_empty() {
             return Ok(());
         }
@@ -275,9 +281,36 @@ impl UploadBatch {
         let name = format!("staging for `{}`", dst.name());
         let mut staging = GpuBuffer::new(&self.ctx, &name, data.len() as u64, MemoryKind::Upload)?;
         staging.write(0, data)?;
-        rec.copy(staging.binding(), target, data.len() as u64)?;
         self.bytes += data.len() as u64;
         self.staging.push(staging);
+        self.targets.push(target);
+        Ok(())
+    }
+
+    /// Record the copies of every upload staged since the last call. Follow the last upload
+    /// with [`Recorder::transfer_to_compute`] before kernels read the data. Returns how many
+    /// copies were recorded.
+    pub fn record(&mut self, rec: &mut Recorder<'_>) -> usize {
+        let from = self.recorded;
+        for (staging, target) in self.staging[from..].iter().zip(&self.targets[from..]) {
+            // The target's range is the staging buffer's size (`stage` made it so).
+            rec.copy_all(staging.binding(), *target);
+        }
+        self.recorded = self.staging.len();
+        self.recorded - from
+    }
+
+    /// Record a copy of `data` into `dst` at `offset` (stage and record at once). Follow the last
+    /// upload with [`Recorder::transfer_to_compute`] before kernels read the data.
+    pub fn upload(
+        &mut self,
+        rec: &mut Recorder<'_>,
+        dst: &GpuBuffer,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(), GpuError> {
+        self.stage(dst, offset, data)?;
+        self.record(rec);
         Ok(())
     }
 
@@ -290,6 +323,8 @@ impl UploadBatch {
     /// uploads were recorded into has completed (or was never submitted).
     pub fn release(&mut self) {
         self.staging.clear();
+        self.targets.clear();
+        self.recorded = 0;
         self.bytes = 0;
     }
 }

@@ -539,6 +539,23 @@ impl<T> DeviceRegistry<T> {
         Ok(created)
     }
 
+    /// Makes `value` the entry for `key` unless a live one exists. For objects built outside
+    /// the lock and shared only once they are complete (the weights, once their upload is
+    /// recorded). Returns the entry in force afterwards.
+    pub fn publish(&self, key: u64, value: &Arc<T>) -> Arc<T> {
+        let mut entries = self.entries.lock();
+        entries.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(live) = entries
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, w)| w.upgrade())
+        {
+            return live;
+        }
+        entries.push((key, Arc::downgrade(value)));
+        Arc::clone(value)
+    }
+
     /// The live entry for `key`, if any.
     pub fn get(&self, key: u64) -> Option<Arc<T>> {
         self.entries

@@ -181,6 +181,42 @@ impl<'a> Recorder<'a> {
         Ok(())
     }
 
+    /// Copy `src` into `dst`: as many bytes as the smaller of the two ranges holds (a transfer;
+    /// add a barrier before compute reads it). Cannot fail: bindings are checked when made.
+    pub fn copy_all(&mut self, src: BufferBinding, dst: BufferBinding) {
+        let size = src.range.min(dst.range);
+        if size == 0 {
+            return;
+        }
+        let region = vk::BufferCopy {
+            src_offset: src.offset,
+            dst_offset: dst.offset,
+            size,
+        };
+        // SAFETY: as in `bind`; both ranges were checked against their buffers when the
+        // bindings were made, and `size` lies inside both.
+        unsafe {
+            self.device()
+                .cmd_copy_buffer(self.cmd, src.buffer, dst.buffer, &[region])
+        };
+    }
+
+    /// Fill the whole 4-byte words of `dst` with zero (a transfer). Cannot fail: a range that
+    /// does not start or end on a word boundary is narrowed to the words inside it (whole
+    /// buffers never need that).
+    pub fn zero_words(&mut self, dst: BufferBinding) {
+        let start = dst.offset.next_multiple_of(4);
+        let end = (dst.offset + dst.range) & !3;
+        if end <= start {
+            return;
+        }
+        // SAFETY: as in `bind`; [start, end) lies inside the checked binding and is 4-aligned.
+        unsafe {
+            self.device()
+                .cmd_fill_buffer(self.cmd, dst.buffer, start, end - start, 0)
+        };
+    }
+
     /// Fill a buffer range with a repeated 32-bit word (offset and range multiples of 4).
     pub fn fill(&mut self, dst: BufferBinding, word: u32) -> Result<(), GpuError> {
         if dst.offset % 4 != 0 || dst.range % 4 != 0 {

@@ -180,15 +180,25 @@ pub(crate) fn init_common(
             format!("{} backend {backend}", f.label())
         })
         .collect();
-    state::with(|s| {
+    let fresh = state::with(|s| {
+        let fresh = s.device(device_key(device)).is_none();
         s.add_device(DeviceEntry {
             ctx,
             app_data: app_data.clone(),
             extra_paths,
             app,
             sdk_version: version,
-        })
+        });
+        fresh
     });
+    if fresh {
+        // A device not initialised until now: anything a backend still keeps under its handle
+        // belongs to a destroyed device whose handle value came back (one destroyed without
+        // Shutdown), never to this one.
+        for f in registry::features() {
+            f.device_shutdown(device);
+        }
+    }
     log::info(
         SDK,
         &format!(
@@ -339,6 +349,10 @@ pub(crate) fn shutdown(entry: &str, device: Option<u64>) -> NVSDK_NGX_Result {
         release_instance(f);
     }
     for d in &gone {
+        // What the backends keep for the device between features (its context, pipelines).
+        for f in registry::features() {
+            f.device_shutdown(vk::Device::from_raw(*d));
+        }
         log::info(SDK, &format!("{entry}: device {d:#x} shut down"));
         log::remove_sink(*d);
     }

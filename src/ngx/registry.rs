@@ -120,6 +120,8 @@ pub trait Feature: Send + Sync {
     fn parse_create(self: Arc<Self>, p: &ParamRef) -> Result<Box<dyn CreateRequest>, FeatureError>;
     /// Removes the backend.
     fn clear_backend(&self);
+    /// See [`Backend::device_shutdown`].
+    fn device_shutdown(&self, device: vk::Device);
 }
 
 struct Entry<D: Description> {
@@ -184,6 +186,12 @@ impl<D: Description> Feature for Entry<D> {
     }
     fn clear_backend(&self) {
         *self.backend.write() = None;
+    }
+    fn device_shutdown(&self, device: vk::Device) {
+        let backend = self.backend.read().clone();
+        if let Some(b) = backend {
+            b.device_shutdown(device);
+        }
     }
 }
 

@@ -180,12 +180,11 @@ impl GpuFrame {
 
     /// Zero both history buffers, visible to later shaders. The history is only read after a
     /// frame wrote it, but a defined start keeps every byte the frame owns deterministic.
-    pub fn record_clear_history(&self, rec: &mut Recorder<'_>) -> Result<(), GpuError> {
+    pub fn record_clear_history(&self, rec: &mut Recorder<'_>) {
         for h in &self.buffers.history {
-            rec.fill(h.binding(), 0)?;
+            rec.zero_words(h.binding());
         }
         rec.transfer_to_compute();
-        Ok(())
     }
 
     /// `prepare` reading history slot `read_slot` (0 or 1) into the network's features.

@@ -17,13 +17,20 @@
 //! device and instance are destroyed): lavapipe already spreads each dispatch over every core, so
 //! running two devices at once buys no time, and one device at a time keeps the driver's JIT and
 //! shader cache out of concurrent first use, which is where a CI run once died with SIGSEGV.
+//!
+//! Validation: every harness turns on the layer's synchronization validation, within command
+//! buffers and between submissions (the library records into the caller's command buffers, so a
+//! missing barrier is a hazard users would see as flicker); the kernel tests open theirs with
+//! [`Harness::with_gpu_assisted`] for out-of-bounds checks as well.
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ash::vk;
 use openngx::gpu::GpuContext;
-use openngx_tools::devkit::{CallerDevice, DeviceChoice, DeviceImage, ErrorLog, KitError, Options};
+use openngx_tools::devkit::{
+    CallerDevice, DeviceChoice, DeviceImage, ErrorLog, KitError, Options, SYNC_VALIDATION_ENABLES,
+};
 
 pub mod kernels;
 
@@ -44,6 +51,11 @@ pub struct Harness {
     pub device_name: String,
     /// Whether the validation layer is active.
     pub validation: bool,
+    /// Whether its synchronization validation is on (within command buffers; between
+    /// submissions as well where `VK_LAYER_ENABLES` asks, see [`sync_validation_env`]).
+    pub sync_validation: bool,
+    /// Whether its GPU-assisted validation is on ([`Harness::with_gpu_assisted`]).
+    pub gpu_assisted: bool,
     /// The kit that owns the handles above; `None` only inside `Drop`.
     kit: Option<CallerDevice>,
     errors: ErrorLog,
@@ -53,6 +65,19 @@ pub struct Harness {
 
 /// One live harness per process at a time (see the module comment).
 static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Sets `VK_LAYER_ENABLES` to [`SYNC_VALIDATION_ENABLES`] (synchronization validation within
+/// and between submissions) unless the environment already sets it, once per process, before
+/// the first instance is created (the layer reads it at `vkCreateInstance`). Set with the
+/// harness lock held, before any instance of this process exists.
+pub fn sync_validation_env() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("VK_LAYER_ENABLES").is_none() {
+            std::env::set_var("VK_LAYER_ENABLES", SYNC_VALIDATION_ENABLES);
+        }
+    });
+}
 
 /// No device: skip the test, unless `OPENNGX_TEST_REQUIRE_DEVICE=1` (runs on a GPU machine, where
 /// a missing driver must fail rather than pass vacuously).
@@ -65,14 +90,28 @@ fn skip(why: &str) -> Option<Harness> {
 }
 
 impl Harness {
-    /// The harness, or `None` (after printing a SKIP line) when there is no Vulkan device.
+    /// The harness, or `None` (after printing a SKIP line) when there is no Vulkan device. With
+    /// the validation layer, synchronization validation is on (see [`sync_validation_env`]).
     pub fn new() -> Option<Harness> {
+        Harness::open(false)
+    }
+
+    /// [`Harness::new`] with the layer's GPU-assisted validation on as well (shaders
+    /// instrumented to report out-of-bounds accesses; for the kernel tests: slow).
+    pub fn with_gpu_assisted() -> Option<Harness> {
+        Harness::open(true)
+    }
+
+    fn open(gpu_assisted: bool) -> Option<Harness> {
         // A test that panicked while holding the lock poisons it; the next test still runs.
         let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        sync_validation_env();
         let opened = CallerDevice::open(&Options {
             app_name: c"openngx-tests",
             validation: true,
             collect_errors: true,
+            sync_validation: true,
+            gpu_assisted,
             device: DeviceChoice::Best,
             optional_extensions: &[],
         });
@@ -115,6 +154,8 @@ impl Harness {
             pool: kit.pool,
             device_name: kit.capabilities.device_name.clone(),
             validation: kit.validation_layer && kit.debug_utils,
+            sync_validation: kit.validation_layer && kit.debug_utils && kit.sync_validation,
+            gpu_assisted: kit.validation_layer && kit.debug_utils && kit.gpu_assisted,
             errors: kit.error_log().clone(),
             kit: Some(kit),
             _serial: serial,
@@ -238,6 +279,14 @@ impl Harness {
                 &b,
             )
         };
+    }
+
+    /// Destroys the device and the instance now and returns every validation error reported,
+    /// those at `vkDestroyDevice` (objects the library left on the device) included; the drop
+    /// that follows checks nothing more.
+    pub fn close(mut self) -> Vec<String> {
+        drop(self.kit.take());
+        self.errors.take()
     }
 
     /// Fail the test if the validation layer reported an error.

@@ -23,6 +23,12 @@ use openngx::nr::route::{tensor, ExactRoute, TensorRoute};
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
+/// The validation layer's `enables` setting (its environment variable `VK_LAYER_ENABLES`) that
+/// turns synchronization validation on within command buffers and between submissions. The
+/// layer reads it when an instance is created; the second check has no `VkValidationFeaturesEXT`
+/// value in the layer versions CI uses (1.3.239), so the environment is the one way to ask.
+pub const SYNC_VALIDATION_ENABLES: &str = "VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT:VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT";
+
 /// Which physical device to open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceChoice {
@@ -43,6 +49,14 @@ pub struct Options<'a> {
     pub validation: bool,
     /// Enable `VK_EXT_debug_utils` when offered and collect error messages into [`ErrorLog`].
     pub collect_errors: bool,
+    /// With the validation layer: its synchronization validation (hazards between commands of a
+    /// command buffer; between submissions too where `VK_LAYER_ENABLES` names
+    /// `VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT`, see
+    /// [`SYNC_VALIDATION_ENABLES`]).
+    pub sync_validation: bool,
+    /// With the validation layer: GPU-assisted validation (shaders instrumented to report
+    /// out-of-bounds descriptor and buffer accesses). Slow; for the kernel tests.
+    pub gpu_assisted: bool,
     /// Which device.
     pub device: DeviceChoice,
     /// Device extensions enabled where the device offers them (see
@@ -57,6 +71,8 @@ impl Default for Options<'_> {
             app_name: c"openngx",
             validation: false,
             collect_errors: false,
+            sync_validation: false,
+            gpu_assisted: false,
             device: DeviceChoice::Best,
             optional_extensions: &[],
         }
@@ -195,6 +211,11 @@ pub struct CallerDevice {
     pub validation_layer: bool,
     /// Whether `VK_EXT_debug_utils` is enabled (and errors are collected).
     pub debug_utils: bool,
+    /// Whether the layer's synchronization validation was asked for (through
+    /// `VK_EXT_validation_features`).
+    pub sync_validation: bool,
+    /// Whether the layer's GPU-assisted validation was asked for.
+    pub gpu_assisted: bool,
     extensions: Vec<&'static CStr>,
     memory: vk::PhysicalDeviceMemoryProperties,
     messenger: Option<Messenger>,
@@ -220,6 +241,8 @@ struct InstanceParts {
     instance: ash::Instance,
     validation_layer: bool,
     debug_utils: bool,
+    sync_validation: bool,
+    gpu_assisted: bool,
     messenger: Option<Messenger>,
     log: ErrorLog,
 }
@@ -265,16 +288,45 @@ impl InstanceParts {
             .application_name(opts.app_name)
             .api_version(vk::API_VERSION_1_2);
         let layer_names = [VALIDATION_LAYER.as_ptr()];
-        let ext_names = [ash::ext::debug_utils::NAME.as_ptr()];
-        let mut info = vk::InstanceCreateInfo::default().application_info(&app);
+        // The validation layer offers VK_EXT_validation_features, whose struct asks for its
+        // optional checks.
+        let features_ext = validation_layer && (opts.sync_validation || opts.gpu_assisted) && {
+            // SAFETY: a global query of the layer's extensions; it needs no instance.
+            let exts =
+                unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) };
+            exts.unwrap_or_default().iter().any(|e| {
+                e.extension_name_as_c_str().ok() == Some(ash::ext::validation_features::NAME)
+            })
+        };
+        let mut ext_names = Vec::new();
+        if debug_utils {
+            ext_names.push(ash::ext::debug_utils::NAME.as_ptr());
+        }
+        if features_ext {
+            ext_names.push(ash::ext::validation_features::NAME.as_ptr());
+        }
+        let mut enables = Vec::new();
+        if opts.sync_validation {
+            enables.push(vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION);
+        }
+        if opts.gpu_assisted {
+            enables.push(vk::ValidationFeatureEnableEXT::GPU_ASSISTED);
+            enables.push(vk::ValidationFeatureEnableEXT::GPU_ASSISTED_RESERVE_BINDING_SLOT);
+        }
+        let mut features =
+            vk::ValidationFeaturesEXT::default().enabled_validation_features(&enables);
+        let mut info = vk::InstanceCreateInfo::default()
+            .application_info(&app)
+            .enabled_extension_names(&ext_names);
         if validation_layer {
             info = info.enabled_layer_names(&layer_names);
         }
-        if debug_utils {
-            info = info.enabled_extension_names(&ext_names);
+        if features_ext {
+            info = info.push_next(&mut features);
         }
-        // SAFETY: `info` and what it points to (`app`, the layer and extension names) are locals
-        // alive for the call; the layer and extension are named only when enumerated above.
+        // SAFETY: `info` and what it points to (`app`, the layer and extension names, the
+        // validation features) are locals alive for the call; the layer and extensions are named
+        // only when enumerated above.
         let instance =
             unsafe { entry.create_instance(&info, None) }.map_err(vk_err("vkCreateInstance"))?;
         let mut parts = InstanceParts {
@@ -283,6 +335,8 @@ impl InstanceParts {
             instance,
             validation_layer,
             debug_utils,
+            sync_validation: features_ext && opts.sync_validation,
+            gpu_assisted: features_ext && opts.gpu_assisted,
             messenger: None,
             log: ErrorLog::default(),
         };
@@ -420,8 +474,18 @@ impl CallerDevice {
         }
         let mut fstats = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
             .pipeline_executable_info(true);
+        // GPU-assisted validation writes its reports from the shaders: the layer needs these two
+        // features enabled (where the device has them) or it turns itself off.
+        let mut core = vk::PhysicalDeviceFeatures::default();
+        if opts.gpu_assisted {
+            // SAFETY: `physical` was enumerated from this live `instance`.
+            let have = unsafe { instance.get_physical_device_features(physical) };
+            core.fragment_stores_and_atomics = have.fragment_stores_and_atomics;
+            core.vertex_pipeline_stores_and_atomics = have.vertex_pipeline_stores_and_atomics;
+        }
         let mut dinfo = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
+            .enabled_features(&core)
             .push_next(&mut f11)
             .push_next(&mut f12);
         if !extension_names.is_empty() {
@@ -479,6 +543,8 @@ impl CallerDevice {
             queue_timestamp_bits,
             validation_layer: parts.validation_layer,
             debug_utils: parts.debug_utils,
+            sync_validation: parts.sync_validation,
+            gpu_assisted: parts.gpu_assisted,
             extensions,
             memory,
             messenger,

@@ -4,15 +4,17 @@
 //! network, passes).
 //!
 //! Nothing that can fail is done after the first command was recorded into the caller's command
-//! buffer except building the network and binding the frame's passes to it (which need the
-//! uploaded weights). If that fails, the objects the recorded upload uses are leaked rather than
-//! freed: the application may still submit that command buffer.
+//! buffer: the weights' upload is staged (`GpuWeights::for_feature`), the network and the frame
+//! are built on the not yet uploaded buffers, and only then are the upload and the history's
+//! clear recorded, which cannot fail. So a failed creation records nothing and frees everything
+//! it made (its staged weights included: they are shared with other features only once
+//! recorded).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use ash::vk;
+use ash::vk::{self, Handle};
 use parking_lot::Mutex;
 
 use super::cache::ModelCache;
@@ -39,6 +41,12 @@ pub struct NrBackend {
     instance_bytes: Arc<AtomicU64>,
     /// Weights handed to features (counted while any feature holds them).
     weights: Mutex<Vec<Weak<GpuWeights>>>,
+    /// The context of each device a feature was created on, kept from the first creation until
+    /// the device's Shutdown ([`Backend::device_shutdown`]): its pipelines (hundreds, compiled by
+    /// the driver) then serve every feature of the device rather than being built again for
+    /// each. Rebuilding them cost lavapipe about 8 s and 100 MiB of resident memory it never
+    /// returned per create/release cycle (tests/feature_soak.rs, docs/testing.md).
+    devices: Mutex<Vec<(u64, Arc<GpuContext>)>>,
 }
 
 impl Default for NrBackend {
@@ -71,6 +79,16 @@ impl NrBackend {
             models: ModelCache::new(),
             instance_bytes: Arc::new(AtomicU64::new(0)),
             weights: Mutex::new(Vec::new()),
+            devices: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Keeps `ctx` until its device's Shutdown.
+    fn keep_device(&self, ctx: &Arc<GpuContext>) {
+        let key = ctx.device().handle().as_raw();
+        let mut devices = self.devices.lock();
+        if !devices.iter().any(|(k, _)| *k == key) {
+            devices.push((key, Arc::clone(ctx)));
         }
     }
 
@@ -127,6 +145,7 @@ impl NrBackend {
             )
         }
         .map_err(gpu_error)?;
+        self.keep_device(&ctx);
 
         // Everything that can fail without touching the command buffer comes first, the
         // route's check of the device included. The kernel builds are chosen here, once.
@@ -160,43 +179,30 @@ impl NrBackend {
                 ),
             }
         })?;
-        let buffers = FrameBuffers::new(&ctx, width, height).map_err(gpu_error)?;
-        let images = CallerImages::new(&ctx);
-
+        // Everything that can fail is done before the first command is recorded: a failed
+        // creation leaves the caller's command buffer untouched and frees all it made.
         // SAFETY: the NGX caller hands a command buffer of this device in the recording state.
         let mut rec = unsafe { Recorder::new(&ctx, cmd) }.map_err(gpu_error)?;
+        let buffers = FrameBuffers::new(&ctx, width, height).map_err(gpu_error)?;
+        let images = CallerImages::new(&ctx);
         let mut batch = UploadBatch::new(&ctx);
-        let weights =
-            GpuWeights::shared(&ctx, &model, &mut rec, &mut batch).map_err(record_error)?;
+        let weights = GpuWeights::for_feature(&ctx, &model, &mut batch).map_err(record_error)?;
+        let network =
+            NetworkRecorder::with_route(&ctx, graph, Arc::clone(weights.weights()), route, opts)
+                .map_err(record_error)?;
+        let frame = GpuFrame::new(&ctx, buffers, network).map_err(gpu_error)?;
+        // The test hook's failure (tests/feature_soak.rs): the last point a creation can fail.
+        crate::feature::fault::creation()?;
+
+        // Recording: nothing below can fail.
+        let weights = weights.record(&mut batch, &mut rec);
         self.track_weights(&weights);
-        let staged = batch.staged_bytes() > 0;
+        // The history starts at zero.
+        frame.record_clear_history(&mut rec);
+        // The staging memory lives until the GPU is past the upload, or the feature's release
+        // (after which the application may not submit the creation work any more).
         let mut pending = Pending::default();
-        let network = NetworkRecorder::with_route(&ctx, graph, Arc::clone(&weights), route, opts);
-        // From here on a failure must keep what the recorded upload uses alive.
-        // The application may still submit the command buffer and the library would never
-        // learn when it completed (the device may even be gone by then), so the staging memory
-        // and the weights are leaked: a rare failure costs memory, never a use-after-free.
-        let orphan = |batch: UploadBatch, _rec: &mut Recorder<'_>, e: FeatureError| {
-            if staged {
-                std::mem::forget(batch);
-                std::mem::forget(Arc::clone(&weights));
-            }
-            e
-        };
-        let network = match network {
-            Ok(n) => n,
-            Err(e) => return Err(orphan(batch, &mut rec, record_error(e))),
-        };
-        let frame = match GpuFrame::new(&ctx, buffers, network) {
-            Ok(f) => f,
-            Err(e) => return Err(orphan(batch, &mut rec, gpu_error(e))),
-        };
-        // The history starts at zero. `fill` only fails on a misaligned range, which whole
-        // buffers never are.
-        if let Err(e) = frame.record_clear_history(&mut rec) {
-            return Err(orphan(batch, &mut rec, gpu_error(e)));
-        }
-        if staged {
+        if batch.staged_bytes() > 0 {
             pending.hold(&ctx, &mut rec, vec![Box::new(batch)]);
         }
         let bytes = frame.device_bytes();
@@ -235,6 +241,18 @@ impl Backend for NrBackend {
         Ok(Box::new(
             self.create_feature(device, model_dir, params, cmd)?,
         ))
+    }
+
+    fn device_shutdown(&self, device: vk::Device) {
+        let key = device.as_raw();
+        // Dropped outside the lock: the last reference destroys the pipelines.
+        let gone: Vec<_> = {
+            let mut devices = self.devices.lock();
+            let (gone, kept) = devices.drain(..).partition(|(k, _)| *k == key);
+            *devices = kept;
+            gone
+        };
+        drop(gone);
     }
 
     fn memory_in_use(&self) -> u64 {

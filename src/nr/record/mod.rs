@@ -32,7 +32,7 @@ pub use bands::{BindLimits, RangeError};
 pub use gemm::{Dispatch, GemmBindings, GemmShape};
 pub use network::{Keep, NetworkOptions, NetworkRecorder};
 pub use policy::{KernelBuild, KernelPolicy};
-pub use weights::GpuWeights;
+pub use weights::{FeatureWeights, GpuWeights};
 pub use workspace::Workspace;
 
 use crate::gpu::{BufferBinding, GpuError};

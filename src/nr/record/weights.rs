@@ -13,13 +13,16 @@
 //!   packing of spec §3.4.
 //!
 //! Uploads are recorded into the caller's command buffer through an [`UploadBatch`], which must
-//! outlive that submission.
+//! outlive that submission. A feature creation stages its upload first and records it only once
+//! nothing else can fail ([`GpuWeights::for_feature`], [`FeatureWeights`]); the weights are
+//! shared with other features from then on.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use ash::vk::Handle;
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::gpu::{
     BufferBinding, DeviceRegistry, GpuBuffer, GpuContext, GpuError, MemoryKind, Recorder,
@@ -32,6 +35,19 @@ use crate::nr::reference::Weights;
 use crate::numerics::tables;
 
 use super::RecordError;
+
+/// The registry key of `model` on `ctx`'s device.
+fn registry_key(ctx: &GpuContext, model: &Model) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ctx.device().handle().as_raw().hash(&mut h);
+    model.dir().hash(&mut h);
+    for s in model.stages() {
+        s.id.hash(&mut h);
+        s.sha256.hash(&mut h);
+        s.bytes.len().hash(&mut h);
+    }
+    h.finish()
+}
 
 /// Alignment of every record and re-laid matrix inside its buffer.
 const ALIGN: u64 = 256;
@@ -124,16 +140,55 @@ fn schedule_matrices() -> Result<ScheduleMatrices, RecordError> {
     Ok((fp8, f16))
 }
 
-fn upload_all(
-    batch: &mut UploadBatch,
-    rec: &mut Recorder<'_>,
-    dst: &GpuBuffer,
-    data: &[u8],
-) -> Result<(), GpuError> {
+fn stage_all(batch: &mut UploadBatch, dst: &GpuBuffer, data: &[u8]) -> Result<(), GpuError> {
     for (i, piece) in data.chunks(UPLOAD_CHUNK).enumerate() {
-        batch.upload(rec, dst, (i * UPLOAD_CHUNK) as u64, piece)?;
+        batch.stage(dst, (i * UPLOAD_CHUNK) as u64, piece)?;
     }
     Ok(())
+}
+
+/// Held while a feature creation uploads a model to a device for the first time, from the
+/// registry miss until the upload is recorded and published (or the creation failed): a second
+/// creation of the same model on the same device waits and then shares, rather than uploading
+/// a second copy. One lock for every device: first uploads are rare.
+static FIRST_UPLOAD: Mutex<()> = parking_lot::const_mutex(());
+
+/// The weights a feature creation uses: already on the device (shared), or staged by this
+/// creation and shared with other features only once [`FeatureWeights::record`] has recorded
+/// their upload. Dropping a staged value (a failed creation) frees everything it staged; nothing
+/// was recorded.
+pub enum FeatureWeights {
+    /// Uploaded by an earlier creation on the same device.
+    Shared(Arc<GpuWeights>),
+    /// Staged in the creation's [`UploadBatch`], not yet recorded nor visible to others.
+    Staged {
+        weights: Arc<GpuWeights>,
+        key: u64,
+        _first: MutexGuard<'static, ()>,
+    },
+}
+
+impl FeatureWeights {
+    /// The weights (to build the network on).
+    pub fn weights(&self) -> &Arc<GpuWeights> {
+        match self {
+            FeatureWeights::Shared(w) | FeatureWeights::Staged { weights: w, .. } => w,
+        }
+    }
+
+    /// Records the staged upload (every copy staged in `batch`, then the transfer -> compute
+    /// barrier) and makes the weights visible to later creations on the device. Cannot fail.
+    pub fn record(self, batch: &mut UploadBatch, rec: &mut Recorder<'_>) -> Arc<GpuWeights> {
+        match self {
+            FeatureWeights::Shared(w) => w,
+            FeatureWeights::Staged { weights, key, .. } => {
+                batch.record(rec);
+                rec.transfer_to_compute();
+                REGISTRY.publish(key, &weights);
+                weights
+            }
+        }
+    }
 }
 
 impl GpuWeights {
@@ -143,6 +198,19 @@ impl GpuWeights {
         ctx: &Arc<GpuContext>,
         model: &Model,
         rec: &mut Recorder<'_>,
+        batch: &mut UploadBatch,
+    ) -> Result<GpuWeights, RecordError> {
+        let w = GpuWeights::stage(ctx, model, batch)?;
+        batch.record(rec);
+        rec.transfer_to_compute();
+        Ok(w)
+    }
+
+    /// The device buffers of `model` on `ctx`'s device, their upload staged in `batch` (recorded
+    /// by [`UploadBatch::record`]; follow it with a transfer->compute barrier).
+    pub fn stage(
+        ctx: &Arc<GpuContext>,
+        model: &Model,
         batch: &mut UploadBatch,
     ) -> Result<GpuWeights, RecordError> {
         let (fp8, f16) = schedule_matrices()?;
@@ -210,7 +278,7 @@ impl GpuWeights {
             host.len() as u64,
             MemoryKind::DeviceLocal,
         )?;
-        upload_all(batch, rec, &records, &host)?;
+        stage_all(batch, &records, &host)?;
         drop(host);
 
         // Re-laid matrices.
@@ -245,8 +313,7 @@ impl GpuWeights {
             relaid_host.len().max(ALIGN as usize) as u64,
             MemoryKind::DeviceLocal,
         )?;
-        upload_all(batch, rec, &relaid, &relaid_host)?;
-        rec.transfer_to_compute();
+        stage_all(batch, &relaid, &relaid_host)?;
         Ok(GpuWeights {
             records,
             relaid,
@@ -265,16 +332,32 @@ impl GpuWeights {
         rec: &mut Recorder<'_>,
         batch: &mut UploadBatch,
     ) -> Result<Arc<GpuWeights>, RecordError> {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        ctx.device().handle().as_raw().hash(&mut h);
-        model.dir().hash(&mut h);
-        for s in model.stages() {
-            s.id.hash(&mut h);
-            s.sha256.hash(&mut h);
-            s.bytes.len().hash(&mut h);
-        }
-        REGISTRY.get_or_try_insert(h.finish(), || {
+        REGISTRY.get_or_try_insert(registry_key(ctx, model), || {
             Ok(Arc::new(GpuWeights::upload(ctx, model, rec, batch)?))
+        })
+    }
+
+    /// The weights of `model` for a feature being created on `ctx`'s device: shared when a
+    /// live feature's creation uploaded them, else staged in `batch` (nothing recorded; see
+    /// [`FeatureWeights`]).
+    pub fn for_feature(
+        ctx: &Arc<GpuContext>,
+        model: &Model,
+        batch: &mut UploadBatch,
+    ) -> Result<FeatureWeights, RecordError> {
+        let key = registry_key(ctx, model);
+        if let Some(w) = REGISTRY.get(key) {
+            return Ok(FeatureWeights::Shared(w));
+        }
+        let first = FIRST_UPLOAD.lock();
+        // Another creation may have published them while this one waited.
+        if let Some(w) = REGISTRY.get(key) {
+            return Ok(FeatureWeights::Shared(w));
+        }
+        Ok(FeatureWeights::Staged {
+            weights: Arc::new(GpuWeights::stage(ctx, model, batch)?),
+            key,
+            _first: first,
         })
     }
 

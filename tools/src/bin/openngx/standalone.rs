@@ -52,6 +52,7 @@ impl StandaloneDevice {
             collect_errors: false,
             device: index.map_or(DeviceChoice::Best, DeviceChoice::Ranked),
             optional_extensions: if statistics { &extensions } else { &[] },
+            ..Options::default()
         })
         .map_err(open_error)?;
         // SAFETY: `StandaloneDevice` keeps the context in `ctx`, which is dropped before `kit`

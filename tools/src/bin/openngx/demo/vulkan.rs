@@ -67,6 +67,7 @@ impl App {
             collect_errors: false,
             device: index.map_or(DeviceChoice::Best, DeviceChoice::Listed),
             optional_extensions: &[],
+            ..Options::default()
         })
         .map_err(demo_error)?;
         let cmd = kit.allocate_command_buffer().map_err(demo_error)?;
