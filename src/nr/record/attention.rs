@@ -333,15 +333,30 @@ pub fn prepare_vit_attention(
             format!("{groups:?} query blocks x heads exceed maxComputeWorkGroupCount {max:?}"),
         ));
     }
-    let shader = if policy.rtz_terms(profile.frac_bits as i32) {
-        "nr/vit_attention_rtz"
+    let desc = if policy.tensor_cores() {
+        // The device's MMA is the profile (identified by the tensor route's probe).
+        if *profile != Profile::H25 {
+            return Err(GpuError::invalid(
+                "vit attention",
+                format!(
+                    "the cooperative-matrix kernel computes h25 only, not `{}`",
+                    profile.name
+                ),
+            ));
+        }
+        PipelineDesc::new("nr/vit_attention_coopmat", 5, 24)
     } else {
-        "nr/vit_attention"
+        let shader = if policy.rtz_terms(profile.frac_bits as i32) {
+            "nr/vit_attention_rtz"
+        } else {
+            "nr/vit_attention"
+        };
+        let mut desc = PipelineDesc::new(shader, 5, 24);
+        for s in spec {
+            desc = desc.with_spec(s);
+        }
+        desc
     };
-    let mut desc = PipelineDesc::new(shader, 5, 24);
-    for s in spec {
-        desc = desc.with_spec(s);
-    }
     let pipeline = ctx.pipeline(&desc)?;
     let set = arena.allocate(&pipeline, &[q, k, v, out, table])?;
     let push = push_bytes(&[tokens, heads, q_off, k_off, v_off, out_off]);
