@@ -34,6 +34,7 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 #define OPENNGX_F16_NATIVE 1
 #include "f16.glsl"
 #include "e4m3.glsl"
+#include "e4m3_widen.glsl"
 
 // Columns per workgroup: 32 or 64.
 layout(constant_id = 0) const uint BN = 64u;
@@ -84,25 +85,6 @@ shared uint s_a[BM * TS];
 shared uint s_b[BN * TS];
 shared uint s_c[BM * CS];
 
-// The codes at the low bytes of the two halves of `x` (0x00cc00cc) as an f16 pair, exactly:
-// sign, exponent and mantissa bits moved to their f16 places give the value times 2^-8 (f16's
-// bias is 8 more than E4M3's; an E4M3 subnormal lands on an f16 subnormal), and the f16 multiply
-// by 256 is exact (subnormals kept: DenormPreserve). The NaN codes 0x7F/0xFF become +0 first.
-uint widen_halves(uint x) {
-    uint mag = x & 0x007F007Fu;
-    uint nan = ((mag + 0x00010001u) & 0x00800080u) >> 7;
-    x &= ~(nan * 0xFFFFu);
-    uint bits = ((x & 0x007F007Fu) << 7) | ((x & 0x00800080u) << 8);
-    return packFloat2x16(unpackFloat2x16(bits) * f16vec2(256.0));
-}
-
-// The four codes of `w` as two f16 pairs (codes 0, 1 and 2, 3).
-uvec2 widen_word(uint w) {
-    uint even = widen_halves(w & 0x00FF00FFu);        // codes 0, 2
-    uint odd = widen_halves((w >> 8) & 0x00FF00FFu);  // codes 1, 3
-    return uvec2((even & 0xFFFFu) | (odd << 16), (even >> 16) | (odd & 0xFFFF0000u));
-}
-
 // The 16 bytes (16 K of one row or column) loader slot `slot` brings for the step at K `kb`:
 // slots 0 .. 2 BM - 1 are A rows x two 16-byte halves, the next 2 BN B columns likewise.
 uvec4 load_slot(uint slot, uint kb, uint kend, uint row0, uint col0, uint abase, uint bbase) {
@@ -142,13 +124,6 @@ void store_slot(uint slot, uvec4 w) {
     }
 }
 
-uint skip_half(uint idx) {
-    if (SEED == 1u) {
-        return e4m3_to_f16((skip_words[idx >> 2] >> (8u * (idx & 3u))) & 0xFFu);
-    }
-    return (skip_words[idx >> 1] >> (16u * (idx & 1u))) & 0xFFFFu;
-}
-
 uint scale_half(uint idx) { return uint(scale_halves[idx]); }
 
 void main() {
@@ -172,22 +147,34 @@ void main() {
     uint abase = g * pc.astride;
     uint bbase = g * pc.n * pc.k;
 
-    // The C operand: the seed (partition 0 of a seeded GEMM) or +0.
+    // The first step's tiles load while the seed is built.
+    uvec4 pre[PER];
+    [[unroll]] for (uint p = 0u; p < PER; p++) {
+        pre[p] = load_slot(tid + 128u * p, kbeg, kend, row0, col0, abase, bbase);
+    }
+
+    // The C operand: the seed (partition 0 of a seeded GEMM) or +0. Invocation tid builds quads
+    // tid + 128 i (4 adjacent columns of one row); the loop has a fixed trip count and is
+    // unrolled, so every invocation's skip and scale loads are in flight at once.
     coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[RF][FC];
     if (SEED != 0u && kpart == 0u) {
-        for (uint e = tid; e < BM * BN / 2u; e += 128u) {
-            uint r = e / (BN / 2u);
-            uint c2 = 2u * (e % (BN / 2u));
-            uint word = 0u;
+        [[unroll]] for (uint i = 0u; i < BM * BN / 512u; i++) {
+            uint q = tid + 128u * i;
+            uint r = q / (BN / 4u);
+            uint c4 = 4u * (q % (BN / 4u));
+            uvec2 word = uvec2(0u);
             if (row0 + r < pc.rows) {
-                [[unroll]] for (uint j = 0u; j < 2u; j++) {
-                    uint col = g * pc.n + col0 + c2 + j;
-                    uint s = f16_mul(skip_half((row0 + r) * pc.nout + col),
-                                     scale_half(pc.scale_off + col));
-                    word |= s << (16u * j);
+                uint col = g * pc.n + col0 + c4;
+                uint idx = (row0 + r) * pc.nout + col;
+                uvec2 sk = SEED == 1u ? widen_word(skip_words[idx >> 2])
+                                      : uvec2(skip_words[idx >> 1], skip_words[(idx >> 1) + 1u]);
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                    uint h = (sk[j >> 1] >> (16u * (j & 1u))) & 0xFFFFu;
+                    word[j >> 1] |= f16_mul(h, scale_half(pc.scale_off + col + j)) << (16u * (j & 1u));
                 }
             }
-            s_c[r * CS + c2 / 2u] = word;
+            s_c[r * CS + c4 / 2u] = word.x;
+            s_c[r * CS + c4 / 2u + 1u] = word.y;
         }
         barrier();
         [[unroll]] for (uint i = 0u; i < RF; i++) {
@@ -204,10 +191,6 @@ void main() {
         }
     }
 
-    uvec4 pre[PER];
-    [[unroll]] for (uint p = 0u; p < PER; p++) {
-        pre[p] = load_slot(tid + 128u * p, kbeg, kend, row0, col0, abase, bbase);
-    }
     for (uint kb = kbeg; kb < kend; kb += BK) {
         barrier();
         [[unroll]] for (uint p = 0u; p < PER; p++) {
@@ -249,22 +232,23 @@ void main() {
         }
     }
     barrier();
-    for (uint q = tid; q < BM * BN / 4u; q += 128u) {
+    // Unrolled like the seed: the epilogue's table reads of all quads in flight at once.
+    [[unroll]] for (uint i = 0u; i < BM * BN / 512u; i++) {
+        uint q = tid + 128u * i;
         uint r = q / (BN / 4u);
         uint c4 = 4u * (q % (BN / 4u));
-        if (row0 + r >= pc.rows || col0 + c4 >= pc.n) {
-            continue;
+        if (row0 + r < pc.rows && col0 + c4 < pc.n) {
+            uint w0 = s_c[r * CS + c4 / 2u];
+            uint w1 = s_c[r * CS + c4 / 2u + 1u];
+            uint col = g * pc.n + col0 + c4;
+            if (SPLIT != 0u) {
+                uint pat = (kpart * pc.rows + row0 + r) * pc.nout + col;
+                raw_words[pat / 2u] = w0;
+                raw_words[pat / 2u + 1u] = w1;
+            } else {
+                uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
+                gemm_store_quad(EPI, (row0 + r) * pc.nout + col, h);
+            }
         }
-        uint w0 = s_c[r * CS + c4 / 2u];
-        uint w1 = s_c[r * CS + c4 / 2u + 1u];
-        uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
-        uint col = g * pc.n + col0 + c4;
-        if (SPLIT != 0u) {
-            uint pat = (kpart * pc.rows + row0 + r) * pc.nout + col;
-            raw_words[pat / 2u] = w0;
-            raw_words[pat / 2u + 1u] = w1;
-            continue;
-        }
-        gemm_store_quad(EPI, (row0 + r) * pc.nout + col, h);
     }
 }

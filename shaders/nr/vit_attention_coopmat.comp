@@ -32,6 +32,7 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 16);
 #define OPENNGX_F16_NATIVE 1
 #include "e4m3.glsl"
+#include "e4m3_widen.glsl"
 #include "recip.glsl"
 #include "softmax.glsl"
 
@@ -40,6 +41,10 @@ layout(local_size_x = 128) in;
 layout(std430, binding = 0) readonly buffer QIn { uint8_t qin[]; };
 layout(std430, binding = 1) readonly buffer KIn { uint8_t kin[]; };
 layout(std430, binding = 2) readonly buffer VIn { uint8_t vin[]; };
+// The same three bindings as words, for offsets on a word (the rows are 32 * heads bytes).
+layout(std430, binding = 0) readonly buffer QWords { uint qwords[]; };
+layout(std430, binding = 1) readonly buffer KWords { uint kwords[]; };
+layout(std430, binding = 2) readonly buffer VWords { uint vwords[]; };
 layout(std430, binding = 3) writeonly buffer Out { uint8_t outb[]; };
 // numerics::tables::ATTENTION (see attention.glsl).
 layout(std430, binding = 4) readonly buffer Tables { uint table_words[]; };
@@ -71,6 +76,27 @@ uint row_at(uint off, uint tok) { return off + tok * pc.heads * 32u + 32u * gl_W
 // 16 channels (half h of the row) of token `tok` (-1: a zero row) of input `which` (0 = q,
 // 1 = k, 2 = v) widened into the shared tile of that input at `at`.
 void stage_row(uint which, int tok, uint h, uint at) {
+    uint off = which == 0u ? pc.q_off : (which == 1u ? pc.k_off : pc.v_off);
+    if ((off & 3u) == 0u) {
+        // Four words, widened in arithmetic (e4m3_widen.glsl).
+        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+            uvec2 p = uvec2(0u);
+            if (tok >= 0) {
+                uint wi = ((row_at(off, uint(tok)) + 16u * h) >> 2) + i;
+                p = widen_word(which == 0u ? qwords[wi] : (which == 1u ? kwords[wi] : vwords[wi]));
+            }
+            [[unroll]] for (uint j = 0u; j < 2u; j++) {
+                if (which == 0u) {
+                    s_q[at + 2u * i + j] = p[j];
+                } else if (which == 1u) {
+                    s_k[at + 2u * i + j] = p[j];
+                } else {
+                    s_v[at + 2u * i + j] = p[j];
+                }
+            }
+        }
+        return;
+    }
     [[unroll]] for (uint i = 0u; i < 8u; i++) {
         uint lo = 0u;
         uint hi = 0u;

@@ -30,6 +30,7 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 16);
 #define OPENNGX_F16_NATIVE 1
 #include "e4m3.glsl"
+#include "e4m3_widen.glsl"
 #include "recip.glsl"
 #include "softmax.glsl"
 
@@ -38,6 +39,10 @@ layout(local_size_x = 128) in;
 layout(std430, binding = 0) readonly buffer QIn { uint8_t qin[]; };
 layout(std430, binding = 1) readonly buffer KIn { uint8_t kin[]; };
 layout(std430, binding = 2) readonly buffer VIn { uint8_t vin[]; };
+// The same three bindings as words, for offsets on a word (the rows are 32 * heads bytes).
+layout(std430, binding = 0) readonly buffer QWords { uint qwords[]; };
+layout(std430, binding = 1) readonly buffer KWords { uint kwords[]; };
+layout(std430, binding = 2) readonly buffer VWords { uint vwords[]; };
 layout(std430, binding = 3) readonly buffer Priors { uint8_t priors[]; };
 // The same binding as words, for a prior range that starts on a word.
 layout(std430, binding = 3) readonly buffer PriorWords { uint prior_words[]; };
@@ -110,6 +115,27 @@ uint row_at(uint off, int tok) { return off + uint(tok) * pc.heads * 32u + 32u *
 
 // 16 channels (half h of the row) of token `tok` of input `which` widened into `dst` at `at`.
 void stage_row(uint which, int tok, uint h, uint at) {
+    uint off = which == 0u ? pc.q_off : (which == 1u ? pc.k_off : pc.v_off);
+    if ((off & 3u) == 0u) {
+        // Four words, widened in arithmetic (e4m3_widen.glsl).
+        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+            uvec2 p = uvec2(0u);
+            if (tok >= 0) {
+                uint wi = ((row_at(off, tok) + 16u * h) >> 2) + i;
+                p = widen_word(which == 0u ? qwords[wi] : (which == 1u ? kwords[wi] : vwords[wi]));
+            }
+            [[unroll]] for (uint j = 0u; j < 2u; j++) {
+                if (which == 0u) {
+                    s_q[at + 2u * i + j] = p[j];
+                } else if (which == 1u) {
+                    s_k[at + 2u * i + j] = p[j];
+                } else {
+                    s_v[at + 2u * i + j] = p[j];
+                }
+            }
+        }
+        return;
+    }
     [[unroll]] for (uint i = 0u; i < 8u; i++) {
         uint lo = 0u;
         uint hi = 0u;
@@ -153,7 +179,8 @@ void main() {
     if ((head_base & 3u) == 0u) {
         // Whole words in stored order: the word at half index i (i even) is prior[qp][k, k + 1]
         // with qp and k read off prior_index's bits (the inverse of prior_index for n even).
-        for (uint wi = tid; wi < 2048u; wi += 128u) {
+        [[unroll]] for (uint it = 0u; it < 16u; it++) {
+            uint wi = tid + 128u * it;
             uint i = 2u * wi;
             uint qp = 16u * (i >> 10) + 8u * ((i >> 1) & 1u) + ((i >> 5) & 7u);
             uint k = 16u * ((i >> 8) & 3u) + 8u * ((i >> 2) & 1u) + 2u * ((i >> 3) & 3u);

@@ -66,7 +66,9 @@ pub enum NormalizeKernel {
     /// fused f16 form) on devices for the RTZ builds, `nr/normalize_native` (native f16
     /// adds and multiplies) where the device allows it
     /// ([`KernelPolicy::native_f16`]), else `nr/normalize_coop` (the same body with emulated
-    /// halves, which the tests run on devices without native f16).
+    /// halves, which the tests run on devices without native f16). The tensor route, whose
+    /// devices have subgroups of 32, takes `nr/normalize_{rtz,native}_subgroup`: the same body
+    /// with one subgroup per unit and its sums through shuffles.
     Cooperative,
 }
 
@@ -117,7 +119,12 @@ pub fn prepare_normalize(
     let (shader, groups) = match kernel {
         NormalizeKernel::PerPart => ("nr/normalize", grid(ctx, "normalize", units * 3)?),
         NormalizeKernel::Cooperative => (
-            if policy.rtz_mode() {
+            // The tensor route's devices have subgroups of 32: one per (row, head), shuffles.
+            if policy.tensor_cores() && policy.rtz_mode() {
+                "nr/normalize_rtz_subgroup"
+            } else if policy.tensor_cores() && policy.native_f16() {
+                "nr/normalize_native_subgroup"
+            } else if policy.rtz_mode() {
                 "nr/normalize_rtz"
             } else if policy.native_f16() {
                 "nr/normalize_native"
