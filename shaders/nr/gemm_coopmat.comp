@@ -9,13 +9,13 @@
 // group g), seeded by f16(skip[r][g*N + c] * scale[g*N + c]) when SEED != 0; split-K as in
 // gemm.glsl (partition 0 from the seed, the others from +0, partials out, gemm_sum.comp adds).
 //
-// Work split: 128 invocations = 4 subgroups of 32 in a 2 x 2 grid; a workgroup owns 64 rows x BN
-// (32 or 64) columns of one group, a subgroup 32 x BN/2 (2 x BN/32 accumulators). Per step of
-// BK = 32 K the tile's E4M3 bytes are widened to f16 (exactly) into shared memory while the next
-// step's bytes load into registers. Every tile and result goes through shared memory because
-// the element layout of a KHR cooperative matrix is the implementation's: the seed is built
-// there and loaded as the C operand, and the result is stored there for the epilogue
-// (gemm_store.glsl), which needs each element's row and column.
+// Work split: 128 invocations = 4 subgroups of 32 in a 2 x 2 grid; a workgroup owns BM = 64
+// rows x BN (32 or 64) columns of one group, a subgroup BM/2 x BN/2 (BM/32 x BN/32
+// accumulators). Per step of BK = 32 K the tile's E4M3 bytes are widened to f16 (exactly, in
+// arithmetic: widen_halves) into shared memory while the next step's bytes load into registers. Every tile and result goes
+// through shared memory because the element layout of a KHR cooperative matrix is the
+// implementation's: the seed is built there and loaded as the C operand, and the result is
+// stored there for the epilogue (gemm_store.glsl), which needs each element's row and column.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -34,6 +34,7 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 #define OPENNGX_F16_NATIVE 1
 #include "f16.glsl"
 #include "e4m3.glsl"
+#include "e4m3_widen.glsl"
 
 // Columns per workgroup: 32 or 64.
 layout(constant_id = 0) const uint BN = 64u;
@@ -42,9 +43,14 @@ layout(constant_id = 4) const uint EPI = 1u;   // 0 = E4(SiLU(x)), 1 = E4(x), 2 
 layout(constant_id = 5) const uint SEED = 0u;  // 0 = none, 1 = E4 skip, 2 = f16 skip
 layout(constant_id = 6) const uint SPLIT = 0u; // 1 when PART < K
 
+// Rows per workgroup (128 was measured slower at 1080p: fewer workgroups per SM).
 const uint BM = 64u;
 const uint BK = 32u;
+const uint RF = BM / 32u;         // accumulator rows per subgroup (16 high each)
 const uint FC = BN / 32u;         // accumulator columns per subgroup (16 wide each)
+// 16-byte loads per K step (A rows and B columns, two halves each) and per invocation.
+const uint SLOTS = 2u * (BM + BN);
+const uint PER = (SLOTS + 127u) / 128u;
 // Row strides of the shared tiles in uints (2 halves each): a 16-byte skew against bank
 // conflicts.
 const uint TS = BK / 2u + 4u;     // A and B tiles: [row or column][BK halves]
@@ -75,35 +81,24 @@ layout(push_constant) uniform Push {
     uint seed; // unused (SEED)
 } pc;
 
-// f16 of every E4M3 code (e4m3.glsl's exact decode, NaN codes -> +0), built per workgroup: one
-// shared load per widened code instead of the decode's branches.
-shared uint s_lut[256];
 shared uint s_a[BM * TS];
 shared uint s_b[BN * TS];
 shared uint s_c[BM * CS];
 
-// f16(E4M3 code) for the two codes in bytes 2j, 2j+1 of `w`, packed low/high.
-uint widen_pair(uint w, uint j) {
-    uint lo = s_lut[(w >> (16u * j)) & 0xFFu];
-    uint hi = s_lut[(w >> (16u * j + 8u)) & 0xFFu];
-    return lo | (hi << 16);
-}
-
 // The 16 bytes (16 K of one row or column) loader slot `slot` brings for the step at K `kb`:
-// slots 0..127 are A rows 0..63 x two 16-byte halves, slots 128.. are B columns likewise.
+// slots 0 .. 2 BM - 1 are A rows x two 16-byte halves, the next 2 BN B columns likewise.
 uvec4 load_slot(uint slot, uint kb, uint kend, uint row0, uint col0, uint abase, uint bbase) {
-    uint line = (slot & 127u) >> 1;
     uint kk = kb + 16u * (slot & 1u);
-    if (kk >= kend) {
+    if (kk >= kend || slot >= SLOTS) {
         return uvec4(0u);
     }
-    if (slot < 128u) {
-        uint r = row0 + line;
+    if (slot < 2u * BM) {
+        uint r = row0 + (slot >> 1);
         if (r < pc.rows) {
             return a_quads[(r * pc.cin + abase + kk) >> 4];
         }
-    } else if (line < BN) {
-        uint c = col0 + line;
+    } else {
+        uint c = col0 + ((slot - 2u * BM) >> 1);
         if (c < pc.n) {
             return b_quads[(bbase + c * pc.k + kk) >> 4];
         }
@@ -112,24 +107,21 @@ uvec4 load_slot(uint slot, uint kb, uint kend, uint row0, uint col0, uint abase,
 }
 
 void store_slot(uint slot, uvec4 w) {
-    uint line = (slot & 127u) >> 1;
-    uint at = line * TS + 8u * (slot & 1u);
-    if (slot < 128u) {
-        [[unroll]] for (uint i = 0u; i < 8u; i++) {
-            s_a[at + i] = widen_pair(w[i >> 1], i & 1u);
-        }
-    } else if (line < BN) {
-        [[unroll]] for (uint i = 0u; i < 8u; i++) {
-            s_b[at + i] = widen_pair(w[i >> 1], i & 1u);
+    if (slot >= SLOTS) {
+        return;
+    }
+    bool is_a = slot < 2u * BM;
+    uint at = ((is_a ? slot : slot - 2u * BM) >> 1) * TS + 8u * (slot & 1u);
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uvec2 p = widen_word(w[i]);
+        if (is_a) {
+            s_a[at + 2u * i] = p.x;
+            s_a[at + 2u * i + 1u] = p.y;
+        } else {
+            s_b[at + 2u * i] = p.x;
+            s_b[at + 2u * i + 1u] = p.y;
         }
     }
-}
-
-uint skip_half(uint idx) {
-    if (SEED == 1u) {
-        return e4m3_to_f16((skip_words[idx >> 2] >> (8u * (idx & 3u))) & 0xFFu);
-    }
-    return (skip_words[idx >> 1] >> (16u * (idx & 1u))) & 0xFFFFu;
 }
 
 uint scale_half(uint idx) { return uint(scale_halves[idx]); }
@@ -137,7 +129,7 @@ uint scale_half(uint idx) { return uint(scale_halves[idx]); }
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint sg = gl_SubgroupID;          // 0..3
-    uint sr = sg >> 1;                // subgroup row (32 rows each)
+    uint sr = sg >> 1;                // subgroup row (BM/2 rows each)
     uint sc = sg & 1u;                // subgroup column (BN/2 columns each)
     uint row0 = gl_WorkGroupID.x * BM;
     uint col0 = gl_WorkGroupID.y * BN;
@@ -154,69 +146,76 @@ void main() {
     }
     uint abase = g * pc.astride;
     uint bbase = g * pc.n * pc.k;
-    s_lut[tid] = e4m3_to_f16(tid);
-    s_lut[tid + 128u] = e4m3_to_f16(tid + 128u);
-    barrier();
 
-    // The C operand: the seed (partition 0 of a seeded GEMM) or +0.
-    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[2][FC];
+    // The first step's tiles load while the seed is built.
+    uvec4 pre[PER];
+    [[unroll]] for (uint p = 0u; p < PER; p++) {
+        pre[p] = load_slot(tid + 128u * p, kbeg, kend, row0, col0, abase, bbase);
+    }
+
+    // The C operand: the seed (partition 0 of a seeded GEMM) or +0. Invocation tid builds quads
+    // tid + 128 i (4 adjacent columns of one row); the loop has a fixed trip count and is
+    // unrolled, so every invocation's skip and scale loads are in flight at once.
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[RF][FC];
     if (SEED != 0u && kpart == 0u) {
-        for (uint e = tid; e < BM * BN / 2u; e += 128u) {
-            uint r = e / (BN / 2u);
-            uint c2 = 2u * (e % (BN / 2u));
-            uint word = 0u;
+        [[unroll]] for (uint i = 0u; i < BM * BN / 512u; i++) {
+            uint q = tid + 128u * i;
+            uint r = q / (BN / 4u);
+            uint c4 = 4u * (q % (BN / 4u));
+            uvec2 word = uvec2(0u);
             if (row0 + r < pc.rows) {
-                [[unroll]] for (uint j = 0u; j < 2u; j++) {
-                    uint col = g * pc.n + col0 + c2 + j;
-                    uint s = f16_mul(skip_half((row0 + r) * pc.nout + col),
-                                     scale_half(pc.scale_off + col));
-                    word |= s << (16u * j);
+                uint col = g * pc.n + col0 + c4;
+                uint idx = (row0 + r) * pc.nout + col;
+                uvec2 sk = SEED == 1u ? widen_word(skip_words[idx >> 2])
+                                      : uvec2(skip_words[idx >> 1], skip_words[(idx >> 1) + 1u]);
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                    uint h = (sk[j >> 1] >> (16u * (j & 1u))) & 0xFFFFu;
+                    word[j >> 1] |= f16_mul(h, scale_half(pc.scale_off + col + j)) << (16u * (j & 1u));
                 }
             }
-            s_c[r * CS + c2 / 2u] = word;
+            s_c[r * CS + c4 / 2u] = word.x;
+            s_c[r * CS + c4 / 2u + 1u] = word.y;
         }
         barrier();
-        [[unroll]] for (uint i = 0u; i < 2u; i++) {
+        [[unroll]] for (uint i = 0u; i < RF; i++) {
             [[unroll]] for (uint j = 0u; j < FC; j++) {
-                uint at = (32u * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
+                uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
                 coopMatLoad(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
             }
         }
     } else {
-        [[unroll]] for (uint i = 0u; i < 2u; i++) {
+        [[unroll]] for (uint i = 0u; i < RF; i++) {
             [[unroll]] for (uint j = 0u; j < FC; j++) {
                 acc[i][j] = coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
             }
         }
     }
 
-    uint slot0 = tid;
-    uint slot1 = tid + 128u;
-    uvec4 pre0 = load_slot(slot0, kbeg, kend, row0, col0, abase, bbase);
-    uvec4 pre1 = load_slot(slot1, kbeg, kend, row0, col0, abase, bbase);
     for (uint kb = kbeg; kb < kend; kb += BK) {
         barrier();
-        store_slot(slot0, pre0);
-        store_slot(slot1, pre1);
+        [[unroll]] for (uint p = 0u; p < PER; p++) {
+            store_slot(tid + 128u * p, pre[p]);
+        }
         barrier();
         if (kb + BK < kend) {
-            pre0 = load_slot(slot0, kb + BK, kend, row0, col0, abase, bbase);
-            pre1 = load_slot(slot1, kb + BK, kend, row0, col0, abase, bbase);
+            [[unroll]] for (uint p = 0u; p < PER; p++) {
+                pre[p] = load_slot(tid + 128u * p, kb + BK, kend, row0, col0, abase, bbase);
+            }
         }
         [[unroll]] for (uint s = 0u; s < BK / 16u; s++) {
             // One group of 16 K per MMA: a step past the chain's end would be a no-op in H25
             // (the accumulator is exact at 25 fraction bits), but it is skipped anyway.
             if (kb + 16u * s < kend) {
-                coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> fa[2];
-                [[unroll]] for (uint i = 0u; i < 2u; i++) {
-                    coopMatLoad(fa[i], s_a, (32u * sr + 16u * i) * TS + 8u * s, TS,
+                coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> fa[RF];
+                [[unroll]] for (uint i = 0u; i < RF; i++) {
+                    coopMatLoad(fa[i], s_a, ((BM / 2u) * sr + 16u * i) * TS + 8u * s, TS,
                                 gl_CooperativeMatrixLayoutRowMajor);
                 }
                 [[unroll]] for (uint j = 0u; j < FC; j++) {
                     coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> fb;
                     coopMatLoad(fb, s_b, (sc * (BN / 2u) + 16u * j) * TS + 8u * s, TS,
                                 gl_CooperativeMatrixLayoutColumnMajor);
-                    [[unroll]] for (uint i = 0u; i < 2u; i++) {
+                    [[unroll]] for (uint i = 0u; i < RF; i++) {
                         acc[i][j] = coopMatMulAdd(fa[i], fb, acc[i][j]);
                     }
                 }
@@ -226,29 +225,30 @@ void main() {
 
     // Results through shared memory to the epilogue.
     barrier();
-    [[unroll]] for (uint i = 0u; i < 2u; i++) {
+    [[unroll]] for (uint i = 0u; i < RF; i++) {
         [[unroll]] for (uint j = 0u; j < FC; j++) {
-            uint at = (32u * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
+            uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
             coopMatStore(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
         }
     }
     barrier();
-    for (uint q = tid; q < BM * BN / 4u; q += 128u) {
+    // Unrolled like the seed: the epilogue's table reads of all quads in flight at once.
+    [[unroll]] for (uint i = 0u; i < BM * BN / 512u; i++) {
+        uint q = tid + 128u * i;
         uint r = q / (BN / 4u);
         uint c4 = 4u * (q % (BN / 4u));
-        if (row0 + r >= pc.rows || col0 + c4 >= pc.n) {
-            continue;
+        if (row0 + r < pc.rows && col0 + c4 < pc.n) {
+            uint w0 = s_c[r * CS + c4 / 2u];
+            uint w1 = s_c[r * CS + c4 / 2u + 1u];
+            uint col = g * pc.n + col0 + c4;
+            if (SPLIT != 0u) {
+                uint pat = (kpart * pc.rows + row0 + r) * pc.nout + col;
+                raw_words[pat / 2u] = w0;
+                raw_words[pat / 2u + 1u] = w1;
+            } else {
+                uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
+                gemm_store_quad(EPI, (row0 + r) * pc.nout + col, h);
+            }
         }
-        uint w0 = s_c[r * CS + c4 / 2u];
-        uint w1 = s_c[r * CS + c4 / 2u + 1u];
-        uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
-        uint col = g * pc.n + col0 + c4;
-        if (SPLIT != 0u) {
-            uint pat = (kpart * pc.rows + row0 + r) * pc.nout + col;
-            raw_words[pat / 2u] = w0;
-            raw_words[pat / 2u + 1u] = w1;
-            continue;
-        }
-        gemm_store_quad(EPI, (row0 + r) * pc.nout + col, h);
     }
 }

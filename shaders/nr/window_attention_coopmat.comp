@@ -8,9 +8,10 @@
 //   O[q][c] = E4(P[q].V[:, c])            (four 16-key groups from +0)
 // One workgroup of 128 invocations (4 subgroups of 32) per (window, head); subgroup s owns
 // queries 16 s .. +15 (natural window order t = 8y + x); keys and values are in the physical
-// (4x4-tiled) order of the priors. Q, K, V (E4M3, widened exactly through a code table), S, the
-// exp weights and P live in shared memory, because a KHR cooperative matrix's element layout is
-// the implementation's; the softmax tree runs on one invocation per query.
+// (4x4-tiled) order of the priors. Q, K, V (E4M3, widened exactly through a code table), S and
+// P live in shared memory, because a KHR cooperative matrix's element layout is the
+// implementation's. After the staging every step runs within the subgroup on its own queries
+// (subgroup barriers only): the exp weights and the softmax tree on two lanes per query.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require
@@ -19,6 +20,7 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_spirv_intrinsics : require
 // RoundingModeRTE (4462, capability 4467) and DenormPreserve (4459, capability 4464) for 16-bit
 // results: the device's own f16 adds and multiplies (OPENNGX_F16_NATIVE, f16.glsl) then round to
@@ -28,6 +30,7 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 16);
 #define OPENNGX_F16_NATIVE 1
 #include "e4m3.glsl"
+#include "e4m3_widen.glsl"
 #include "recip.glsl"
 #include "softmax.glsl"
 
@@ -36,7 +39,13 @@ layout(local_size_x = 128) in;
 layout(std430, binding = 0) readonly buffer QIn { uint8_t qin[]; };
 layout(std430, binding = 1) readonly buffer KIn { uint8_t kin[]; };
 layout(std430, binding = 2) readonly buffer VIn { uint8_t vin[]; };
+// The same three bindings as words, for offsets on a word (the rows are 32 * heads bytes).
+layout(std430, binding = 0) readonly buffer QWords { uint qwords[]; };
+layout(std430, binding = 1) readonly buffer KWords { uint kwords[]; };
+layout(std430, binding = 2) readonly buffer VWords { uint vwords[]; };
 layout(std430, binding = 3) readonly buffer Priors { uint8_t priors[]; };
+// The same binding as words, for a prior range that starts on a word.
+layout(std430, binding = 3) readonly buffer PriorWords { uint prior_words[]; };
 layout(std430, binding = 4) writeonly buffer Out { uint8_t outb[]; };
 // numerics::tables::ATTENTION (see attention.glsl).
 layout(std430, binding = 5) readonly buffer Tables { uint table_words[]; };
@@ -65,8 +74,7 @@ shared uint s_lut[256];
 shared uint s_q[64 * CS];  // Q [query][channel], later O
 shared uint s_k[64 * CS];  // K [key][channel]
 shared uint s_v[64 * CS];  // V [key][channel]
-shared uint s_s[64 * SS];  // S, then e, then P [query][key]
-shared uint s_r[64];       // 1 / tree per query
+shared uint s_s[64 * SS];  // the prior, S, then P [query][key]
 
 uint natural_to_physical(uint t) {
     uint x = t & 7u;
@@ -107,6 +115,27 @@ uint row_at(uint off, int tok) { return off + uint(tok) * pc.heads * 32u + 32u *
 
 // 16 channels (half h of the row) of token `tok` of input `which` widened into `dst` at `at`.
 void stage_row(uint which, int tok, uint h, uint at) {
+    uint off = which == 0u ? pc.q_off : (which == 1u ? pc.k_off : pc.v_off);
+    if ((off & 3u) == 0u) {
+        // Four words, widened in arithmetic (e4m3_widen.glsl).
+        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+            uvec2 p = uvec2(0u);
+            if (tok >= 0) {
+                uint wi = ((row_at(off, tok) + 16u * h) >> 2) + i;
+                p = widen_word(which == 0u ? qwords[wi] : (which == 1u ? kwords[wi] : vwords[wi]));
+            }
+            [[unroll]] for (uint j = 0u; j < 2u; j++) {
+                if (which == 0u) {
+                    s_q[at + 2u * i + j] = p[j];
+                } else if (which == 1u) {
+                    s_k[at + 2u * i + j] = p[j];
+                } else {
+                    s_v[at + 2u * i + j] = p[j];
+                }
+            }
+        }
+        return;
+    }
     [[unroll]] for (uint i = 0u; i < 8u; i++) {
         uint lo = 0u;
         uint hi = 0u;
@@ -128,8 +157,6 @@ void stage_row(uint which, int tok, uint h, uint at) {
     }
 }
 
-uint e_of(uint q, uint k) { return (s_s[q * SS + (k >> 1)] >> (16u * (k & 1u))) & 0xFFFFu; }
-
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint sg = gl_SubgroupID;
@@ -149,11 +176,23 @@ void main() {
     }
     // The prior as the scores' C operand: [natural query][physical key].
     uint head_base = pc.prior_off + 8192u * gl_WorkGroupID.z;
-    for (uint e = tid; e < 64u * 32u; e += 128u) {
-        uint q = e >> 5;
-        uint k2 = 2u * (e & 31u);
-        uint qp = natural_to_physical(q);
-        s_s[q * SS + (k2 >> 1)] = prior_half(head_base, qp, k2) | (prior_half(head_base, qp, k2 + 1u) << 16);
+    if ((head_base & 3u) == 0u) {
+        // Whole words in stored order: the word at half index i (i even) is prior[qp][k, k + 1]
+        // with qp and k read off prior_index's bits (the inverse of prior_index for n even).
+        [[unroll]] for (uint it = 0u; it < 16u; it++) {
+            uint wi = tid + 128u * it;
+            uint i = 2u * wi;
+            uint qp = 16u * (i >> 10) + 8u * ((i >> 1) & 1u) + ((i >> 5) & 7u);
+            uint k = 16u * ((i >> 8) & 3u) + 8u * ((i >> 2) & 1u) + 2u * ((i >> 3) & 3u);
+            s_s[physical_to_natural(qp) * SS + (k >> 1)] = prior_words[(head_base >> 2) + wi];
+        }
+    } else {
+        for (uint e = tid; e < 64u * 32u; e += 128u) {
+            uint q = e >> 5;
+            uint k2 = 2u * (e & 31u);
+            uint qp = natural_to_physical(q);
+            s_s[q * SS + (k2 >> 1)] = prior_half(head_base, qp, k2) | (prior_half(head_base, qp, k2 + 1u) << 16);
+        }
     }
     barrier();
 
@@ -173,47 +212,62 @@ void main() {
         }
         coopMatStore(s, s_s, at, SS, gl_CooperativeMatrixLayoutRowMajor);
     }
-    barrier();
+    subgroupBarrier();
 
-    // Exp weights in place.
-    for (uint e = tid; e < 64u * 32u; e += 128u) {
-        uint at = (e >> 5) * SS + (e & 31u);
-        uint w = s_s[at];
-        s_s[at] = exp_window_table(w & 0xFFFFu) | (exp_window_table(w >> 16) << 16);
+    // The subgroup's own 16 queries from here on, two lanes per query: lane 2 i + h takes keys
+    // k with (k >> 2) & 1 == h, i.e. the tree's t[4 h .. 4 h + 3] (softmax.glsl: t[g] folds
+    // e[g + 16 j] + e[g + 16 j + 8] over j; keys g, g + 1, g even, share a word), swapped with the
+    // other lane by one shuffle. e = exp_window(S) stays in registers until r is known.
+    uint row = 16u * sg + (gl_SubgroupInvocationID >> 1);
+    uint half_ = gl_SubgroupInvocationID & 1u;
+    uint e[16];
+    uint t[4];
+    [[unroll]] for (uint gp = 0u; gp < 2u; gp++) {
+        uint g0 = 4u * half_ + 2u * gp;
+        uint ta = 0u;
+        uint tb = 0u;
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+            uint at_a = row * SS + ((g0 + 16u * j) >> 1);
+            uint wa = s_s[at_a];
+            uint wb = s_s[at_a + 4u];
+            uint ea0 = exp_window_table(wa & 0xFFFFu);
+            uint ea1 = exp_window_table(wa >> 16);
+            uint eb0 = exp_window_table(wb & 0xFFFFu);
+            uint eb1 = exp_window_table(wb >> 16);
+            ta = softmax_tree_step(ta, f16_add(ea0, eb0), j);
+            tb = softmax_tree_step(tb, f16_add(ea1, eb1), j);
+            e[8u * gp + 2u * j] = ea0 | (ea1 << 16);
+            e[8u * gp + 2u * j + 1u] = eb0 | (eb1 << 16);
+        }
+        t[2u * gp] = ta;
+        t[2u * gp + 1u] = tb;
     }
-    barrier();
+    uint tg[8];
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint other = subgroupShuffleXor(t[i], 1u);
+        tg[i] = half_ == 0u ? t[i] : other;
+        tg[4u + i] = half_ == 0u ? other : t[i];
+    }
+    uint r = recip(softmax_tree_finish(tg));
 
-    // The fixed-order tree of each query's 64 weights (softmax.glsl) and its reciprocal.
-    if (tid < 64u) {
-        uint q = tid;
-        uint t[8];
-        [[unroll]] for (uint g = 0u; g < 8u; g++) {
-            uint tg = 0u;
-            [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                uint a = g + 16u * j;
-                tg = softmax_tree_step(tg, f16_add(e_of(q, a), e_of(q, a + 8u)), j);
+    // P = E4(f16(e * r)), widened back for the second product, over the same words.
+    [[unroll]] for (uint gp = 0u; gp < 2u; gp++) {
+        uint g0 = 4u * half_ + 2u * gp;
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+            uint at_a = row * SS + ((g0 + 16u * j) >> 1);
+            [[unroll]] for (uint b = 0u; b < 2u; b++) {
+                uint w = e[8u * gp + 2u * j + b];
+                uint lo = w & 0xFFFFu;
+                uint hi = w >> 16;
+                if (r != 0x3C00u) {
+                    lo = f16_mul(lo, r);
+                    hi = f16_mul(hi, r);
+                }
+                s_s[at_a + 4u * b] = s_lut[table_e4(lo)] | (s_lut[table_e4(hi)] << 16);
             }
-            t[g] = tg;
         }
-        s_r[q] = recip(softmax_tree_finish(t));
     }
-    barrier();
-
-    // P = E4(f16(e * r)), widened back for the second product.
-    for (uint e = tid; e < 64u * 32u; e += 128u) {
-        uint q = e >> 5;
-        uint at = q * SS + (e & 31u);
-        uint r = s_r[q];
-        uint w = s_s[at];
-        uint lo = w & 0xFFFFu;
-        uint hi = w >> 16;
-        if (r != 0x3C00u) {
-            lo = f16_mul(lo, r);
-            hi = f16_mul(hi, r);
-        }
-        s_s[at] = s_lut[table_e4(lo)] | (s_lut[table_e4(hi)] << 16);
-    }
-    barrier();
+    subgroupBarrier();
 
     // O = P V, per subgroup 16 queries x 32 channels, chains from +0; into s_q (Q is done).
     [[unroll]] for (uint ct = 0u; ct < 2u; ct++) {
@@ -228,7 +282,8 @@ void main() {
         }
         coopMatStore(o, s_q, 16u * sg * CS + 8u * ct, CS, gl_CooperativeMatrixLayoutRowMajor);
     }
-    barrier();
+    // Invocation tid writes query tid / 2: a row of its own subgroup.
+    subgroupBarrier();
 
     // E4 output of the in-level queries: row tid / 2, channels 16 (tid % 2) .. +15.
     {

@@ -93,6 +93,28 @@ pub fn from_f32(x: f32) -> E4 {
 mod tests {
     use super::*;
 
+    /// `shaders/lib/e4m3_widen.glsl` (the tensor route's kernels) widens two codes at once: the
+    /// NaN codes cleared, the code's bits moved to their f16 places, one f16 multiply by 256.
+    /// The same steps here, for every code of both halves, equal `to_f16`.
+    #[test]
+    fn the_kernels_arithmetic_widening_equals_to_f16() {
+        use crate::numerics::f16;
+        let widen_halves = |mut x: u32| -> u32 {
+            let mag = x & 0x007F_007F;
+            let nan = ((mag + 0x0001_0001) & 0x0080_0080) >> 7;
+            x &= !(nan * 0xFFFF);
+            let bits = ((x & 0x007F_007F) << 7) | ((x & 0x0080_0080) << 8);
+            let times_256 = |h: u32| u32::from(f16::mul(h as u16, 0x5C00));
+            times_256(bits & 0xFFFF) | (times_256(bits >> 16) << 16)
+        };
+        for c in 0..=255u32 {
+            let other = 255 - c;
+            let w = widen_halves(c | (other << 16));
+            assert_eq!(w & 0xFFFF, u32::from(to_f16(c as u8)), "code {c:#04x}");
+            assert_eq!(w >> 16, u32::from(to_f16(other as u8)), "code {other:#04x}");
+        }
+    }
+
     #[test]
     fn decode_values() {
         assert_eq!(to_f32(0x00), 0.0);

@@ -66,7 +66,9 @@ pub enum NormalizeKernel {
     /// fused f16 form) on devices for the RTZ builds, `nr/normalize_native` (native f16
     /// adds and multiplies) where the device allows it
     /// ([`KernelPolicy::native_f16`]), else `nr/normalize_coop` (the same body with emulated
-    /// halves, which the tests run on devices without native f16).
+    /// halves, which the tests run on devices without native f16). The tensor route, whose
+    /// devices have subgroups of 32, takes `nr/normalize_{rtz,native}_subgroup`: the same body
+    /// with one subgroup per unit and its sums through shuffles.
     Cooperative,
 }
 
@@ -117,7 +119,12 @@ pub fn prepare_normalize(
     let (shader, groups) = match kernel {
         NormalizeKernel::PerPart => ("nr/normalize", grid(ctx, "normalize", units * 3)?),
         NormalizeKernel::Cooperative => (
-            if policy.rtz_mode() {
+            // The tensor route's devices have subgroups of 32: one per (row, head), shuffles.
+            if policy.tensor_cores() && policy.rtz_mode() {
+                "nr/normalize_rtz_subgroup"
+            } else if policy.tensor_cores() && policy.native_f16() {
+                "nr/normalize_native_subgroup"
+            } else if policy.rtz_mode() {
                 "nr/normalize_rtz"
             } else if policy.native_f16() {
                 "nr/normalize_native"
@@ -333,15 +340,30 @@ pub fn prepare_vit_attention(
             format!("{groups:?} query blocks x heads exceed maxComputeWorkGroupCount {max:?}"),
         ));
     }
-    let shader = if policy.rtz_terms(profile.frac_bits as i32) {
-        "nr/vit_attention_rtz"
+    let desc = if policy.tensor_cores() {
+        // The device's MMA is the profile (identified by the tensor route's probe).
+        if *profile != Profile::H25 {
+            return Err(GpuError::invalid(
+                "vit attention",
+                format!(
+                    "the cooperative-matrix kernel computes h25 only, not `{}`",
+                    profile.name
+                ),
+            ));
+        }
+        PipelineDesc::new("nr/vit_attention_coopmat", 5, 24)
     } else {
-        "nr/vit_attention"
+        let shader = if policy.rtz_terms(profile.frac_bits as i32) {
+            "nr/vit_attention_rtz"
+        } else {
+            "nr/vit_attention"
+        };
+        let mut desc = PipelineDesc::new(shader, 5, 24);
+        for s in spec {
+            desc = desc.with_spec(s);
+        }
+        desc
     };
-    let mut desc = PipelineDesc::new(shader, 5, 24);
-    for s in spec {
-        desc = desc.with_spec(s);
-    }
     let pipeline = ctx.pipeline(&desc)?;
     let set = arena.allocate(&pipeline, &[q, k, v, out, table])?;
     let push = push_bytes(&[tokens, heads, q_off, k_off, v_off, out_off]);

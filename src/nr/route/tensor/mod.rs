@@ -1,10 +1,10 @@
-//! The tensor route: the FP8 GEMMs and the window attention on the device's f16 cooperative
-//! matrices
+//! The tensor route: the FP8 GEMMs and the window and ViT attention on the device's f16
+//! cooperative matrices
 //! (`VK_KHR_cooperative_matrix`, 16x16x16, E4M3 widened to f16 exactly), in the `h25` profiles.
 //! The hardware's arithmetic *is* the profile, so the route is offered only where the creation
 //! probe ([`probe`]) found the device's MMA to be H25 exactly; every byte is then checkable
 //! against the CPU reference run in `h25`. The ops without a cooperative-matrix kernel yet
-//! (ViT attention, normalisation, adapter, head, element-wise) run the exact route's kernels in the
+//! (normalisation, adapter, head, element-wise) run the exact route's kernels in the
 //! same profiles, so the route is exact as a whole.
 
 pub mod probe;
@@ -25,7 +25,8 @@ use crate::numerics::{Profile, Profiles};
 /// Device extensions an application enables for the route (besides the exact route's).
 pub const EXTENSIONS: [&CStr; 1] = [ash::khr::cooperative_matrix::NAME];
 
-/// Shared memory the cooperative-matrix GEMM takes per workgroup (64-column tiles).
+/// Shared memory the cooperative-matrix GEMM takes per workgroup (64-column tiles: the A and B
+/// tiles and the seed/result tile, in words).
 const GEMM_SHARED_BYTES: u32 = 4 * (64 * 20 + 64 * 20 + 64 * 36);
 
 /// The tensor route on one device.
@@ -172,8 +173,8 @@ impl NetworkRoute for TensorRoute {
         w: &GpuWeights,
         bindings: &NodeBindings<'_>,
     ) -> Result<Dispatch, RecordError> {
-        // The exact route's op table under this route's policy: the GEMMs and the window
-        // attention take their cooperative-matrix kernels, the rest the exact kernels in h25.
+        // The exact route's op table under this route's policy: the GEMMs and the window and
+        // ViT attention take their cooperative-matrix kernels, the rest the exact kernels in h25.
         self.exact.prepare(ctx, arena, g, node, w, bindings)
     }
 }
