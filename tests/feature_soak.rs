@@ -827,6 +827,7 @@ fn soak_create_evaluate_release_over_changing_sizes() {
         // 0.6 s a cycle, and the failed and never-submitted cycles above already load them each
         // time. The large soak loads them every cycle.
         let anchor = (!enabled).then(|| ngx.create(72, 64, Then::Submit).expect("anchor"));
+        let t0 = Instant::now();
         let base = ngx.memory_in_use();
         // On a GPU device memory is not the process's: the bound is then on the host side only.
         rss = Some(rss_over("soak", images.len(), n, |i| {
@@ -856,6 +857,15 @@ fn soak_create_evaluate_release_over_changing_sizes() {
                 base,
                 "cycle {i}: SizeInBytes after release"
             );
+            if enabled {
+                eprintln!(
+                    "cycle {i}: {}x{} created, 2 frames checked, released at {:.1} s (RSS {:.1} MiB)",
+                    img.w,
+                    img.ht,
+                    t0.elapsed().as_secs_f64(),
+                    rss_mib()
+                );
+            }
         }));
         if let Some(a) = anchor {
             ok("ReleaseFeature", release(a));
