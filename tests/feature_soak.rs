@@ -58,8 +58,12 @@ fn model_dir() -> &'static Path {
     .1
 }
 
-/// The process's resident set in MiB.
+/// The process's resident set in MiB, after `malloc_trim(0)`: glibc's per-thread arenas keep
+/// freed pages otherwise (4 threads grew it by 20-25 MiB a round without the trim, and not with
+/// `MALLOC_ARENA_MAX=1`): memory the process can reuse, not a leak.
 fn rss_mib() -> f64 {
+    // SAFETY: malloc_trim only returns free memory of the allocator's arenas to the system.
+    unsafe { libc::malloc_trim(0) };
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
@@ -893,10 +897,15 @@ fn command_pool(device: &ash::Device, family: u32) -> vk::CommandPool {
 
 /// 4 threads at once, each with its own feature (of its own size), parameter map, command pool
 /// and images: create, 3 evaluations, release, in rounds; after each round the outputs are read
-/// back and checked. The RSS must stay flat over the rounds after two warm-up rounds.
+/// back and checked. The RSS must stay flat (+16 MiB) over the rounds after two warm-up rounds.
 #[test]
 fn four_threads_drive_their_own_features() {
     let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // One malloc arena for the threads to come: each new thread otherwise may get an arena of its
+    // own, whose freed pages glibc keeps (about 20 MiB a round here, even after malloc_trim) and
+    // the RSS could not tell a leak from that.
+    // SAFETY: mallopt only changes the allocator's tuning; M_ARENA_MAX limits new arenas.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
     let Some(h) = Harness::new() else { return };
     model_dir();
     let images: Vec<Images> = soak_sizes()[..4]
@@ -956,7 +965,7 @@ fn four_threads_drive_their_own_features() {
         img.destroy(&h);
     }
     drop(readback);
-    let mut problems: Vec<String> = rss.and_then(|r| r.within(48.0).err()).into_iter().collect();
+    let mut problems: Vec<String> = rss.and_then(|r| r.within(16.0).err()).into_iter().collect();
     problems.extend(close(h).err());
     verdict("4 threads", problems);
 }
