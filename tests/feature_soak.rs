@@ -639,7 +639,7 @@ fn a_failed_creation_frees_everything() {
     let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(h) = Harness::new() else { return };
     model_dir();
-    let n = cycles(16);
+    let n = cycles(12);
     let mut problems = Vec::new();
     {
         let ngx = Ngx::init(&h);
@@ -680,7 +680,7 @@ fn a_never_submitted_feature_is_freed_at_release() {
     let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(h) = Harness::new() else { return };
     model_dir();
-    let n = cycles(16);
+    let n = cycles(12);
     let mut problems = Vec::new();
     {
         let ngx = Ngx::init(&h);
@@ -968,4 +968,78 @@ fn four_threads_drive_their_own_features() {
     let mut problems: Vec<String> = rss.and_then(|r| r.within(16.0).err()).into_iter().collect();
     problems.extend(close(h).err());
     verdict("4 threads", problems);
+}
+
+/// Frames in flight: the creation and three evaluations recorded into four command buffers and
+/// submitted together in one `vkQueueSubmit` (no host wait between them, as an engine submits),
+/// so that the check between submissions sees every access the library records across them: the
+/// weight upload and history clear against the frames, each frame's history, output and image
+/// accesses against the next. The last output is checked, and the log must stay clean.
+#[test]
+fn frames_in_flight_are_hazard_free() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = Harness::new() else {
+        return;
+    };
+    model_dir();
+    let enabled = large();
+    let (w, ht) = soak_sizes()[1];
+    let images = Images::new(&h, w, ht);
+    let readback = h.host_buffer(u64::from(w * ht) * 8);
+    {
+        let ngx = Ngx::init(&h);
+        set_ui(ngx.params, c"DLSSNR.Width", w);
+        set_ui(ngx.params, c"DLSSNR.Height", ht);
+        let info = vk::CommandBufferAllocateInfo::default()
+            .command_pool(h.pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(4);
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: the harness's live device, pool and queue, used by this thread only; the
+        // command buffers are freed once the queue is idle; the NGX calls get a recording
+        // command buffer, a live map and valid out pointers.
+        unsafe {
+            let cmds = h.device.allocate_command_buffers(&info).expect("allocate");
+            let begin = vk::CommandBufferBeginInfo::default();
+            h.device
+                .begin_command_buffer(cmds[0], &begin)
+                .expect("begin");
+            ok(
+                "CreateFeature1",
+                NVSDK_NGX_VULKAN_CreateFeature1(
+                    h.device.handle(),
+                    cmds[0],
+                    NVSDK_NGX_Feature_Reserved18,
+                    ngx.params,
+                    &mut handle,
+                ),
+            );
+            h.device.end_command_buffer(cmds[0]).expect("end");
+            let _bound = images.set(ngx.params, enabled);
+            for &cmd in &cmds[1..] {
+                h.device.begin_command_buffer(cmd, &begin).expect("begin");
+                ok(
+                    "EvaluateFeature_C",
+                    images.record_evaluate(&h.device, cmd, handle, ngx.params),
+                );
+                h.device.end_command_buffer(cmd).expect("end");
+            }
+            let submits: Vec<vk::SubmitInfo> = cmds
+                .chunks(1)
+                .map(|c| vk::SubmitInfo::default().command_buffers(c))
+                .collect();
+            h.device
+                .queue_submit(h.queue, &submits, vk::Fence::null())
+                .expect("vkQueueSubmit");
+            h.device.queue_wait_idle(h.queue).expect("vkQueueWaitIdle");
+            h.device.free_command_buffers(h.pool, &cmds);
+        }
+        let got = images.read(&h, &readback);
+        images.check(&got, enabled, "the third frame in flight");
+        ok("ReleaseFeature", release(handle));
+        ngx.shutdown();
+    }
+    images.destroy(&h);
+    drop(readback);
+    verdict("frames in flight", close(h).err().into_iter().collect());
 }
