@@ -9,6 +9,8 @@
 //!   (the application may not submit that work any more): the same checks;
 //! * stale handles: a released handle gives `FAIL_FeatureNotFound` to Evaluate and Release,
 //!   every call `FAIL_NotInitialized` after the last Shutdown;
+//! * frames in flight: the creation and three evaluations submitted together, checked by the
+//!   layer's synchronization validation between submissions;
 //! * the soak: create / evaluate / release cycles over changing sizes with flat RSS and a clean
 //!   validation log, and 4 threads each driving its own feature, parameter map, command pool
 //!   and images at once.
