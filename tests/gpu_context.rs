@@ -301,3 +301,66 @@ fn harness_catches_an_out_of_bounds_write() {
     eprintln!("reported: {}", errors[0]);
     drop((arena, input, output, ctx));
 }
+
+/// The check between submissions (`VK_LAYER_ENABLES` with
+/// `VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT`, which the harness sets):
+/// a kernel in one submission reading what a fill in an earlier one wrote, with no barrier in
+/// either, is reported at the second submission.
+#[test]
+fn harness_catches_a_missing_barrier_between_submissions() {
+    let Some(h) = Harness::new() else {
+        return;
+    };
+    let enables = std::env::var("VK_LAYER_ENABLES").unwrap_or_default();
+    if !h.sync_validation || !enables.contains("SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT") {
+        println!("SKIP: synchronization validation between submissions is not on (VK_LAYER_ENABLES={enables:?})");
+        return;
+    }
+    let ctx = h.context();
+    let input = GpuBuffer::new(&ctx, "input", 256, MemoryKind::DeviceLocal).unwrap();
+    let output = GpuBuffer::new(&ctx, "output", 256, MemoryKind::DeviceLocal).unwrap();
+    let pipeline = ctx.pipeline(&PipelineDesc::new("test/fill", 2, 4)).unwrap();
+    let mut arena = DescriptorArena::new(&ctx, 1, 2).unwrap();
+    let set = arena
+        .allocate(&pipeline, &[input.binding(), output.binding()])
+        .unwrap();
+    // Two command buffers submitted together (a host wait between them would order them).
+    let info = vk::CommandBufferAllocateInfo::default()
+        .command_pool(h.pool)
+        .level(vk::CommandBufferLevel::PRIMARY)
+        .command_buffer_count(2);
+    // SAFETY: the harness's live device, pool and queue, used by this thread only; both command
+    // buffers are freed after the queue is idle.
+    unsafe {
+        let cmds = h.device.allocate_command_buffers(&info).unwrap();
+        for (i, &cmd) in cmds.iter().enumerate() {
+            h.device
+                .begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
+                .unwrap();
+            let mut rec = Recorder::new(&ctx, cmd).unwrap();
+            if i == 0 {
+                rec.fill(input.binding(), 0).unwrap();
+            } else {
+                // Deliberately no barrier before the kernel reads `input`.
+                rec.run(&pipeline, set, &64u32.to_ne_bytes(), [1, 1, 1])
+                    .unwrap();
+            }
+            h.device.end_command_buffer(cmd).unwrap();
+        }
+        let submits = [
+            vk::SubmitInfo::default().command_buffers(&cmds[..1]),
+            vk::SubmitInfo::default().command_buffers(&cmds[1..]),
+        ];
+        h.device
+            .queue_submit(h.queue, &submits, vk::Fence::null())
+            .unwrap();
+        h.device.queue_wait_idle(h.queue).unwrap();
+        h.device.free_command_buffers(h.pool, &cmds);
+    }
+    let errors = h.take_validation_errors();
+    assert!(
+        errors.iter().any(|e| e.contains("SYNC-HAZARD-READ")),
+        "a read after a write of an earlier submission, with no barrier, was not reported: {errors:?}"
+    );
+    drop((arena, input, output, ctx));
+}

@@ -5,7 +5,7 @@
 //! The library never creates an instance, a device or a queue. One [`GpuContext`] exists per
 //! `VkDevice` (see [`DeviceRegistry`]): every feature created on that device shares it, so
 //! pipelines and anything registered per device are built once; it is freed with the last
-//! feature that holds it.
+//! holder (the DLSS-NR backend holds it until the device's Shutdown).
 
 use std::ffi::CStr;
 use std::sync::{Arc, Weak};
