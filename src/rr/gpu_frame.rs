@@ -28,16 +28,39 @@ pub struct GpuFrame {
 }
 
 impl GpuFrame {
-    /// Buffers, pipelines and descriptor sets for `geometry` and `preset`. Call
-    /// [`GpuFrame::record_setup`] once before the first frame.
+    /// Buffers, pipelines and descriptor sets for `geometry` and `preset`, tensors sharing
+    /// slots where their lifetimes do not overlap (`rr::record::slots`: after a frame only the
+    /// output, its alpha and the inputs are meaningful). Call [`GpuFrame::record_setup`] once
+    /// before the first frame.
     pub fn new(
         ctx: &Arc<GpuContext>,
         weights: &RrWeights,
         geometry: Geometry,
         preset: Preset,
     ) -> Result<Self, GpuError> {
+        Self::build(ctx, weights, geometry, preset, false)
+    }
+
+    /// [`GpuFrame::new`] with a buffer of its own for every tensor, so that every op's tensor
+    /// can be read after the frame (op-by-op comparisons).
+    pub fn keeping_every_tensor(
+        ctx: &Arc<GpuContext>,
+        weights: &RrWeights,
+        geometry: Geometry,
+        preset: Preset,
+    ) -> Result<Self, GpuError> {
+        Self::build(ctx, weights, geometry, preset, true)
+    }
+
+    fn build(
+        ctx: &Arc<GpuContext>,
+        weights: &RrWeights,
+        geometry: Geometry,
+        preset: Preset,
+        keep_all: bool,
+    ) -> Result<Self, GpuError> {
         let graph = graph::build(&geometry, preset);
-        let res = Resources::new(ctx, &graph, weights)?;
+        let res = Resources::new(ctx, &graph, weights, keep_all)?;
         let sets = 2 * graph.nodes.len() as u32;
         let mut arena = DescriptorArena::with_capacity(
             ctx,
@@ -89,7 +112,7 @@ impl GpuFrame {
                 format!("{} bytes given, it holds {want}", bytes.len()),
             ));
         }
-        batch.upload(rec, &self.res.tensors[t], 0, bytes)
+        batch.upload(rec, self.res.slot(t), 0, bytes)
     }
 
     /// Record a fill of every tensor buffer the graph writes (not the inputs: colour, guides,
@@ -97,10 +120,8 @@ impl GpuFrame {
     /// Follow with a transfer -> compute barrier.
     pub fn poison(&self, rec: &mut Recorder<'_>, word: u32) -> Result<(), GpuError> {
         let inputs = [self.graph.color, self.graph.guides, self.graph.history];
-        for (t, b) in self.res.tensors.iter().enumerate() {
-            if !inputs.contains(&t) {
-                rec.fill(b.binding(), word)?;
-            }
+        for b in self.res.slots_except(&inputs) {
+            rec.fill(b.binding(), word)?;
         }
         Ok(())
     }
@@ -121,7 +142,15 @@ impl GpuFrame {
     /// The buffer range holding tensor `t` (its exact byte length).
     pub fn tensor(&self, t: TensorId) -> Result<BufferBinding, GpuError> {
         let len = self.graph.elements(t) * self.graph.tensors[t].dtype.size();
-        self.res.tensors[t].range(0, len as u64)
+        Ok(BufferBinding {
+            range: len as u64,
+            ..self.res.t(t)
+        })
+    }
+
+    /// Bytes of device memory the tensors take (the weights and tables aside).
+    pub fn tensor_memory(&self) -> u64 {
+        self.res.tensor_memory()
     }
 
     /// Record nodes `nodes` of the frame of `c` (its index picks the window shift; jitter, MV

@@ -13,6 +13,8 @@ use crate::rr::geometry::{self, WINDOW};
 use crate::rr::graph::{DType, Epilogue, Graph, Mat, Op, Seed, TensorId, Vector};
 use crate::rr::layers::{LayerId, Side};
 use crate::rr::reference::Weights;
+
+use super::slots::{tensor_bytes, Slots};
 use crate::rr::weights::RrWeights;
 
 /// Invocations per workgroup of every RR kernel.
@@ -20,8 +22,11 @@ const GROUP: u32 = 64;
 
 /// The device buffers of one RR instance.
 pub struct Resources {
-    /// One per graph tensor (device-local, at least 16 bytes, a multiple of 4).
-    pub tensors: Vec<GpuBuffer>,
+    /// The device-local buffers tensors live in (`slots::Slots`), and each tensor's slot.
+    slots: Vec<GpuBuffer>,
+    slot_of: Vec<usize>,
+    /// Each tensor's bytes within its slot (at least 16, a multiple of 4).
+    sizes: Vec<u64>,
     mats: HashMap<(LayerId, Mat), usize>,
     vecs: HashMap<(LayerId, Vector), usize>,
     biases: HashMap<LayerId, usize>,
@@ -42,31 +47,42 @@ fn halves(v: &[u16]) -> Vec<u8> {
 }
 
 fn padded(bytes: usize) -> u64 {
+    // Also the slots' rule (`slots::tensor_bytes`).
     (bytes.max(16).div_ceil(4) * 4) as u64
 }
 
 impl Resources {
-    /// Buffers for every tensor of `graph` and every weight it refers to.
-    pub fn new(ctx: &Arc<GpuContext>, graph: &Graph, w: &RrWeights) -> Result<Self, GpuError> {
+    /// Buffers for every tensor of `graph` (shared by tensors whose lifetimes do not overlap,
+    /// unless `keep_all`) and every weight it refers to.
+    pub fn new(
+        ctx: &Arc<GpuContext>,
+        graph: &Graph,
+        w: &RrWeights,
+        keep_all: bool,
+    ) -> Result<Self, GpuError> {
         let weights =
             Weights::new(w).map_err(|e| GpuError::invalid("rr weights", e.to_string()))?;
         let range = ctx.capabilities().max_storage_buffer_range as u64;
-        let mut tensors = Vec::with_capacity(graph.tensors.len());
-        for (t, spec) in graph.tensors.iter().enumerate() {
-            let bytes = padded(graph.elements(t) * spec.dtype.size());
+        let sizes: Vec<u64> = (0..graph.tensors.len())
+            .map(|t| tensor_bytes(graph, t))
+            .collect();
+        for (t, &bytes) in sizes.iter().enumerate() {
             if bytes > range {
                 return Err(GpuError::invalid(
-                    format!("rr tensor `{}`", spec.name),
+                    format!("rr tensor `{}`", graph.tensors[t].name),
                     format!("{bytes} bytes exceed maxStorageBufferRange {range}"),
                 ));
             }
-            tensors.push(GpuBuffer::new(
-                ctx,
-                &format!("rr {}", spec.name),
-                bytes,
-                MemoryKind::DeviceLocal,
-            )?);
         }
+        let assigned = Slots::assign(graph, keep_all);
+        let slots = assigned
+            .sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &bytes)| {
+                GpuBuffer::new(ctx, &format!("rr slot {i}"), bytes, MemoryKind::DeviceLocal)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let mut constants = Vec::new();
         let mut pending = Vec::new();
         let mut add = |name: String, bytes: Vec<u8>| -> Result<usize, GpuError> {
@@ -138,7 +154,9 @@ impl Resources {
             .collect();
         let tanh = add("rr tanh table".into(), tanh_words)?;
         Ok(Resources {
-            tensors,
+            slots,
+            slot_of: assigned.slot_of,
+            sizes,
             mats,
             vecs,
             biases,
@@ -168,8 +186,32 @@ impl Resources {
         Ok(())
     }
 
-    fn t(&self, t: TensorId) -> BufferBinding {
-        self.tensors[t].binding()
+    /// Tensor `t`'s range of its slot (its size rounded up to 4 bytes, at least 16).
+    pub fn t(&self, t: TensorId) -> BufferBinding {
+        BufferBinding {
+            range: self.sizes[t],
+            ..self.slots[self.slot_of[t]].binding()
+        }
+    }
+
+    /// The slot buffer holding tensor `t` (from offset 0).
+    pub fn slot(&self, t: TensorId) -> &GpuBuffer {
+        &self.slots[self.slot_of[t]]
+    }
+
+    /// Every slot but those of `keep`'s tensors.
+    pub fn slots_except(&self, keep: &[TensorId]) -> impl Iterator<Item = &GpuBuffer> {
+        let kept: Vec<usize> = keep.iter().map(|&t| self.slot_of[t]).collect();
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| !kept.contains(i))
+            .map(|(_, b)| b)
+    }
+
+    /// Bytes of all tensor slots.
+    pub fn tensor_memory(&self) -> u64 {
+        self.slots.iter().map(|b| b.size()).sum()
     }
 
     fn c(&self, i: usize) -> BufferBinding {

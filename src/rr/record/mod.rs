@@ -2,7 +2,8 @@
 //! `shaders/rr` that computes the op's tensor with the same bits as the CPU reference
 //! (`rr::reference`), through the numerics of `shaders/lib/rr`.
 //!
-//! [`Resources`] holds the buffers: one device-local buffer per graph tensor, the weights as
+//! [`Resources`] holds the buffers: device-local slots the graph's tensors share where their
+//! lifetimes do not overlap ([`slots`]), the weights as
 //! natural `[n][k]` E4M3 matrices and f16 vectors (what `rr::reference::Weights` reads from the
 //! prepared images), the score biases and the lookup tables the numerics build
 //! (`numerics::rr::{act, gates}`). [`prepare`] turns a node into its launches; the window
@@ -15,5 +16,6 @@
 //! first, fast later.
 
 mod launch;
+pub mod slots;
 
 pub use launch::{prepare, Launch, Resources};
