@@ -23,6 +23,7 @@ use std::time::Instant;
 
 use common::Harness;
 use openngx::gpu::{GpuBuffer, MemoryKind, Recorder, UploadBatch};
+use openngx::rr::frame::temporal::{FrameParams, Temporal};
 use openngx::rr::frame::{scene, FrameConstants};
 use openngx::rr::geometry::{Geometry, Size};
 use openngx::rr::gpu_frame::GpuFrame;
@@ -117,18 +118,20 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
     .unwrap();
     let mut history = vec![0u16; output.area() * 4];
     let (mut cpu_s, mut gpu_s) = (0.0, 0.0);
+    let mut temporal = Temporal::default();
     let mut exact_ops = 0;
     let mut shared_exact = 0;
     let mut failures = Vec::new();
     for f in 0..frame_count {
         let s = scene::render(render, f);
-        let constants = FrameConstants {
+        let params = FrameParams {
             jitter: JITTER[f as usize % JITTER.len()],
-            // rr::cpu_frame's rule: history from the second frame on, unless a Reset.
-            history_valid: f > 0 && f != RESET,
-            frame_index: f as u64,
-            ..FrameConstants::default()
+            reset: f == RESET,
+            ..FrameParams::default()
         };
+        // The CPU side's temporal state; each GPU frame keeps its own and must agree.
+        let constants = temporal.constants(&params);
+        temporal.advance();
         let t = Instant::now();
         let mut ex = Executor::new(&graph, &weights, constants);
         ex.keep_all = true;
@@ -161,10 +164,9 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
                 shared.upload(&mut rec, &mut batch, t, &data).unwrap();
             }
             rec.transfer_to_compute();
-            for g in [&gpu, &shared] {
-                g.record(&mut rec, &constants, 0..graph.nodes.len())
-                    .expect("record");
-                g.record_keep_history(&mut rec).expect("history");
+            for g in [&mut gpu, &mut shared] {
+                let c = g.record_frame(&mut rec, &params).expect("record");
+                assert_eq!(c, constants, "the GPU frame's temporal state");
             }
             rec.compute_to_transfer();
             let mut off = 0;

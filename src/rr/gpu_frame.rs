@@ -2,7 +2,8 @@
 //! (`rr::record`), recorded into the caller's command buffer per frame.
 //!
 //! The caller uploads the colour and guides (and the first history), records the frame with
-//! [`GpuFrame::record`] and [`GpuFrame::record_keep_history`], and reads any tensor back through
+//! [`GpuFrame::record_frame`] (or op ranges with [`GpuFrame::record`] and the history copy with
+//! [`GpuFrame::record_keep_history`]), and reads tensors back through
 //! [`GpuFrame::tensor`] (a device-local buffer to copy from). Every op is followed by a
 //! compute -> compute barrier.
 
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use crate::gpu::{
     ArenaCapacity, BufferBinding, DescriptorArena, GpuContext, GpuError, Recorder, UploadBatch,
 };
+use crate::rr::frame::temporal::{FrameParams, Temporal};
 use crate::rr::frame::FrameConstants;
 use crate::rr::geometry::Geometry;
 use crate::rr::graph::{self, Graph, TensorId};
@@ -25,6 +27,7 @@ pub struct GpuFrame {
     launches: Vec<Vec<Launch>>,
     _arena: DescriptorArena,
     res: Resources,
+    temporal: Temporal,
 }
 
 impl GpuFrame {
@@ -78,6 +81,7 @@ impl GpuFrame {
             launches,
             _arena: arena,
             res,
+            temporal: Temporal::default(),
         })
     }
 
@@ -124,6 +128,22 @@ impl GpuFrame {
             rec.fill(b.binding(), word)?;
         }
         Ok(())
+    }
+
+    /// Record a whole frame with the caller's parameters: the constants from the instance's
+    /// temporal state (`rr::frame::temporal`, the CPU frame's rule), every op, and the copy of
+    /// the output into the history; then the state advances (the caller submits what was
+    /// recorded before recording the next frame). Returns the constants the frame runs with.
+    pub fn record_frame(
+        &mut self,
+        rec: &mut Recorder<'_>,
+        p: &FrameParams,
+    ) -> Result<FrameConstants, GpuError> {
+        let c = self.temporal.constants(p);
+        self.record(rec, &c, 0..self.graph.nodes.len())?;
+        self.record_keep_history(rec)?;
+        self.temporal.advance();
+        Ok(c)
     }
 
     /// Record the copy of this frame's output into the history the next frame reads (after
