@@ -15,7 +15,8 @@
 //! `OPENNGX_RR_GPU_SIZE=WxH:WxH` (render:output) picks another size (the default is the golden
 //! test's 64x48 -> 96x72), `OPENNGX_RR_GPU_FRAMES=N` another number of frames (default 4: the
 //! golden test's three temporal frames, then a Reset frame, which must ignore the history the
-//! GPU holds while still writing the next one).
+//! GPU holds while still writing the next one, and which takes the caller's exposure, scale,
+//! pre-exposure and MV scale).
 
 mod common;
 
@@ -124,11 +125,18 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
     let mut failures = Vec::new();
     for f in 0..frame_count {
         let s = scene::render(render, f);
-        let params = FrameParams {
+        let mut params = FrameParams {
             jitter: JITTER[f as usize % JITTER.len()],
             reset: f == RESET,
             ..FrameParams::default()
         };
+        if f == RESET {
+            // The caller's exposure (the exposure stage's other branch) and MV scale.
+            params.exposure_value = Some(0.8);
+            params.exposure_scale = 1.25;
+            params.pre_exposure = 2.0;
+            params.mv_scale = [0.5, -1.5];
+        }
         // The CPU side's temporal state; each GPU frame keeps its own and must agree.
         let constants = temporal.constants(&params);
         temporal.advance();

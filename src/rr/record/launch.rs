@@ -17,8 +17,11 @@ use crate::rr::reference::Weights;
 use super::slots::{tensor_bytes, Slots};
 use crate::rr::weights::RrWeights;
 
-/// Invocations per workgroup of every RR kernel.
+/// Invocations per workgroup of every RR kernel (the exposure's: 256).
 const GROUP: u32 = 64;
+
+/// Most workgroups of the exposure stage's first pass (one 64-bit partial sum each).
+const EXPOSURE_PARTIALS: u64 = 1024;
 
 /// The device buffers of one RR instance.
 pub struct Resources {
@@ -40,6 +43,8 @@ pub struct Resources {
     /// Bound where a kernel reads nothing (`dummy`) or writes nothing (`sink`).
     dummy: GpuBuffer,
     sink: GpuBuffer,
+    /// The exposure stage's per-workgroup 64-bit partial sums.
+    partials: GpuBuffer,
 }
 
 fn halves(v: &[u16]) -> Vec<u8> {
@@ -168,6 +173,12 @@ impl Resources {
             pending,
             dummy: GpuBuffer::new(ctx, "rr unused input", 16, MemoryKind::DeviceLocal)?,
             sink: GpuBuffer::new(ctx, "rr unused output", 16, MemoryKind::DeviceLocal)?,
+            partials: GpuBuffer::new(
+                ctx,
+                "rr exposure partials",
+                8 * EXPOSURE_PARTIALS,
+                MemoryKind::DeviceLocal,
+            )?,
         })
     }
 
@@ -245,8 +256,9 @@ enum Frame {
         heads: u32,
         side: Side,
     },
-    /// The exposure stage: the caller's exposure value, scale and pre-exposure.
-    Exposure,
+    /// The exposure stage's two passes (`groups` workgroups): the caller's exposure value,
+    /// scale and pre-exposure.
+    Exposure { groups: u64 },
     /// Reprojection and the input features: the fixed words, then jitter and MV scale, then
     /// (`valid`) whether history is usable.
     Stage { valid: bool },
@@ -295,7 +307,7 @@ impl Launch {
         let fixed = self.invocations.div_ceil(GROUP as u64);
         let (push, groups) = match self.frame {
             Frame::Fixed => (self.push.clone(), fixed),
-            Frame::Exposure => {
+            Frame::Exposure { groups } => {
                 let mut p = self.push.clone();
                 p.extend([
                     u32::from(c.exposure_value.is_some()),
@@ -303,7 +315,7 @@ impl Launch {
                     c.exposure_scale.to_bits(),
                     c.pre_exposure.to_bits(),
                 ]);
-                (p, 1)
+                (p, groups)
             }
             Frame::Stage { valid } => {
                 let mut p = self.push.clone();
@@ -586,13 +598,26 @@ pub fn prepare(
         }
         Op::Exposure { color, out } => {
             let px = graph.rows(*color);
-            vec![make(
-                PipelineDesc::new("rr/exposure", 2, 20),
-                &[res.t(*color), res.t(*out)],
-                vec![u(px)],
+            let groups = (px as u64).div_ceil(256).clamp(1, EXPOSURE_PARTIALS);
+            let bindings = [res.t(*color), res.t(*out), res.partials.binding()];
+            let pass =
+                |p: u32| PipelineDesc::new("rr/exposure", 3, 24).with_spec(SpecConstant::u32(0, p));
+            let sums = make(
+                pass(0),
+                &bindings,
+                vec![u(px), groups as u32],
+                groups * GROUP as u64,
+                Frame::Exposure { groups },
+            )?;
+            let mut last = make(
+                pass(1),
+                &bindings,
+                vec![u(px), groups as u32],
                 GROUP as u64,
-                Frame::Exposure,
-            )?]
+                Frame::Exposure { groups: 1 },
+            )?;
+            last.then_barrier = true;
+            vec![sums, last]
         }
         Op::Reproject {
             history,
