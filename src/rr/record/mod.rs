@@ -16,6 +16,10 @@
 //! first, fast later.
 
 mod launch;
+mod prepare;
+mod resources;
 pub mod slots;
 
-pub use launch::{prepare, Launch, Resources};
+pub use launch::Launch;
+pub use prepare::prepare;
+pub use resources::Resources;
