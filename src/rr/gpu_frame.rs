@@ -109,6 +109,7 @@ impl GpuFrame {
         t: TensorId,
         bytes: &[u8],
     ) -> Result<(), GpuError> {
+        self.check_tensor(t)?;
         let want = self.graph.elements(t) * self.graph.tensors[t].dtype.size();
         if bytes.len() != want {
             return Err(GpuError::invalid(
@@ -161,11 +162,23 @@ impl GpuFrame {
 
     /// The buffer range holding tensor `t` (its exact byte length).
     pub fn tensor(&self, t: TensorId) -> Result<BufferBinding, GpuError> {
+        self.check_tensor(t)?;
         let len = self.graph.elements(t) * self.graph.tensors[t].dtype.size();
         Ok(BufferBinding {
             range: len as u64,
             ..self.res.t(t)
         })
+    }
+
+    fn check_tensor(&self, t: TensorId) -> Result<(), GpuError> {
+        if t < self.graph.tensors.len() {
+            Ok(())
+        } else {
+            Err(GpuError::invalid(
+                "rr tensor",
+                format!("{t} of a graph of {} tensors", self.graph.tensors.len()),
+            ))
+        }
     }
 
     /// Bytes of device memory the tensors take (the weights and tables aside).
@@ -182,6 +195,12 @@ impl GpuFrame {
         c: &FrameConstants,
         nodes: std::ops::Range<usize>,
     ) -> Result<(), GpuError> {
+        if nodes.end > self.launches.len() {
+            return Err(GpuError::invalid(
+                "rr record",
+                format!("nodes {nodes:?} of a graph of {}", self.launches.len()),
+            ));
+        }
         for i in nodes {
             let label = &self.graph.nodes[i].label;
             for l in &self.launches[i] {
