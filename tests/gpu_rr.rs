@@ -9,7 +9,7 @@
 //! own history (the previous frame's GPU output), so the three frames are a temporal sequence on
 //! both sides. The GPU's only uploads are the colour, the guides and the first frame's (zero)
 //! history. The same frames also run through a `GpuFrame` in its production layout, where
-//! tensors share buffers by lifetime (`rr::record::slots`), and its output and alpha are compared
+//! tensors share one arena by lifetime (`rr::record::slots`), and its output and alpha are compared
 //! too.
 //!
 //! `OPENNGX_RR_GPU_SIZE=WxH:WxH` (render:output) picks another size (the default is the golden
@@ -74,11 +74,11 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
     let model = synthesize(0, &RrSynthParams::DEFAULT).expect("synthesize");
     let geo = Geometry::new(render, output).expect("geometry");
     // Every tensor in a buffer of its own (op by op), and the production layout whose tensors
-    // share slots (its output and alpha compared).
+    // share one arena by lifetime (its output and alpha compared).
     let mut gpu = GpuFrame::keeping_every_tensor(&ctx, &model, geo, Preset::E).expect("GpuFrame");
     let mut shared = GpuFrame::new(&ctx, &model, geo, Preset::E).expect("GpuFrame::new");
     println!(
-        "RR GPU tensor memory at {render} -> {output}: {} KiB in slots, {} KiB one buffer each",
+        "RR GPU tensor memory at {render} -> {output}: {} KiB in the shared arena, {} KiB one buffer each",
         shared.tensor_memory() >> 10,
         gpu.tensor_memory() >> 10
     );
@@ -112,7 +112,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
         .collect();
     let shared_back = GpuBuffer::new(
         &ctx,
-        "rr shared-slot readback",
+        "rr shared-arena readback",
         final_bytes.iter().sum(),
         MemoryKind::Readback,
     )
@@ -222,7 +222,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
             frame_exact += usize::from(exact);
         }
         exact_ops += frame_exact;
-        // The shared-slot frame's output and alpha.
+        // The shared-arena frame's output and alpha.
         let got = shared_back.read_all().unwrap();
         let mut off = 0;
         for (&t, &len) in finals.iter().zip(&final_bytes) {
@@ -231,7 +231,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
                 shared_exact += 1;
             } else {
                 failures.push(format!(
-                    "frame {f}: the shared-slot frame's `{}` differs from the CPU's",
+                    "frame {f}: the shared-arena frame's `{}` differs from the CPU's",
                     graph.tensors[t].name
                 ));
             }
@@ -254,7 +254,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
         .collect();
     println!(
         "RR GPU route: {exact_ops} of {} op runs byte-exact over {frame_count} frames at {render} \
-         -> {output}; published tensors compared: {} of {} ({}); the shared-slot frames' output and \
+         -> {output}; published tensors compared: {} of {} ({}); the shared-arena frames' output and \
          alpha byte-exact {shared_exact} of {} times; CPU {cpu_s:.2} s, GPU {gpu_s:.2} s, total \
          {:.2} s",
         frame_count as usize * on_gpu.len(),

@@ -31,9 +31,9 @@ pub struct GpuFrame {
 }
 
 impl GpuFrame {
-    /// Buffers, pipelines and descriptor sets for `geometry` and `preset`, tensors sharing
-    /// slots where their lifetimes do not overlap (`rr::record::slots`: after a frame only the
-    /// output, its alpha and the inputs are meaningful). Call [`GpuFrame::record_setup`] once
+    /// Buffers, pipelines and descriptor sets for `geometry` and `preset`, tensors sharing one
+    /// arena's bytes where their lifetimes do not overlap (`rr::record::slots`: after a frame
+    /// only the output, its alpha and the inputs are meaningful). Call [`GpuFrame::record_setup`] once
     /// before the first frame.
     pub fn new(
         ctx: &Arc<GpuContext>,
@@ -117,16 +117,17 @@ impl GpuFrame {
                 format!("{} bytes given, it holds {want}", bytes.len()),
             ));
         }
-        batch.upload(rec, self.res.slot(t), 0, bytes)
+        let (buf, offset) = self.res.placed(t);
+        batch.upload(rec, buf, offset, bytes)
     }
 
-    /// Record a fill of every tensor buffer the graph writes (not the inputs: colour, guides,
-    /// history) with `word`, so that a tensor a kernel failed to write shows in a comparison.
-    /// Follow with a transfer -> compute barrier.
+    /// Record a fill of every tensor the graph writes (not the inputs: colour, guides, history)
+    /// with `word`, so that a tensor a kernel failed to write shows in a comparison. Follow with
+    /// a transfer -> compute barrier.
     pub fn poison(&self, rec: &mut Recorder<'_>, word: u32) -> Result<(), GpuError> {
         let inputs = [self.graph.color, self.graph.guides, self.graph.history];
-        for b in self.res.slots_except(&inputs) {
-            rec.fill(b.binding(), word)?;
+        for t in (0..self.graph.tensors.len()).filter(|t| !inputs.contains(t)) {
+            rec.fill(self.res.t(t), word)?;
         }
         Ok(())
     }

@@ -1,4 +1,4 @@
-//! The device buffers of RR's GPU route: the tensors' slots (`super::slots`), the weights as
+//! The device buffers of RR's GPU route: the tensors' placement (`super::slots`), the weights as
 //! natural `[n][k]` E4M3 matrices and f16 vectors, the score biases, the numerics' tables, and
 //! the small scratch buffers some kernels bind.
 
@@ -12,17 +12,19 @@ use crate::rr::layers::LayerId;
 use crate::rr::reference::Weights;
 use crate::rr::weights::RrWeights;
 
-use super::slots::{tensor_bytes, Slots};
+use super::slots::{tensor_bytes, Placement};
 
 /// Most workgroups of the exposure stage's first pass (one 64-bit partial sum each).
 pub(super) const EXPOSURE_PARTIALS: u64 = 1024;
 
 /// The device buffers of one RR instance.
 pub struct Resources {
-    /// The device-local buffers tensors live in (`slots::Slots`), and each tensor's slot.
-    slots: Vec<GpuBuffer>,
-    slot_of: Vec<usize>,
-    /// Each tensor's bytes within its slot (at least 16, a multiple of 4).
+    /// The device-local buffers tensors live in (`slots::Placement`: one arena, or one buffer per
+    /// tensor), and each tensor's buffer and offset.
+    buffers: Vec<GpuBuffer>,
+    buffer_of: Vec<usize>,
+    offset: Vec<u64>,
+    /// Each tensor's bytes (at least 16, a multiple of 4).
     sizes: Vec<u64>,
     mats: HashMap<(LayerId, Mat), usize>,
     vecs: HashMap<(LayerId, Vector), usize>,
@@ -73,13 +75,18 @@ impl Resources {
                 ));
             }
         }
-        let assigned = Slots::assign(graph, keep_all);
-        let slots = assigned
-            .sizes
+        let placed = Placement::assign(graph, keep_all);
+        let buffers = placed
+            .buffers
             .iter()
             .enumerate()
             .map(|(i, &bytes)| {
-                GpuBuffer::new(ctx, &format!("rr slot {i}"), bytes, MemoryKind::DeviceLocal)
+                let name = if keep_all {
+                    format!("rr {}", graph.tensors[i].name)
+                } else {
+                    "rr tensor arena".to_string()
+                };
+                GpuBuffer::new(ctx, &name, bytes, MemoryKind::DeviceLocal)
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut constants = Vec::new();
@@ -153,8 +160,9 @@ impl Resources {
             .collect();
         let tanh = add("rr tanh table".into(), tanh_words)?;
         Ok(Resources {
-            slots,
-            slot_of: assigned.slot_of,
+            buffers,
+            buffer_of: placed.buffer_of,
+            offset: placed.offset,
             sizes,
             mats,
             vecs,
@@ -191,32 +199,23 @@ impl Resources {
         Ok(())
     }
 
-    /// Tensor `t`'s range of its slot (its size rounded up to 4 bytes, at least 16).
+    /// Tensor `t`'s range (its size rounded up to 4 bytes, at least 16).
     pub fn t(&self, t: TensorId) -> BufferBinding {
         BufferBinding {
+            offset: self.offset[t],
             range: self.sizes[t],
-            ..self.slots[self.slot_of[t]].binding()
+            ..self.buffers[self.buffer_of[t]].binding()
         }
     }
 
-    /// The slot buffer holding tensor `t` (from offset 0).
-    pub fn slot(&self, t: TensorId) -> &GpuBuffer {
-        &self.slots[self.slot_of[t]]
+    /// The buffer holding tensor `t` and the tensor's offset in it.
+    pub fn placed(&self, t: TensorId) -> (&GpuBuffer, u64) {
+        (&self.buffers[self.buffer_of[t]], self.offset[t])
     }
 
-    /// Every slot but those of `keep`'s tensors.
-    pub fn slots_except(&self, keep: &[TensorId]) -> impl Iterator<Item = &GpuBuffer> {
-        let kept: Vec<usize> = keep.iter().map(|&t| self.slot_of[t]).collect();
-        self.slots
-            .iter()
-            .enumerate()
-            .filter(move |(i, _)| !kept.contains(i))
-            .map(|(_, b)| b)
-    }
-
-    /// Bytes of all tensor slots.
+    /// Bytes of all tensor buffers.
     pub fn tensor_memory(&self) -> u64 {
-        self.slots.iter().map(|b| b.size()).sum()
+        self.buffers.iter().map(|b| b.size()).sum()
     }
 
     pub(super) fn c(&self, i: usize) -> BufferBinding {

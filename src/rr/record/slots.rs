@@ -1,93 +1,134 @@
-//! Which device buffer ("slot") holds each tensor of an RR graph: tensors whose lifetimes do not
-//! overlap share a slot, so a frame's memory is about its peak live set rather than the sum of
-//! every tensor (at 1280x720 -> 3840x2160: 2019 MiB of tensors in 697 MiB of slots; the peak
-//! live set is 379 MiB, which a planner of offsets in one arena could approach).
+//! Where each tensor of an RR graph lives on the device. In the production layout every tensor is
+//! a range of one arena buffer, and tensors whose lifetimes do not overlap share bytes, so a
+//! frame's memory is about its peak live set rather than the sum of every tensor (at 1280x720 ->
+//! 3840x2160: 2019 MiB of tensors, a peak live set of 379 MiB, an arena of 558 MiB).
 //!
 //! A tensor lives from the op that writes it to the last op that reads it (`Graph::last_use`);
 //! the inputs (colour, guides, history) and every tensor no op reads (the output and its alpha)
-//! keep slots of their own. A slot is reused only after the op that last reads its tensor, and
-//! never for that op's own outputs, so no op reads and writes one slot. A free slot too small
-//! for a new tensor is grown (sizes are fixed before any buffer is made). With `keep_all` every
-//! tensor has its own slot (for tests that read every op's tensor after the frame).
+//! are placed first and never freed. A range is freed after the op that last reads its tensor,
+//! so no op reads and writes overlapping bytes. Placement is best fit among the free ranges
+//! (merged with their neighbours when freed), else at the arena's end; offsets are multiples of
+//! 256 (the largest `minStorageBufferOffsetAlignment` Vulkan allows). With `keep_all` every tensor
+//! has a buffer of its own (for tests that read every op's tensor after the frame).
 
 use crate::rr::graph::{Graph, TensorId};
 
-/// Bytes a tensor's slot must hold (at least 16, a multiple of 4).
+/// Offsets in the arena are multiples of this.
+pub const ALIGN: u64 = 256;
+
+/// Bytes a tensor's range must hold (at least 16, a multiple of 4).
 pub fn tensor_bytes(graph: &Graph, t: TensorId) -> u64 {
     let bytes = graph.elements(t) * graph.tensors[t].dtype.size();
     (bytes.max(16).div_ceil(4) * 4) as u64
 }
 
-/// The slot assignment: `slot_of[t]` for every tensor, and each slot's size in bytes.
+/// Each tensor's buffer and offset, and each buffer's size in bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Slots {
-    pub slot_of: Vec<usize>,
-    pub sizes: Vec<u64>,
+pub struct Placement {
+    pub buffer_of: Vec<usize>,
+    pub offset: Vec<u64>,
+    pub buffers: Vec<u64>,
 }
 
-impl Slots {
-    /// Assign slots to every tensor of `graph` (best fit among the free slots, else a new one).
-    pub fn assign(graph: &Graph, keep_all: bool) -> Slots {
+/// Free ranges of the arena (offset, length), sorted by offset, never adjacent.
+#[derive(Default)]
+struct Arena {
+    free: Vec<(u64, u64)>,
+    end: u64,
+}
+
+impl Arena {
+    fn alloc(&mut self, bytes: u64) -> u64 {
+        let len = bytes.div_ceil(ALIGN) * ALIGN;
+        let best = self
+            .free
+            .iter()
+            .enumerate()
+            .filter(|(_, &(_, l))| l >= len)
+            .min_by_key(|(_, &(_, l))| l)
+            .map(|(i, _)| i);
+        if let Some(i) = best {
+            let (off, l) = self.free[i];
+            if l == len {
+                self.free.remove(i);
+            } else {
+                self.free[i] = (off + len, l - len);
+            }
+            return off;
+        }
+        // A free range at the end grows into the new space.
+        if let Some(&(off, l)) = self.free.last() {
+            if off + l == self.end {
+                self.free.pop();
+                self.end = off + len;
+                return off;
+            }
+        }
+        let off = self.end;
+        self.end += len;
+        off
+    }
+
+    fn release(&mut self, off: u64, bytes: u64) {
+        let len = bytes.div_ceil(ALIGN) * ALIGN;
+        let i = self.free.partition_point(|&(o, _)| o < off);
+        self.free.insert(i, (off, len));
+        // Merge with the next, then with the previous range.
+        if i + 1 < self.free.len() && off + len == self.free[i + 1].0 {
+            self.free[i].1 += self.free[i + 1].1;
+            self.free.remove(i + 1);
+        }
+        if i > 0 && self.free[i - 1].0 + self.free[i - 1].1 == off {
+            self.free[i - 1].1 += self.free[i].1;
+            self.free.remove(i);
+        }
+    }
+}
+
+impl Placement {
+    /// Place every tensor of `graph`.
+    pub fn assign(graph: &Graph, keep_all: bool) -> Placement {
         let n = graph.tensors.len();
         if keep_all {
-            return Slots {
-                slot_of: (0..n).collect(),
-                sizes: (0..n).map(|t| tensor_bytes(graph, t)).collect(),
+            return Placement {
+                buffer_of: (0..n).collect(),
+                offset: vec![0; n],
+                buffers: (0..n).map(|t| tensor_bytes(graph, t)).collect(),
             };
         }
         let last = graph.last_use();
         let pinned = [graph.color, graph.guides, graph.history];
-        let mut slot_of = vec![usize::MAX; n];
-        let mut sizes: Vec<u64> = Vec::new();
-        let mut free: Vec<usize> = Vec::new();
-        let new_slot = |sizes: &mut Vec<u64>, bytes: u64| {
-            sizes.push(bytes);
-            sizes.len() - 1
-        };
-        for &t in &pinned {
-            slot_of[t] = new_slot(&mut sizes, tensor_bytes(graph, t));
+        let mut offset = vec![u64::MAX; n];
+        let mut arena = Arena::default();
+        // The inputs and the tensors no op reads first: they live through the frame.
+        for t in (0..n).filter(|&t| pinned.contains(&t) || last[t].is_none()) {
+            offset[t] = arena.alloc(tensor_bytes(graph, t));
         }
         for (i, node) in graph.nodes.iter().enumerate() {
             for t in node.op.outputs() {
-                if slot_of[t] != usize::MAX {
-                    continue;
+                if offset[t] == u64::MAX {
+                    offset[t] = arena.alloc(tensor_bytes(graph, t));
                 }
-                let bytes = tensor_bytes(graph, t);
-                // Tensors no op reads outlive the frame: a slot of their own. Else the smallest
-                // free slot that holds the tensor, or the largest free one grown to it (slots are
-                // allocated once the assignment is done), or a new one.
-                let pick = if last[t].is_none() {
-                    None
-                } else {
-                    let fits = free
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &s)| sizes[s] >= bytes)
-                        .min_by_key(|(_, &s)| sizes[s]);
-                    let largest = free.iter().enumerate().max_by_key(|(_, &s)| sizes[s]);
-                    fits.or(largest).map(|(k, _)| k)
-                };
-                slot_of[t] = match pick {
-                    Some(k) => {
-                        let slot = free.swap_remove(k);
-                        sizes[slot] = sizes[slot].max(bytes);
-                        slot
-                    }
-                    None => new_slot(&mut sizes, bytes),
-                };
             }
-            for t in node.op.inputs() {
-                if last[t] == Some(i) && !pinned.contains(&t) && !free.contains(&slot_of[t]) {
-                    free.push(slot_of[t]);
+            let mut done = node.op.inputs();
+            done.sort_unstable();
+            done.dedup();
+            for t in done {
+                if last[t] == Some(i) && !pinned.contains(&t) {
+                    arena.release(offset[t], tensor_bytes(graph, t));
                 }
             }
         }
-        Slots { slot_of, sizes }
+        Placement {
+            buffer_of: vec![0; n],
+            offset,
+            buffers: vec![arena.end.max(ALIGN)],
+        }
     }
 
-    /// Total bytes of all slots.
+    /// Total bytes of all buffers.
     pub fn total(&self) -> u64 {
-        self.sizes.iter().sum()
+        self.buffers.iter().sum()
     }
 }
 
@@ -98,46 +139,55 @@ mod tests {
     use crate::rr::graph;
     use crate::rr::preset::Preset;
 
-    /// No op writes a slot while another tensor in it is live (written and still to be read), and
-    /// no op's inputs and outputs share a slot.
-    fn check(g: &Graph, s: &Slots) {
+    /// No op writes bytes of a tensor that is still live (written and still to be read, or never
+    /// freed), no op's inputs and outputs overlap, and every range lies in its buffer, aligned.
+    fn check(g: &Graph, p: &Placement) {
         let last = g.last_use();
-        // The tensor each slot holds and until which node it must survive (None: to the end).
-        let mut holder: Vec<Option<(TensorId, Option<usize>)>> = vec![None; s.sizes.len()];
-        for t in [g.color, g.guides, g.history] {
-            holder[s.slot_of[t]] = Some((t, None));
+        let range = |t: TensorId| {
+            let o = p.offset[t];
+            (p.buffer_of[t], o, o + tensor_bytes(g, t))
+        };
+        let overlap = |a: TensorId, b: TensorId| {
+            let (ba, a0, a1) = range(a);
+            let (bb, b0, b1) = range(b);
+            ba == bb && a0 < b1 && b0 < a1
+        };
+        for t in 0..g.tensors.len() {
+            let (b, o, end) = range(t);
+            assert!(
+                end <= p.buffers[b] && o % ALIGN == 0,
+                "{}",
+                g.tensors[t].name
+            );
         }
+        // Tensors written so far and the node after which each may be overwritten.
+        let mut live: Vec<(TensorId, Option<usize>)> = [g.color, g.guides, g.history]
+            .iter()
+            .map(|&t| (t, None))
+            .collect();
         for (i, node) in g.nodes.iter().enumerate() {
             let ins = node.op.inputs();
             for t in node.op.outputs() {
-                let slot = s.slot_of[t];
-                assert!(s.sizes[slot] >= tensor_bytes(g, t), "{}", g.tensors[t].name);
                 for &x in &ins {
-                    assert!(
-                        x == t || s.slot_of[x] != slot,
-                        "{} reads {} from the slot it writes {}",
-                        node.label,
-                        g.tensors[x].name,
-                        g.tensors[t].name
-                    );
+                    assert!(x == t || !overlap(x, t), "{}: {x} / {t}", node.label);
                 }
-                if let Some((other, until)) = holder[slot] {
+                for &(other, until) in &live {
                     let dead = matches!(until, Some(u) if u < i);
                     assert!(
-                        other == t || dead,
+                        other == t || dead || !overlap(other, t),
                         "{} overwrites live {} with {}",
                         node.label,
                         g.tensors[other].name,
                         g.tensors[t].name
                     );
                 }
-                holder[slot] = Some((t, last[t]));
+                live.push((t, last[t]));
             }
         }
     }
 
     #[test]
-    fn shared_slots_never_overwrite_a_live_tensor() {
+    fn placed_tensors_never_overwrite_a_live_tensor() {
         for (r, o) in [
             ((64, 48), (96, 72)),
             ((1280, 720), (3840, 2160)),
@@ -146,22 +196,36 @@ mod tests {
             let geo = Geometry::new(Size::new(r.0, r.1), Size::new(o.0, o.1)).unwrap();
             for preset in [Preset::D, Preset::E] {
                 let g = graph::build(&geo, preset);
-                let shared = Slots::assign(&g, false);
+                let shared = Placement::assign(&g, false);
                 check(&g, &shared);
-                let all = Slots::assign(&g, true);
+                let all = Placement::assign(&g, true);
                 check(&g, &all);
-                assert_eq!(all.sizes.len(), g.tensors.len());
-                // The output and alpha keep slots no other tensor uses.
-                for t in [g.output, g.alpha, g.history] {
-                    let users = shared.slot_of.iter().filter(|&&x| x == shared.slot_of[t]);
-                    assert_eq!(users.count(), 1, "{}", g.tensors[t].name);
-                }
+                assert_eq!(all.buffers.len(), g.tensors.len());
                 if r == (1280, 720) {
-                    // 2019 MiB of tensors in 697 MiB of slots (the peak live set is 379 MiB).
                     assert!(all.total() > 2000 << 20, "{}", all.total() >> 20);
-                    assert!(shared.total() < 700 << 20, "{}", shared.total() >> 20);
+                    // 2019 MiB of tensors; a peak live set of 379 MiB.
+                    assert!(shared.total() < 600 << 20, "{}", shared.total() >> 20);
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_arena_reuses_and_merges_free_ranges() {
+        let mut a = Arena::default();
+        let x = a.alloc(100);
+        let y = a.alloc(300);
+        let z = a.alloc(256);
+        assert_eq!((x, y, z), (0, 256, 768));
+        a.release(y, 300);
+        assert_eq!(a.alloc(200), 256); // best fit inside the freed 512
+        a.release(x, 100);
+        assert_eq!(a.free, vec![(0, 256), (512, 256)]);
+        a.release(256, 200); // merges with both neighbours: [0, 768)
+        assert_eq!(a.free, vec![(0, 768)]);
+        a.release(z, 256); // and with z's: [0, 1024)
+        assert_eq!(a.free, vec![(0, 1024)]);
+        assert_eq!(a.alloc(2000), 0); // grows from the free tail
+        assert_eq!(a.end, 2048);
     }
 }
