@@ -8,12 +8,15 @@
 //! GPU writes. Tensors start poisoned each frame, so an unwritten byte fails. The GPU keeps its
 //! own history (the previous frame's GPU output), so the three frames are a temporal sequence on
 //! both sides. The GPU's only uploads are the colour, the guides and the first frame's (zero)
-//! history.
+//! history. The same frames also run through a `GpuFrame` in its production layout, where
+//! tensors share one arena by lifetime (`rr::record::slots`), and its output and alpha are compared
+//! too.
 //!
 //! `OPENNGX_RR_GPU_SIZE=WxH:WxH` (render:output) picks another size (the default is the golden
 //! test's 64x48 -> 96x72), `OPENNGX_RR_GPU_FRAMES=N` another number of frames (default 4: the
 //! golden test's three temporal frames, then a Reset frame, which must ignore the history the
-//! GPU holds while still writing the next one).
+//! GPU holds while still writing the next one, and which takes the caller's exposure, scale,
+//! pre-exposure and MV scale).
 
 mod common;
 
@@ -21,6 +24,7 @@ use std::time::Instant;
 
 use common::Harness;
 use openngx::gpu::{GpuBuffer, MemoryKind, Recorder, UploadBatch};
+use openngx::rr::frame::temporal::{FrameParams, Temporal};
 use openngx::rr::frame::{scene, FrameConstants};
 use openngx::rr::geometry::{Geometry, Size};
 use openngx::rr::gpu_frame::GpuFrame;
@@ -69,7 +73,15 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
     let t0 = Instant::now();
     let model = synthesize(0, &RrSynthParams::DEFAULT).expect("synthesize");
     let geo = Geometry::new(render, output).expect("geometry");
-    let mut gpu = GpuFrame::new(&ctx, &model, geo, Preset::E).expect("GpuFrame::new");
+    // Every tensor in a buffer of its own (op by op), and the production layout whose tensors
+    // share one arena by lifetime (its output and alpha compared).
+    let mut gpu = GpuFrame::keeping_every_tensor(&ctx, &model, geo, Preset::E).expect("GpuFrame");
+    let mut shared = GpuFrame::new(&ctx, &model, geo, Preset::E).expect("GpuFrame::new");
+    println!(
+        "RR GPU tensor memory at {render} -> {output}: {} KiB in the shared arena, {} KiB one buffer each",
+        shared.tensor_memory() >> 10,
+        gpu.tensor_memory() >> 10
+    );
     let weights = Weights::new(&model).expect("weights");
     let graph = gpu.graph().clone();
     let mut batch = UploadBatch::new(&ctx);
@@ -77,6 +89,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
         // SAFETY: the harness's command buffer is recording on the context's device.
         let mut rec = unsafe { Recorder::new(&ctx, cmd) }.unwrap();
         gpu.record_setup(&mut rec, &mut batch).expect("setup");
+        shared.record_setup(&mut rec, &mut batch).expect("setup");
     });
     batch.release();
     let on_gpu: Vec<usize> = (0..graph.nodes.len()).collect();
@@ -92,19 +105,41 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
         total += gpu.tensor(t).unwrap().range.div_ceil(4) * 4;
     }
     let readback = GpuBuffer::new(&ctx, "rr readback", total, MemoryKind::Readback).unwrap();
+    let finals = [graph.output, graph.alpha];
+    let final_bytes: Vec<u64> = finals
+        .iter()
+        .map(|&t| gpu.tensor(t).unwrap().range)
+        .collect();
+    let shared_back = GpuBuffer::new(
+        &ctx,
+        "rr shared-arena readback",
+        final_bytes.iter().sum(),
+        MemoryKind::Readback,
+    )
+    .unwrap();
     let mut history = vec![0u16; output.area() * 4];
     let (mut cpu_s, mut gpu_s) = (0.0, 0.0);
+    let mut temporal = Temporal::default();
     let mut exact_ops = 0;
+    let mut shared_exact = 0;
     let mut failures = Vec::new();
     for f in 0..frame_count {
         let s = scene::render(render, f);
-        let constants = FrameConstants {
+        let mut params = FrameParams {
             jitter: JITTER[f as usize % JITTER.len()],
-            // rr::cpu_frame's rule: history from the second frame on, unless a Reset.
-            history_valid: f > 0 && f != RESET,
-            frame_index: f as u64,
-            ..FrameConstants::default()
+            reset: f == RESET,
+            ..FrameParams::default()
         };
+        if f == RESET {
+            // The caller's exposure (the exposure stage's other branch) and MV scale.
+            params.exposure_value = Some(0.8);
+            params.exposure_scale = 1.25;
+            params.pre_exposure = 2.0;
+            params.mv_scale = [0.5, -1.5];
+        }
+        // The CPU side's temporal state; each GPU frame keeps its own and must agree.
+        let constants = temporal.constants(&params);
+        temporal.advance();
         let t = Instant::now();
         let mut ex = Executor::new(&graph, &weights, constants);
         ex.keep_all = true;
@@ -123,6 +158,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
             // SAFETY: as above.
             let mut rec = unsafe { Recorder::new(&ctx, cmd) }.unwrap();
             gpu.poison(&mut rec, 0xA5A5_A5A5).unwrap();
+            shared.poison(&mut rec, 0x5A5A_5A5A).unwrap();
             rec.transfer_to_compute();
             // The history is uploaded (zeros) for the first frame only: later frames read the
             // GPU's own previous output.
@@ -133,12 +169,21 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
             for t in inputs {
                 let data = ex.tensor(t).expect("CPU tensor").to_bytes();
                 gpu.upload(&mut rec, &mut batch, t, &data).unwrap();
+                shared.upload(&mut rec, &mut batch, t, &data).unwrap();
             }
             rec.transfer_to_compute();
-            gpu.record(&mut rec, &constants, 0..graph.nodes.len())
-                .expect("record");
-            gpu.record_keep_history(&mut rec).expect("history");
+            for g in [&mut gpu, &mut shared] {
+                let c = g.record_frame(&mut rec, &params).expect("record");
+                assert_eq!(c, constants, "the GPU frame's temporal state");
+            }
             rec.compute_to_transfer();
+            let mut off = 0;
+            for (&t, &len) in finals.iter().zip(&final_bytes) {
+                let src = shared.tensor(t).unwrap();
+                rec.copy(src, shared_back.range(off, len).unwrap(), len)
+                    .unwrap();
+                off += len;
+            }
             for (&t, &off) in written.iter().zip(&offsets) {
                 let src = gpu.tensor(t).unwrap();
                 let dst = readback.range(off, src.range).unwrap();
@@ -177,6 +222,21 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
             frame_exact += usize::from(exact);
         }
         exact_ops += frame_exact;
+        // The shared-arena frame's output and alpha.
+        let got = shared_back.read_all().unwrap();
+        let mut off = 0;
+        for (&t, &len) in finals.iter().zip(&final_bytes) {
+            let want = ex.tensor(t).expect("CPU tensor").to_bytes();
+            if got[off..off + len as usize] == want[..] {
+                shared_exact += 1;
+            } else {
+                failures.push(format!(
+                    "frame {f}: the shared-arena frame's `{}` differs from the CPU's",
+                    graph.tensors[t].name
+                ));
+            }
+            off += len as usize;
+        }
         println!(
             "frame {f}: {frame_exact} of {} GPU ops byte-exact",
             on_gpu.len()
@@ -194,12 +254,14 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
         .collect();
     println!(
         "RR GPU route: {exact_ops} of {} op runs byte-exact over {frame_count} frames at {render} \
-         -> {output}; published tensors compared: {} of {} ({}); CPU {cpu_s:.2} s, GPU {gpu_s:.2} \
-         s, total {:.2} s",
+         -> {output}; published tensors compared: {} of {} ({}); the shared-arena frames' output and \
+         alpha byte-exact {shared_exact} of {} times; CPU {cpu_s:.2} s, GPU {gpu_s:.2} s, total \
+         {:.2} s",
         frame_count as usize * on_gpu.len(),
         published.len(),
         graph.published.len(),
         published.join(" "),
+        2 * frame_count,
         t0.elapsed().as_secs_f64()
     );
     assert!(
@@ -214,6 +276,8 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
             .join("\n")
     );
     drop(readback);
+    drop(shared_back);
+    drop(shared);
     drop(gpu);
     drop(ctx);
     h.assert_validation_clean();
@@ -302,7 +366,9 @@ fn gpu_route_layer_timings() {
             .map(|t| format!("{} {:.2}", t.label, t.ms))
             .collect();
         println!(
-            "RR GPU frame {f} at {render} -> {output}: {total:.2} ms (GPU timestamps): {}",
+            "RR GPU frame {f} at {render} -> {output}: {total:.2} ms (GPU timestamps; tensors in \
+             {} MiB): {}",
+            gpu.tensor_memory() >> 20,
             per.join(", ")
         );
     }

@@ -2,7 +2,9 @@
 // RR's exposure stage (the graph's Exposure op, rr::frame::input::exposure; openngx's own): the
 // exact sum over render pixels of floor(clamp(luma, 0, 10000) * 1024) (64-bit, two words), then
 // E = RN_f16(241 N / max(S, 5N)) * scale, or X * scale * recip(pre-exposure) for a caller's
-// exposure value; E -> 1 unless a positive finite half; out = [E, recip(E)]. One workgroup.
+// exposure value; E -> 1 unless a positive finite half; out = [E, recip(E)]. PASS 0: each of
+// `partials` workgroups sums a stride of the pixels into its 64-bit partial; PASS 1 (one
+// workgroup, after a barrier) sums the partials and computes E. Integer sums: any order gives S.
 #extension GL_GOOGLE_include_directive : require
 #include "f16.glsl"
 #include "recip.glsl"
@@ -10,12 +12,15 @@
 #include "rr_frame.glsl"
 
 layout(local_size_x = 256) in;
+layout(constant_id = 0) const uint PASS = 0u;
 
 layout(std430, binding = 0) readonly buffer Color { uint color[]; }; // [pixel][4] f32 bits
 layout(std430, binding = 1) writeonly buffer Out { uint outw[]; };   // E | recip(E) << 16
+layout(std430, binding = 2) buffer Partials { uint partials[]; };    // [group] lo, hi
 
 layout(push_constant) uniform Push {
     uint pixels;
+    uint groups; // PASS 0's workgroups (partials), at most 1024
     uint has_value;
     uint value;    // f32 bits
     uint scale;    // f32 bits
@@ -93,9 +98,13 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint lo = 0u;
     uint hi = 0u;
-    if (pc.has_value == 0u) {
-        for (uint p = t; p < pc.pixels; p += 256u) {
+    if (PASS == 0u) {
+        for (uint p = gl_WorkGroupID.x * 256u + t; p < pc.pixels; p += pc.groups * 256u) {
             add64(lo, hi, luma_units(p), 0u);
+        }
+    } else {
+        for (uint g = t; g < pc.groups; g += 256u) {
+            add64(lo, hi, partials[2u * g], partials[2u * g + 1u]);
         }
     }
     lo_s[t] = lo;
@@ -112,6 +121,11 @@ void main() {
         barrier();
     }
     if (t != 0u) {
+        return;
+    }
+    if (PASS == 0u) {
+        partials[2u * gl_WorkGroupID.x] = lo_s[0];
+        partials[2u * gl_WorkGroupID.x + 1u] = hi_s[0];
         return;
     }
     uint e;

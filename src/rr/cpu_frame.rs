@@ -2,11 +2,13 @@
 //! executor, the previous output kept as the next frame's history, the frame counter that picks
 //! the window shift.
 //!
-//! Temporal rules (openngx's own): history is usable from the second frame on, unless the frame
-//! is a Reset; a Reset frame still writes history, so the next one blends again; the frame
-//! counter counts every frame (Reset does not restart the shift cycle).
+//! Temporal rules (openngx's own, `rr::frame::temporal`, shared with the GPU frame): history is
+//! usable from the second frame on, unless the frame is a Reset; a Reset frame still writes
+//! history, so the next one blends again; the frame counter counts every frame (Reset does not
+//! restart the shift cycle).
 
 use crate::numerics::f16::F16;
+use crate::rr::frame::temporal::Temporal;
 use crate::rr::frame::FrameConstants;
 use crate::rr::geometry::Geometry;
 use crate::rr::graph::{self, Graph};
@@ -14,30 +16,7 @@ use crate::rr::preset::Preset;
 use crate::rr::reference::{Executor, ReferenceError, TensorData, Weights};
 use crate::rr::weights::RrWeights;
 
-/// Per-frame parameters from the caller.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FrameParams {
-    pub jitter: [f32; 2],
-    pub mv_scale: [f32; 2],
-    pub pre_exposure: f32,
-    pub exposure_scale: f32,
-    pub exposure_value: Option<f32>,
-    pub reset: bool,
-}
-
-impl Default for FrameParams {
-    fn default() -> Self {
-        let c = FrameConstants::default();
-        FrameParams {
-            jitter: c.jitter,
-            mv_scale: c.mv_scale,
-            pre_exposure: c.pre_exposure,
-            exposure_scale: c.exposure_scale,
-            exposure_value: None,
-            reset: false,
-        }
-    }
-}
+pub use crate::rr::frame::temporal::FrameParams;
 
 /// What one frame produced.
 #[derive(Clone, Debug)]
@@ -62,8 +41,7 @@ pub struct CpuFrame {
     graph: Graph,
     weights: Weights,
     history: Vec<F16>,
-    frame_index: u64,
-    history_valid: bool,
+    temporal: Temporal,
 }
 
 impl CpuFrame {
@@ -77,8 +55,7 @@ impl CpuFrame {
             graph: graph::build(&geometry, preset),
             weights: Weights::new(weights)?,
             history: vec![0; geometry.output.area() * 4],
-            frame_index: 0,
-            history_valid: false,
+            temporal: Temporal::default(),
         })
     }
 
@@ -89,15 +66,7 @@ impl CpuFrame {
 
     /// The frame constants the next frame would run with.
     pub fn constants(&self, p: &FrameParams) -> FrameConstants {
-        FrameConstants {
-            jitter: p.jitter,
-            mv_scale: p.mv_scale,
-            pre_exposure: p.pre_exposure,
-            exposure_scale: p.exposure_scale,
-            exposure_value: p.exposure_value,
-            history_valid: self.history_valid && !p.reset,
-            frame_index: self.frame_index,
-        }
+        self.temporal.constants(p)
     }
 
     /// Run one frame: `color` `[render][4]`, `guides` `[render][guide::LANES]` (f32). On error
@@ -120,8 +89,7 @@ impl CpuFrame {
             _ => return Err(ReferenceError::Unwritten("output".into())),
         };
         self.history = out;
-        self.history_valid = true;
-        self.frame_index += 1;
+        self.temporal.advance();
         Ok(FrameResult {
             published: std::mem::take(&mut ex.published),
             constants,

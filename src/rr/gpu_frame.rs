@@ -2,7 +2,8 @@
 //! (`rr::record`), recorded into the caller's command buffer per frame.
 //!
 //! The caller uploads the colour and guides (and the first history), records the frame with
-//! [`GpuFrame::record`] and [`GpuFrame::record_keep_history`], and reads any tensor back through
+//! [`GpuFrame::record_frame`] (or op ranges with [`GpuFrame::record`] and the history copy with
+//! [`GpuFrame::record_keep_history`]), and reads tensors back through
 //! [`GpuFrame::tensor`] (a device-local buffer to copy from). Every op is followed by a
 //! compute -> compute barrier.
 
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use crate::gpu::{
     ArenaCapacity, BufferBinding, DescriptorArena, GpuContext, GpuError, Recorder, UploadBatch,
 };
+use crate::rr::frame::temporal::{FrameParams, Temporal};
 use crate::rr::frame::FrameConstants;
 use crate::rr::geometry::Geometry;
 use crate::rr::graph::{self, Graph, TensorId};
@@ -25,19 +27,43 @@ pub struct GpuFrame {
     launches: Vec<Vec<Launch>>,
     _arena: DescriptorArena,
     res: Resources,
+    temporal: Temporal,
 }
 
 impl GpuFrame {
-    /// Buffers, pipelines and descriptor sets for `geometry` and `preset`. Call
-    /// [`GpuFrame::record_setup`] once before the first frame.
+    /// Buffers, pipelines and descriptor sets for `geometry` and `preset`, tensors sharing one
+    /// arena's bytes where their lifetimes do not overlap (`rr::record::slots`: after a frame
+    /// only the output, its alpha and the inputs are meaningful). Call [`GpuFrame::record_setup`] once
+    /// before the first frame.
     pub fn new(
         ctx: &Arc<GpuContext>,
         weights: &RrWeights,
         geometry: Geometry,
         preset: Preset,
     ) -> Result<Self, GpuError> {
+        Self::build(ctx, weights, geometry, preset, false)
+    }
+
+    /// [`GpuFrame::new`] with a buffer of its own for every tensor, so that every op's tensor
+    /// can be read after the frame (op-by-op comparisons).
+    pub fn keeping_every_tensor(
+        ctx: &Arc<GpuContext>,
+        weights: &RrWeights,
+        geometry: Geometry,
+        preset: Preset,
+    ) -> Result<Self, GpuError> {
+        Self::build(ctx, weights, geometry, preset, true)
+    }
+
+    fn build(
+        ctx: &Arc<GpuContext>,
+        weights: &RrWeights,
+        geometry: Geometry,
+        preset: Preset,
+        keep_all: bool,
+    ) -> Result<Self, GpuError> {
         let graph = graph::build(&geometry, preset);
-        let res = Resources::new(ctx, &graph, weights)?;
+        let res = Resources::new(ctx, &graph, weights, keep_all)?;
         let sets = 2 * graph.nodes.len() as u32;
         let mut arena = DescriptorArena::with_capacity(
             ctx,
@@ -55,6 +81,7 @@ impl GpuFrame {
             launches,
             _arena: arena,
             res,
+            temporal: Temporal::default(),
         })
     }
 
@@ -82,6 +109,7 @@ impl GpuFrame {
         t: TensorId,
         bytes: &[u8],
     ) -> Result<(), GpuError> {
+        self.check_tensor(t)?;
         let want = self.graph.elements(t) * self.graph.tensors[t].dtype.size();
         if bytes.len() != want {
             return Err(GpuError::invalid(
@@ -89,20 +117,35 @@ impl GpuFrame {
                 format!("{} bytes given, it holds {want}", bytes.len()),
             ));
         }
-        batch.upload(rec, &self.res.tensors[t], 0, bytes)
+        let (buf, offset) = self.res.placed(t);
+        batch.upload(rec, buf, offset, bytes)
     }
 
-    /// Record a fill of every tensor buffer the graph writes (not the inputs: colour, guides,
-    /// history) with `word`, so that a tensor a kernel failed to write shows in a comparison.
-    /// Follow with a transfer -> compute barrier.
+    /// Record a fill of every tensor the graph writes (not the inputs: colour, guides, history)
+    /// with `word`, so that a tensor a kernel failed to write shows in a comparison. Follow with
+    /// a transfer -> compute barrier.
     pub fn poison(&self, rec: &mut Recorder<'_>, word: u32) -> Result<(), GpuError> {
         let inputs = [self.graph.color, self.graph.guides, self.graph.history];
-        for (t, b) in self.res.tensors.iter().enumerate() {
-            if !inputs.contains(&t) {
-                rec.fill(b.binding(), word)?;
-            }
+        for t in (0..self.graph.tensors.len()).filter(|t| !inputs.contains(t)) {
+            rec.fill(self.res.t(t), word)?;
         }
         Ok(())
+    }
+
+    /// Record a whole frame with the caller's parameters: the constants from the instance's
+    /// temporal state (`rr::frame::temporal`, the CPU frame's rule), every op, and the copy of
+    /// the output into the history; then the state advances (the caller submits what was
+    /// recorded before recording the next frame). Returns the constants the frame runs with.
+    pub fn record_frame(
+        &mut self,
+        rec: &mut Recorder<'_>,
+        p: &FrameParams,
+    ) -> Result<FrameConstants, GpuError> {
+        let c = self.temporal.constants(p);
+        self.record(rec, &c, 0..self.graph.nodes.len())?;
+        self.record_keep_history(rec)?;
+        self.temporal.advance();
+        Ok(c)
     }
 
     /// Record the copy of this frame's output into the history the next frame reads (after
@@ -120,8 +163,28 @@ impl GpuFrame {
 
     /// The buffer range holding tensor `t` (its exact byte length).
     pub fn tensor(&self, t: TensorId) -> Result<BufferBinding, GpuError> {
+        self.check_tensor(t)?;
         let len = self.graph.elements(t) * self.graph.tensors[t].dtype.size();
-        self.res.tensors[t].range(0, len as u64)
+        Ok(BufferBinding {
+            range: len as u64,
+            ..self.res.t(t)
+        })
+    }
+
+    fn check_tensor(&self, t: TensorId) -> Result<(), GpuError> {
+        if t < self.graph.tensors.len() {
+            Ok(())
+        } else {
+            Err(GpuError::invalid(
+                "rr tensor",
+                format!("{t} of a graph of {} tensors", self.graph.tensors.len()),
+            ))
+        }
+    }
+
+    /// Bytes of device memory the tensors take (the weights and tables aside).
+    pub fn tensor_memory(&self) -> u64 {
+        self.res.tensor_memory()
     }
 
     /// Record nodes `nodes` of the frame of `c` (its index picks the window shift; jitter, MV
@@ -133,6 +196,12 @@ impl GpuFrame {
         c: &FrameConstants,
         nodes: std::ops::Range<usize>,
     ) -> Result<(), GpuError> {
+        if nodes.end > self.launches.len() {
+            return Err(GpuError::invalid(
+                "rr record",
+                format!("nodes {nodes:?} of a graph of {}", self.launches.len()),
+            ));
+        }
         for i in nodes {
             let label = &self.graph.nodes[i].label;
             for l in &self.launches[i] {

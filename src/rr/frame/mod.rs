@@ -1,7 +1,8 @@
 //! RR's per-pixel frame stages, the semantics of the graph's non-GEMM ops (`rr::graph::Op`):
 //! the exposure stage and the input features ([`input`]), the tails' kernel prediction
 //! ([`tails`]), the output stage with history reprojection and the temporal blend ([`output`]),
-//! and the per-frame constants they read ([`constants`]).
+//! the per-frame constants they read ([`constants`]) and the temporal rule that derives them
+//! ([`temporal`]).
 //!
 //! None of this is in the spec beyond the outline of §4.3/§4.4 (the tails) and §8/§9 (what the
 //! output and exposure stages are); every formula here is **openngx's own** unless a comment
@@ -15,5 +16,6 @@ pub mod input;
 pub mod output;
 pub mod scene;
 pub mod tails;
+pub mod temporal;
 
 pub use constants::FrameConstants;

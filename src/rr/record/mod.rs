@@ -2,10 +2,10 @@
 //! `shaders/rr` that computes the op's tensor with the same bits as the CPU reference
 //! (`rr::reference`), through the numerics of `shaders/lib/rr`.
 //!
-//! [`Resources`] holds the buffers: one device-local buffer per graph tensor, the weights as
-//! natural `[n][k]` E4M3 matrices and f16 vectors (what `rr::reference::Weights` reads from the
-//! prepared images), the score biases and the lookup tables the numerics build
-//! (`numerics::rr::{act, gates}`). [`prepare`] turns a node into its launches; the window
+//! [`Resources`] holds the buffers: one device-local arena whose bytes the graph's tensors share
+//! where their lifetimes do not overlap ([`slots`]), the weights as natural `[n][k]` E4M3
+//! matrices and f16 vectors (what `rr::reference::Weights` reads from the prepared images), the
+//! score biases and the lookup tables the numerics build (`numerics::rr::{act, gates}`). [`prepare`] turns a node into its launches; the window
 //! attention's grid and the frame stages' push constants depend on the frame (the window shift,
 //! jitter, MV scale, exposure inputs, history validity), so a [`Launch`] is completed at record
 //! time from `rr::frame::FrameConstants`.
@@ -15,5 +15,10 @@
 //! first, fast later.
 
 mod launch;
+mod prepare;
+mod resources;
+pub mod slots;
 
-pub use launch::{prepare, Launch, Resources};
+pub use launch::Launch;
+pub use prepare::prepare;
+pub use resources::Resources;

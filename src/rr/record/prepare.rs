@@ -1,0 +1,388 @@
+//! Each op of the RR graph as its kernel launches (`shaders/rr`): the pipeline with its
+//! specialisation, the descriptor set over the op's tensors and weights, the push constants and
+//! the grid.
+
+use std::sync::Arc;
+
+use crate::gpu::{
+    BufferBinding, DescriptorArena, GpuContext, GpuError, PipelineDesc, SpecConstant,
+};
+use crate::rr::graph::{DType, Epilogue, Graph, Op, Seed, TensorId};
+
+use super::launch::{grid, Frame, Launch, GROUP};
+use super::resources::{Resources, EXPOSURE_PARTIALS};
+
+fn u(v: usize) -> u32 {
+    v as u32
+}
+
+/// The launches of `graph.nodes[node]` (one, or two for an encoder tail with a next level; the
+/// match is exhaustive, so a new op kind needs its kernel here).
+pub fn prepare(
+    ctx: &Arc<GpuContext>,
+    graph: &Graph,
+    res: &Resources,
+    arena: &mut DescriptorArena,
+    node: usize,
+) -> Result<Vec<Launch>, GpuError> {
+    let op = &graph.nodes[node].op;
+    let label = graph.nodes[node].label.as_str();
+    let size = |t: TensorId| graph.grid_size(graph.tensors[t].grid);
+    let ch = |t: TensorId| graph.tensors[t].channels;
+    let mut make = |desc: PipelineDesc,
+                    bindings: &[BufferBinding],
+                    push: Vec<u32>,
+                    invocations: u64,
+                    frame: Frame|
+     -> Result<Launch, GpuError> {
+        let pipeline = ctx.pipeline(&desc)?;
+        let set = arena.allocate(&pipeline, bindings)?;
+        if frame_is_fixed(&frame) {
+            grid(ctx, invocations.div_ceil(GROUP as u64), label)?;
+        }
+        Ok(Launch {
+            pipeline,
+            set,
+            push,
+            invocations,
+            frame,
+            then_barrier: false,
+        })
+    };
+    let dummy = res.dummy.binding();
+    Ok(match op {
+        Op::Norm {
+            input,
+            gain,
+            eps,
+            out,
+        } => {
+            let rows = graph.rows(*input);
+            let x_f16 = graph.tensors[*input].dtype == DType::F16;
+            vec![make(
+                PipelineDesc::new("rr/norm", 3, 12).with_spec(SpecConstant::bool(0, x_f16)),
+                &[res.t(*input), res.vec(gain.layer, gain.vec)?, res.t(*out)],
+                vec![u(rows), u(ch(*input)), u32::from(*eps)],
+                rows as u64,
+                Frame::Fixed,
+            )?]
+        }
+        Op::Gemm {
+            input,
+            mat,
+            seed,
+            epilogue,
+            out,
+        } => {
+            let rows = graph.rows(*input);
+            let (seed_kind, bias, x) = match seed {
+                Seed::Zero => (0, dummy, dummy),
+                Seed::Bias(b) => (1, res.vec(b.layer, b.vec)?, dummy),
+                Seed::Residual { x, bias } => (
+                    if graph.tensors[*x].dtype == DType::F16 {
+                        3
+                    } else {
+                        2
+                    },
+                    res.vec(bias.layer, bias.vec)?,
+                    res.t(*x),
+                ),
+            };
+            check_quads(label, &[mat.n, mat.k])?;
+            let epi = match epilogue {
+                Epilogue::F16 => 0,
+                Epilogue::Q8 => 1,
+                Epilogue::Q8Act => 2,
+                Epilogue::Q8Relu => 3,
+            };
+            vec![make(
+                gemm_desc(0, seed_kind, epi),
+                &[
+                    res.t(*input),
+                    res.mat(mat.layer, mat.mat)?,
+                    bias,
+                    x,
+                    res.t(*out),
+                    res.c(res.act),
+                    dummy,
+                ],
+                vec![u(rows), u(mat.n), u(mat.k), 0, 0, 0],
+                (rows * mat.n / 4) as u64,
+                Frame::Fixed,
+            )?]
+        }
+        Op::Merge {
+            input,
+            mat,
+            bias,
+            out,
+        } => {
+            let (fine, coarse) = (size(*input), size(*out));
+            let rows = coarse.area();
+            check_quads(label, &[mat.n, mat.k, ch(*input)])?;
+            vec![make(
+                gemm_desc(1, 1, 1),
+                &[
+                    res.t(*input),
+                    res.mat(mat.layer, mat.mat)?,
+                    res.vec(bias.layer, bias.vec)?,
+                    dummy,
+                    res.t(*out),
+                    dummy,
+                    dummy,
+                ],
+                vec![u(rows), u(mat.n), u(mat.k), u(ch(*input)), fine.w, coarse.w],
+                (rows * mat.n / 4) as u64,
+                Frame::Fixed,
+            )?]
+        }
+        Op::Expand {
+            low,
+            mat,
+            bias,
+            skip,
+            out,
+        } => {
+            let (fine, coarse) = (size(*out), size(*low));
+            let rows = coarse.area();
+            check_quads(label, &[mat.n, mat.k, ch(*out)])?;
+            vec![make(
+                gemm_desc(0, 1, 4),
+                &[
+                    res.t(*low),
+                    res.mat(mat.layer, mat.mat)?,
+                    res.vec(bias.layer, bias.vec)?,
+                    dummy,
+                    res.t(*out),
+                    dummy,
+                    res.t(*skip),
+                ],
+                vec![u(rows), u(mat.n), u(mat.k), u(ch(*out)), fine.w, coarse.w],
+                (rows * mat.n / 4) as u64,
+                Frame::Fixed,
+            )?]
+        }
+        Op::Attention {
+            u: ut,
+            v,
+            layer,
+            heads,
+            level,
+            side,
+            out,
+        } => {
+            let s = graph.geometry.level(*level);
+            let bias = res
+                .biases
+                .get(layer)
+                .map(|&i| res.c(i))
+                .ok_or_else(|| GpuError::invalid("rr weights", "score biases not loaded"))?;
+            vec![make(
+                PipelineDesc::new("rr/attention", 4, 28),
+                &[res.t(*ut), res.t(*v), bias, res.t(*out)],
+                Vec::new(),
+                0,
+                Frame::Attention {
+                    w: s.w,
+                    h: s.h,
+                    heads: u(*heads),
+                    side: *side,
+                },
+            )?]
+        }
+        Op::EncoderTail {
+            logits,
+            image,
+            out112,
+            out120,
+            out128,
+        } => {
+            let s = size(*logits);
+            let split = out120.is_some();
+            let mut v = vec![make(
+                PipelineDesc::new("rr/encoder_tail", 6, 12).with_spec(SpecConstant::bool(0, split)),
+                &[
+                    res.t(*logits),
+                    res.t(*image),
+                    res.t(*out112),
+                    out120.map_or(res.sink.binding(), |t| res.t(t)),
+                    res.c(res.exp),
+                    res.c(res.sigmoid),
+                ],
+                vec![s.w, s.h, u(ch(*logits))],
+                s.area() as u64,
+                Frame::Fixed,
+            )?];
+            if let Some(o128) = out128 {
+                let c = size(*o128);
+                let mut q = make(
+                    PipelineDesc::new("rr/quad", 2, 12),
+                    &[res.t(*out112), res.t(*o128)],
+                    vec![c.w, c.h, s.w],
+                    c.area() as u64,
+                    Frame::Fixed,
+                )?;
+                q.then_barrier = true;
+                v.push(q);
+            }
+            v
+        }
+        Op::DecoderTail {
+            logits,
+            coarse,
+            low,
+            detail,
+            out,
+        } => {
+            let (s, c) = (size(*out), size(*coarse));
+            vec![make(
+                PipelineDesc::new("rr/decoder_tail", 7, 20),
+                &[
+                    res.t(*logits),
+                    res.t(*coarse),
+                    res.t(*low),
+                    res.t(*detail),
+                    res.t(*out),
+                    res.c(res.exp),
+                    res.c(res.sigmoid),
+                ],
+                vec![s.w, s.h, u(ch(*logits)), c.w, c.h],
+                s.area() as u64,
+                Frame::Fixed,
+            )?]
+        }
+        Op::Dec0Outputs { x2, out48, out144 } => {
+            let rows = graph.rows(*x2);
+            vec![make(
+                PipelineDesc::new("rr/dec0_outputs", 4, 8),
+                &[res.t(*x2), res.t(*out48), res.t(*out144), res.c(res.tanh)],
+                vec![u(rows), u(ch(*x2))],
+                rows as u64,
+                Frame::Fixed,
+            )?]
+        }
+        Op::Exposure { color, out } => {
+            let px = graph.rows(*color);
+            let groups = (px as u64).div_ceil(256).clamp(1, EXPOSURE_PARTIALS);
+            let bindings = [res.t(*color), res.t(*out), res.partials.binding()];
+            let pass =
+                |p: u32| PipelineDesc::new("rr/exposure", 3, 24).with_spec(SpecConstant::u32(0, p));
+            let sums = make(
+                pass(0),
+                &bindings,
+                vec![u(px), groups as u32],
+                groups * GROUP as u64,
+                Frame::Exposure { groups },
+            )?;
+            let mut last = make(
+                pass(1),
+                &bindings,
+                vec![u(px), groups as u32],
+                GROUP as u64,
+                Frame::Exposure { groups: 1 },
+            )?;
+            last.then_barrier = true;
+            vec![sums, last]
+        }
+        Op::Reproject {
+            history,
+            guides,
+            exposure,
+            out,
+        } => {
+            let (r, o) = (graph.geometry.render, graph.geometry.output);
+            vec![make(
+                PipelineDesc::new("rr/reproject", 4, 36),
+                &[
+                    res.t(*history),
+                    res.t(*guides),
+                    res.t(*exposure),
+                    res.t(*out),
+                ],
+                vec![r.w, r.h, o.w, o.h],
+                r.area() as u64,
+                Frame::Stage { valid: true },
+            )?]
+        }
+        Op::Features {
+            color,
+            guides,
+            history,
+            exposure,
+            depth_of_field,
+            features,
+            colour,
+        } => {
+            let (r, l) = (graph.geometry.render, size(*features));
+            vec![make(
+                PipelineDesc::new("rr/features", 6, 32)
+                    .with_spec(SpecConstant::bool(0, *depth_of_field)),
+                &[
+                    res.t(*color),
+                    res.t(*guides),
+                    res.t(*history),
+                    res.t(*exposure),
+                    res.t(*features),
+                    res.t(*colour),
+                ],
+                vec![r.w, r.h, l.w, l.h],
+                l.area() as u64,
+                Frame::Stage { valid: false },
+            )?]
+        }
+        Op::Output {
+            image,
+            codes,
+            kernel,
+            history,
+            guides,
+            color,
+            exposure,
+            out,
+            alpha,
+        } => {
+            let (r, o, l) = (graph.geometry.render, graph.geometry.output, size(*image));
+            vec![make(
+                PipelineDesc::new("rr/output", 10, 40),
+                &[
+                    res.t(*image),
+                    res.t(*codes),
+                    res.t(*kernel),
+                    res.t(*history),
+                    res.t(*guides),
+                    res.t(*color),
+                    res.t(*exposure),
+                    res.t(*out),
+                    res.t(*alpha),
+                    res.c(res.sigmoid),
+                ],
+                vec![r.w, r.h, o.w, o.h, l.w],
+                o.area() as u64,
+                Frame::Stage { valid: true },
+            )?]
+        }
+    })
+}
+
+fn frame_is_fixed(f: &Frame) -> bool {
+    matches!(f, Frame::Fixed)
+}
+
+/// `rr/gemm` reads codes four to a word and writes four columns per invocation: n, k and the
+/// channels it gathers or scatters must be multiples of 4 (every RR layer's are).
+fn check_quads(label: &str, dims: &[usize]) -> Result<(), GpuError> {
+    if dims.iter().any(|d| d % 4 != 0) {
+        return Err(GpuError::invalid(
+            format!("rr launch `{label}`"),
+            format!("dimensions {dims:?} are not multiples of 4"),
+        ));
+    }
+    Ok(())
+}
+
+fn gemm_desc(gather: u32, seed: u32, epi: u32) -> PipelineDesc {
+    PipelineDesc::new("rr/gemm", 7, 24)
+        .with_spec(SpecConstant::u32(0, gather))
+        .with_spec(SpecConstant::u32(1, seed))
+        .with_spec(SpecConstant::u32(2, epi))
+}
