@@ -123,11 +123,27 @@ impl GpuFrame {
 
     /// Record a fill of every tensor the graph writes (not the inputs: colour, guides, history)
     /// with `word`, so that a tensor a kernel failed to write shows in a comparison. Follow with
-    /// a transfer -> compute barrier.
+    /// a transfer -> compute barrier. Tensors that share bytes (the shared arena) are filled
+    /// once: each byte range is written by one fill, so the fills need no barrier between them
+    /// (two fills of one range would be a write-after-write hazard to synchronization validation).
     pub fn poison(&self, rec: &mut Recorder<'_>, word: u32) -> Result<(), GpuError> {
         let inputs = [self.graph.color, self.graph.guides, self.graph.history];
-        for t in (0..self.graph.tensors.len()).filter(|t| !inputs.contains(t)) {
-            rec.fill(self.res.t(t), word)?;
+        let mut ranges: Vec<BufferBinding> = (0..self.graph.tensors.len())
+            .filter(|t| !inputs.contains(t))
+            .map(|t| self.res.t(t))
+            .collect();
+        ranges.sort_by_key(|b| (b.buffer, b.offset));
+        let mut merged: Vec<BufferBinding> = Vec::with_capacity(ranges.len());
+        for b in ranges {
+            match merged.last_mut() {
+                Some(m) if m.buffer == b.buffer && b.offset <= m.offset + m.range => {
+                    m.range = m.range.max(b.offset + b.range - m.offset);
+                }
+                _ => merged.push(b),
+            }
+        }
+        for b in merged {
+            rec.fill(b, word)?;
         }
         Ok(())
     }
