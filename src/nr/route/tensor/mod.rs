@@ -79,6 +79,7 @@ impl TensorRoute {
         } else {
             Err(GpuError::MissingCapabilities {
                 device: caps.device_name.clone(),
+                route: "tensor",
                 missing,
             })
         }
