@@ -38,6 +38,9 @@ pub struct Capabilities {
     /// Nanoseconds per timestamp tick.
     pub timestamp_period_ns: f32,
     pub subgroup_size: u32,
+    /// Compute shaders may use the subgroup operations the tensor route's kernels take:
+    /// basic (barriers), shuffle, relative shuffle and ballot (broadcast).
+    pub subgroup_shuffles: bool,
     pub max_push_constants_size: u32,
     pub max_storage_buffer_range: u32,
     pub max_compute_shared_memory_size: u32,
@@ -146,6 +149,7 @@ impl Capabilities {
                 && limits.timestamp_period > 0.0,
             timestamp_period_ns: limits.timestamp_period,
             subgroup_size: 0,
+            subgroup_shuffles: false,
             max_push_constants_size: limits.max_push_constants_size,
             max_storage_buffer_range: limits.max_storage_buffer_range,
             max_compute_shared_memory_size: limits.max_compute_shared_memory_size,
@@ -187,6 +191,14 @@ impl Capabilities {
                 .push_next(&mut p12);
             instance.get_physical_device_properties2(physical, &mut p2);
             caps.subgroup_size = p11.subgroup_size;
+            let ops = vk::SubgroupFeatureFlags::BASIC
+                | vk::SubgroupFeatureFlags::SHUFFLE
+                | vk::SubgroupFeatureFlags::SHUFFLE_RELATIVE
+                | vk::SubgroupFeatureFlags::BALLOT;
+            caps.subgroup_shuffles = p11
+                .subgroup_supported_stages
+                .contains(vk::ShaderStageFlags::COMPUTE)
+                && p11.subgroup_supported_operations.contains(ops);
             caps.max_memory_allocation_size = p11.max_memory_allocation_size;
             if caps.api_version >= vk::API_VERSION_1_3 {
                 // Chained only where the device's version defines it.

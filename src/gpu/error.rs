@@ -18,10 +18,12 @@ pub enum GpuError {
     /// A function pointer could not be resolved through the caller's `vkGet*ProcAddr`.
     #[error("`{0}` could not be loaded through the caller's proc addr")]
     MissingFunction(&'static str),
-    /// The device lacks features the exact route needs; every missing item is named.
-    #[error("device `{device}` cannot run the exact route, missing: {}", missing.join(", "))]
+    /// The device lacks features a route needs; the route and every missing item are named.
+    #[error("device `{device}` cannot run the {route} route, missing: {}", missing.join(", "))]
     MissingCapabilities {
         device: String,
+        /// `exact` or `tensor`.
+        route: &'static str,
         missing: Vec<String>,
     },
     /// gpu-allocator failed.

@@ -52,10 +52,12 @@ mod tests {
         assert!(e.to_string().contains("vkAllocateMemory"), "{e}");
         let e = gpu_error(GpuError::MissingCapabilities {
             device: "llvmpipe".into(),
+            route: "exact",
             missing: vec!["shaderInt8".into()],
         });
         assert!(matches!(e, FeatureError::Platform(_)), "{e}");
         assert!(e.to_string().contains("shaderInt8"), "{e}");
+        assert!(e.to_string().contains("the exact route"), "{e}");
         let e = record_error(RecordError::Weights("block 3".into()));
         assert!(matches!(e, FeatureError::Platform(_)), "{e}");
     }

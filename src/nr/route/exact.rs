@@ -88,6 +88,7 @@ impl ExactRoute {
         if !missing.is_empty() {
             return Err(GpuError::MissingCapabilities {
                 device: caps.device_name.clone(),
+                route: "exact",
                 missing,
             });
         }

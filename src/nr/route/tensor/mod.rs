@@ -64,6 +64,13 @@ impl TensorRoute {
                 caps.subgroup_size
             ));
         }
+        if !caps.subgroup_shuffles {
+            missing.push(
+                "subgroup operations basic, shuffle, shuffle relative and ballot in compute \
+                 shaders"
+                    .to_owned(),
+            );
+        }
         if caps.max_compute_shared_memory_size < GEMM_SHARED_BYTES {
             missing.push(format!("maxComputeSharedMemorySize >= {GEMM_SHARED_BYTES}"));
         }
@@ -79,6 +86,7 @@ impl TensorRoute {
         } else {
             Err(GpuError::MissingCapabilities {
                 device: caps.device_name.clone(),
+                route: "tensor",
                 missing,
             })
         }
