@@ -693,6 +693,24 @@ fn with_a_backend_the_typed_inputs_reach_it() {
     destroy(caps);
 
     let p = alloc();
+    // RR's model is looked up with its own variable (DLSS-NR's is not read for it), and the
+    // refusal names it.
+    let gone = dir.join("gone");
+    std::env::set_var("OPENNGX_MODEL_DIR", &dir);
+    std::env::set_var("OPENNGX_RR_MODEL_DIR", &gone);
+    assert_eq!(
+        create(p, &default_create()).0,
+        NVSDK_NGX_Result_FAIL_UnableToInitializeFeature
+    );
+    assert_eq!(
+        logged(&format!(
+            "OPENNGX_RR_MODEL_DIR={}: not a directory",
+            gone.display()
+        )),
+        1
+    );
+    std::env::remove_var("OPENNGX_MODEL_DIR");
+    std::env::set_var("OPENNGX_RR_MODEL_DIR", &dir);
     set_ui(p, "RayReconstruction.Hint.Render.Preset.Quality", 4);
     set_ui(p, "RayReconstruction.Hint.Render.Preset.DLAA", 0x8000_0004); // the SDK's default tag
     let cp = CreateParams {
