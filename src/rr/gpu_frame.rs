@@ -118,6 +118,12 @@ impl GpuFrame {
         Ok(())
     }
 
+    /// Device bytes of the graph's tensors (the instance's own memory; the weights and tables
+    /// are not included).
+    pub fn device_bytes(&self) -> u64 {
+        self.res.tensors.iter().map(|b| b.size()).sum()
+    }
+
     /// The buffer range holding tensor `t` (its exact byte length).
     pub fn tensor(&self, t: TensorId) -> Result<BufferBinding, GpuError> {
         let len = self.graph.elements(t) * self.graph.tensors[t].dtype.size();
