@@ -10,7 +10,8 @@
 //! values reach the network unchanged), evaluated with the fixture's scalars through
 //! `NVSDK_NGX_VULKAN_EvaluateFeature_C`, and the `Output` image read back must equal the
 //! fixture's `frame-NNN/output.bin` byte for byte. The feature keeps its history on the GPU, so
-//! frames 1 and 2 also prove the temporal path.
+//! frames 1 and 2 also prove the temporal path; a fourth frame with `Reset` = 1 (compared with
+//! the same CPU pipeline's fourth frame) proves that Reset ignores the history the GPU holds.
 
 mod common;
 
@@ -46,8 +47,23 @@ fn c(k: &str) -> CString {
     CString::new(k).expect("key")
 }
 
-/// The fixture, as `openngx reference --feature rr --synthetic-scene --frames 3` writes it.
-fn write_fixture(model: &std::path::Path, out: &std::path::Path) {
+/// One frame to replay: the inputs, the scalars and the CPU reference's `Output` bytes.
+struct Replay {
+    color: Vec<f32>,
+    guides: Vec<f32>,
+    jitter: [f32; 2],
+    mv_scale: [f32; 2],
+    pre_exposure: f32,
+    exposure_scale: f32,
+    reset: bool,
+    want: Vec<u8>,
+    source: String,
+}
+
+/// The fixture, as `openngx reference --feature rr --synthetic-scene --frames 3` writes it;
+/// returns a fourth frame the same pipeline ran after it, a Reset (not in the fixture format's
+/// golden sequence, so kept in memory).
+fn write_fixture(model: &std::path::Path, out: &std::path::Path) -> Replay {
     let m = RrModel::load(model, Default::default()).expect("model");
     let manifest = std::fs::read(model.join("manifest.json")).expect("manifest");
     let geo = Geometry::new(RENDER, OUTPUT).expect("geometry");
@@ -74,6 +90,25 @@ fn write_fixture(model: &std::path::Path, out: &std::path::Path) {
         })
         .collect();
     rr_fixture::write(out, RENDER, OUTPUT, Preset::E, &manifest, &frames).expect("fixture");
+    let s = scene::render(RENDER, FRAMES);
+    let params = FrameParams {
+        jitter: scene::JITTER[FRAMES as usize % scene::JITTER.len()],
+        reset: true,
+        ..FrameParams::default()
+    };
+    let r = pipe.run(&params, &s.color, &s.guides).expect("reset frame");
+    assert!(!r.constants.history_valid, "a Reset frame reads no history");
+    Replay {
+        color: s.color,
+        guides: s.guides,
+        jitter: params.jitter,
+        mv_scale: params.mv_scale,
+        pre_exposure: params.pre_exposure,
+        exposure_scale: params.exposure_scale,
+        reset: true,
+        want: r.get("output").expect("output").to_bytes(),
+        source: "the CPU pipeline's fourth frame (Reset)".into(),
+    }
 }
 
 fn submit<R>(h: &Harness, f: impl FnOnce(vk::CommandBuffer) -> R) -> R {
@@ -105,7 +140,7 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
     let model = tmp.path().join("model");
     write_model(&model, 0, &RrSynthParams::DEFAULT, false).expect("synthetic model");
     let fixture = tmp.path().join("fixture");
-    write_fixture(&model, &fixture);
+    let reset_frame = write_fixture(&model, &fixture);
     // The fixture is the golden sequence.
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden/rr-reference-64x48-96x72-seed0.txt");
@@ -242,21 +277,39 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
     ok("CreateFeature1", r);
     let create_s = t.elapsed().as_secs_f64();
 
+    // The fixture's frames from its files, then the Reset frame.
+    let mut replays: Vec<Replay> = manifest
+        .frames
+        .iter()
+        .enumerate()
+        .map(|(f, entry)| {
+            let dir = fixture.join(format!("frame-{f:03}"));
+            Replay {
+                color: f32s(&std::fs::read(dir.join("color.f32")).expect("color.f32")),
+                guides: f32s(&std::fs::read(dir.join("guides.f32")).expect("guides.f32")),
+                jitter: entry.jitter,
+                mv_scale: entry.mv_scale,
+                pre_exposure: entry.pre_exposure,
+                exposure_scale: entry.exposure_scale,
+                reset: entry.reset,
+                want: std::fs::read(dir.join("output.bin")).expect("output.bin"),
+                source: format!("the fixture's frame-{f:03}/output.bin"),
+            }
+        })
+        .collect();
+    replays.push(reset_frame);
     let mut eval_s = 0.0;
-    for (f, entry) in manifest.frames.iter().enumerate() {
-        let dir = fixture.join(format!("frame-{f:03}"));
-        let color = f32s(&std::fs::read(dir.join("color.f32")).expect("color.f32"));
-        let guides = f32s(&std::fs::read(dir.join("guides.f32")).expect("guides.f32"));
-        let want = std::fs::read(dir.join("output.bin")).expect("output.bin");
+    for (f, entry) in replays.iter().enumerate() {
+        let (color, guides, want) = (&entry.color, &entry.guides, &entry.want);
         assert_eq!(want.len(), OUTPUT.area() * 8);
         // Each image's texels: its lanes of the colour or the guides, zero-padded.
         let mut offsets = Vec::new();
         let mut off = 0usize;
         for gi in &images {
             let (src, stride) = if gi.guide == Guide::Color {
-                (&color, 4)
+                (color, 4)
             } else {
-                (&guides, LANES)
+                (guides, LANES)
             };
             let mut bytes = Vec::with_capacity(RENDER.area() * gi.texel * 4);
             for px in 0..RENDER.area() {
@@ -380,16 +433,18 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         ok("EvaluateFeature_C", r);
         eval_s += t.elapsed().as_secs_f64();
         let got = readback.read();
-        let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-        let first = got.iter().zip(&want).position(|(a, b)| a != b);
+        let differ = got.iter().zip(want).filter(|(a, b)| a != b).count();
+        let first = got.iter().zip(want).position(|(a, b)| a != b);
         assert!(
             differ == 0,
-            "frame {f}: {differ} of {} output bytes differ from the fixture, first at byte {:?}",
+            "frame {f}: {differ} of {} output bytes differ from {}, first at byte {:?}",
             want.len(),
+            entry.source,
             first
         );
         println!(
-            "frame {f}: Output equals the fixture's output.bin ({} bytes)",
+            "frame {f}: Output equals {} ({} bytes)",
+            entry.source,
             want.len()
         );
     }
@@ -411,10 +466,13 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         h.device.destroy_image_view(out_view, None);
     }
     println!(
-        "RR through the C ABI: {FRAMES} frames {RENDER} -> {OUTPUT} byte-exact on {}; CPU \
+        "RR through the C ABI: {} frames {RENDER} -> {OUTPUT} byte-exact on {}; CPU \
          fixture {cpu_s:.2} s, create {create_s:.2} s, evaluate {eval_s:.2} s (validation {}, \
          synchronization validation {})",
-        h.device_name, h.validation, h.sync_validation
+        replays.len(),
+        h.device_name,
+        h.validation,
+        h.sync_validation
     );
     h.assert_validation_clean();
 }
