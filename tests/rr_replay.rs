@@ -11,7 +11,8 @@
 //! `NVSDK_NGX_VULKAN_EvaluateFeature_C`, and the `Output` image read back must equal the
 //! fixture's `frame-NNN/output.bin` byte for byte. The feature keeps its history on the GPU, so
 //! frames 1 and 2 also prove the temporal path; a fourth frame with `Reset` = 1 (compared with
-//! the same CPU pipeline's fourth frame) proves that Reset ignores the history the GPU holds.
+//! the same CPU pipeline's fourth frame) proves that Reset ignores the history the GPU holds. A
+//! guide in a format the import cannot read is refused (`FAIL_UnsupportedInputFormat`).
 
 mod common;
 
@@ -298,6 +299,19 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         })
         .collect();
     replays.push(reset_frame);
+    // The resources the map points at live until the feature's release.
+    let mut resources: Vec<NVSDK_NGX_Resource_VK> = images
+        .iter()
+        .map(|gi| ngx_resource(&gi.img, gi.view, false))
+        .collect();
+    let mut out = ngx_resource(&output, out_view, true);
+    for (gi, res) in images.iter().zip(resources.iter_mut()) {
+        set_vp(gi.guide.key(), (res as *mut NVSDK_NGX_Resource_VK).cast());
+    }
+    set_vp(
+        keys::OUTPUT,
+        (&mut out as *mut NVSDK_NGX_Resource_VK).cast(),
+    );
     let mut eval_s = 0.0;
     for (f, entry) in replays.iter().enumerate() {
         let (color, guides, want) = (&entry.color, &entry.guides, &entry.want);
@@ -326,18 +340,6 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
             offsets.push(off as u64);
             off += bytes.len();
         }
-        let mut resources: Vec<NVSDK_NGX_Resource_VK> = images
-            .iter()
-            .map(|gi| ngx_resource(&gi.img, gi.view, false))
-            .collect();
-        let mut out = ngx_resource(&output, out_view, true);
-        for (gi, res) in images.iter().zip(resources.iter_mut()) {
-            set_vp(gi.guide.key(), (res as *mut NVSDK_NGX_Resource_VK).cast());
-        }
-        set_vp(
-            keys::OUTPUT,
-            (&mut out as *mut NVSDK_NGX_Resource_VK).cast(),
-        );
         set_f(keys::JITTER_X, entry.jitter[0]);
         set_f(keys::JITTER_Y, entry.jitter[1]);
         set_f(keys::MV_SCALE_X, entry.mv_scale[0]);
@@ -448,6 +450,20 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
             want.len()
         );
     }
+    // A roughness image in a format the ABI accepts but the import cannot read exactly
+    // (R16_UNORM): refused with the code and the key, before anything is recorded.
+    let unorm16 = h.image(w, ht, vk::Format::R16_UNORM, sampled);
+    let unorm16_view = h.view(&unorm16);
+    let mut rough = ngx_resource(&unorm16, unorm16_view, false);
+    set_vp(
+        Guide::Roughness.key(),
+        (&mut rough as *mut NVSDK_NGX_Resource_VK).cast(),
+    );
+    // SAFETY: a recording command buffer, a live handle and map.
+    let r = submit(&h, |cmd| unsafe {
+        NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, handle, p, None)
+    });
+    assert_eq!(r, NVSDK_NGX_Result_FAIL_UnsupportedInputFormat, "{r:#x}");
     // SAFETY: every submission was waited for; the handle is live.
     ok("ReleaseFeature", unsafe {
         NVSDK_NGX_VULKAN_ReleaseFeature(handle)
@@ -464,6 +480,7 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
             h.device.destroy_image_view(gi.view, None);
         }
         h.device.destroy_image_view(out_view, None);
+        h.device.destroy_image_view(unorm16_view, None);
     }
     println!(
         "RR through the C ABI: {} frames {RENDER} -> {OUTPUT} byte-exact on {}; CPU \
