@@ -3,8 +3,9 @@
 //!
 //! **Creation** adopts the caller's device, checks it can run the exact route (the checks of
 //! NR's exact route: Vulkan 1.2, shaderFloat16/Int8, 8/16-bit storage), loads the model, builds
-//! the frame (buffers, pipelines, descriptor sets) and records into the caller's command buffer
-//! the upload of the weights and tables and the history's clear.
+//! the frame (buffers, pipelines, descriptor sets), stages the weights' and tables' uploads, and
+//! only then records into the caller's command buffer (the copies and the history's clear),
+//! which cannot fail: a failed creation records nothing and frees everything it made.
 //!
 //! **One evaluation** records, into the caller's command buffer: the caller's colour into the
 //! graph's `color` tensor and every guide image into its lanes of the `guides` tensor
@@ -100,15 +101,20 @@ impl RrBackend {
             })?;
         let mut gpu = GpuFrame::new(&ctx, model.weights(), params.geometry(), params.preset())
             .map_err(gpu_error)?;
-        crate::feature::fault::creation()?;
+        // Everything that can fail is done before the first command is recorded: a failed
+        // creation leaves the caller's command buffer untouched and frees all it made.
+        let mut batch = UploadBatch::new(&ctx);
+        gpu.stage_setup(&mut batch).map_err(gpu_error)?;
+        let history = gpu.tensor(gpu.graph().history).map_err(gpu_error)?;
         // SAFETY: the NGX caller hands a command buffer of this device in the recording state.
         let mut rec = unsafe { Recorder::new(&ctx, cmd) }.map_err(gpu_error)?;
-        let mut batch = UploadBatch::new(&ctx);
-        // The first command: the uploads of the weights and tables (staged, then copied).
-        gpu.record_setup(&mut rec, &mut batch).map_err(gpu_error)?;
-        // The history starts at zero (read only once a frame wrote it; a defined start keeps
-        // every byte the feature owns deterministic).
-        let history = gpu.tensor(gpu.graph().history).map_err(gpu_error)?;
+        // The test hook's failure (tests/feature_soak.rs): the last point a creation can fail.
+        crate::feature::fault::creation()?;
+
+        // Recording: nothing below can fail. The weights' and tables' copies, then the
+        // history's clear (read only once a frame wrote it; a defined start keeps every byte
+        // the feature owns deterministic).
+        gpu.record_staged_setup(&mut rec, &mut batch);
         rec.compute_to_transfer();
         rec.zero_words(history);
         rec.transfer_to_compute();
