@@ -112,6 +112,37 @@ fn write_fixture(model: &std::path::Path, out: &std::path::Path) -> Replay {
     }
 }
 
+/// `SizeInBytes` from the stats callback of the capability map (`NGX_DLSSD_GET_STATS`).
+fn size_in_bytes() -> u64 {
+    let mut caps = std::ptr::null_mut();
+    let mut cb: *mut c_void = std::ptr::null_mut();
+    let mut bytes = 0u64;
+    // SAFETY: local out pointers; the callback address is a PFN_NVSDK_NGX_DLSS_GetStatsCallback.
+    unsafe {
+        ok(
+            "GetCapabilityParameters",
+            NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps),
+        );
+        ok(
+            "GetVoidPointer",
+            NVSDK_NGX_Parameter_GetVoidPointer(caps, c"DLSSDGetStatsCallback".as_ptr(), &mut cb),
+        );
+        assert!(!cb.is_null());
+        let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
+            std::mem::transmute(cb);
+        ok("stats callback", stats(caps));
+        ok(
+            "GetULL",
+            NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes),
+        );
+        ok(
+            "DestroyParameters",
+            NVSDK_NGX_VULKAN_DestroyParameters(caps),
+        );
+    }
+    bytes
+}
+
 fn submit<R>(h: &Harness, f: impl FnOnce(vk::CommandBuffer) -> R) -> R {
     h.submit(f)
 }
@@ -276,6 +307,8 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         }
     });
     ok("CreateFeature1", r);
+    let held = size_in_bytes();
+    assert!(held > 0, "a live feature holds its tensors");
     let create_s = t.elapsed().as_secs_f64();
 
     // The fixture's frames from its files, then the Reset frame.
@@ -468,6 +501,7 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
     ok("ReleaseFeature", unsafe {
         NVSDK_NGX_VULKAN_ReleaseFeature(handle)
     });
+    assert_eq!(size_in_bytes(), 0, "released: nothing held (was {held})");
     // SAFETY: our map and device.
     unsafe {
         NVSDK_NGX_VULKAN_DestroyParameters(p);
