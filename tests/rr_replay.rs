@@ -7,7 +7,7 @@
 //! written here into a temporary directory and first checked against the committed golden
 //! digests (`tests/golden/rr-reference-64x48-96x72-seed0.txt`). Each frame's `color.f32` and
 //! `guides.f32` are uploaded into the caller's images (one per guide, in float formats, so the
-//! values reach the network unchanged), evaluated with the fixture's scalars through
+//! values reach the network unchanged; the depth in `D32_SFLOAT`, read through its depth aspect), evaluated with the fixture's scalars through
 //! `NVSDK_NGX_VULKAN_EvaluateFeature_C`, and the `Output` image read back must equal the
 //! fixture's `frame-NNN/output.bin` byte for byte. The feature keeps its history on the GPU, so
 //! frames 1 and 2 also prove the temporal path; a fourth frame with `Reset` = 1 (compared with
@@ -147,14 +147,50 @@ fn submit<R>(h: &Harness, f: impl FnOnce(vk::CommandBuffer) -> R) -> R {
     h.submit(f)
 }
 
-/// One caller image per guide (and the colour): `channels` of the guide in a float format.
+/// One caller image per guide (and the colour): `channels` of the guide in a float format (the
+/// depth in `D32_SFLOAT`, as a renderer's depth buffer).
 struct GuideImage {
     guide: Guide,
     first: usize,
     lanes: usize,
     texel: usize,
+    aspect: vk::ImageAspectFlags,
     img: TestImage,
     view: vk::ImageView,
+}
+
+fn range(aspect: vk::ImageAspectFlags) -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: aspect,
+        ..openngx_tools::devkit::color_range()
+    }
+}
+
+/// A barrier on the whole subresource of `gi`'s image.
+fn barrier(
+    h: &Harness,
+    cmd: vk::CommandBuffer,
+    gi: &GuideImage,
+    layouts: (vk::ImageLayout, vk::ImageLayout),
+    access: (vk::AccessFlags, vk::AccessFlags),
+    stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
+) {
+    let b = [
+        openngx_tools::devkit::image_barrier(gi.img.image, layouts, access)
+            .subresource_range(range(gi.aspect)),
+    ];
+    // SAFETY: a recording command buffer of the harness and a live image of its device.
+    unsafe {
+        h.device.cmd_pipeline_barrier(
+            cmd,
+            stages.0,
+            stages.1,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &b,
+        )
+    };
 }
 
 fn f32s(bytes: &[u8]) -> Vec<f32> {
@@ -200,19 +236,32 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
             (_, Some(l)) => l,
             (_, None) => continue,
         };
-        let (format, texel) = match lanes {
-            1 => (vk::Format::R32_SFLOAT, 1),
-            2 => (vk::Format::R32G32_SFLOAT, 2),
+        let (format, texel) = match (g, lanes) {
+            (Guide::Depth, _) => (vk::Format::D32_SFLOAT, 1),
+            (_, 1) => (vk::Format::R32_SFLOAT, 1),
+            (_, 2) => (vk::Format::R32G32_SFLOAT, 2),
             _ => (vk::Format::R32G32B32A32_SFLOAT, 4),
         };
+        let aspect = if g == Guide::Depth {
+            vk::ImageAspectFlags::DEPTH
+        } else {
+            vk::ImageAspectFlags::COLOR
+        };
         let img = h.image(w, ht, format, sampled);
-        let view = h.view(&img);
+        let info = vk::ImageViewCreateInfo::default()
+            .image(img.image)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(format)
+            .subresource_range(range(aspect));
+        // SAFETY: a live image of the harness's device; destroyed by the test.
+        let view = unsafe { h.device.create_image_view(&info, None) }.expect("vkCreateImageView");
         staging_bytes += RENDER.area() * texel * 4;
         images.push(GuideImage {
             guide: g,
             first,
             lanes,
             texel,
+            aspect,
             img,
             view,
         });
@@ -383,9 +432,10 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         let t = Instant::now();
         let r = submit(&h, |cmd| {
             for (gi, &o) in images.iter().zip(&offsets) {
-                h.barrier(
+                barrier(
+                    &h,
                     cmd,
-                    gi.img.image,
+                    gi,
                     (
                         vk::ImageLayout::UNDEFINED,
                         vk::ImageLayout::TRANSFER_DST_OPTIMAL,
@@ -406,12 +456,19 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
                         staging.buffer,
                         gi.img.image,
                         vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        &[copy_region(o, w, ht)],
+                        &[vk::BufferImageCopy {
+                            image_subresource: vk::ImageSubresourceLayers {
+                                aspect_mask: gi.aspect,
+                                ..copy_region(o, w, ht).image_subresource
+                            },
+                            ..copy_region(o, w, ht)
+                        }],
                     )
                 };
-                h.barrier(
+                barrier(
+                    &h,
                     cmd,
-                    gi.img.image,
+                    gi,
                     (
                         vk::ImageLayout::TRANSFER_DST_OPTIMAL,
                         vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,

@@ -660,10 +660,12 @@ pub struct Lanes {
 }
 
 /// How the import kernel decodes a caller image of another network (RR's guides): the colour
-/// formats as [`record_import_color`], and the one-, two- and four-channel float formats as
-/// sampled. `None`: not supported.
+/// formats as [`record_import_color`], and the one-, two- and four-channel float formats and
+/// the 32-bit float depth formats (their depth aspect) as sampled. `None`: not supported (the
+/// UNORM depth formats among them: their decode would be the driver's).
 pub fn guide_import_kind(format: vk::Format) -> Option<u32> {
     match format {
+        vk::Format::D32_SFLOAT | vk::Format::D32_SFLOAT_S8_UINT => Some(0),
         vk::Format::R16_SFLOAT
         | vk::Format::R32_SFLOAT
         | vk::Format::R16G16_SFLOAT
