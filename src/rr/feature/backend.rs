@@ -20,9 +20,10 @@
 //! everything else that can refuse a frame are checked before the first command is recorded,
 //! so a refused frame leaves the feature and the command buffer as they were.
 //!
-//! Not yet supported (refused, named): depth images in a depth format (the import reads colour
-//! views), SNORM/UNORM16 guides, and the exposure texture without `AutoExposure` (its value
-//! would have to be read on the GPU; the frame constants take it from the host).
+//! Not yet supported (refused, named): UNORM depth formats (`D32_SFLOAT[_S8_UINT]` are read
+//! through their depth aspect), SNORM/UNORM16 guides, and the exposure texture without
+//! `AutoExposure` (its value would have to be read on the GPU; the frame constants take it from
+//! the host).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
