@@ -29,7 +29,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use ash::vk;
+use ash::vk::{self, Handle};
+use parking_lot::Mutex;
 
 use super::params::{Guide, RrCreate, RrInputs};
 use crate::feature::{
@@ -56,11 +57,24 @@ use crate::rr::weights::model::RrModel;
 pub struct RrBackend {
     /// Device bytes of the live features' own buffers.
     instance_bytes: Arc<AtomicU64>,
+    /// The context of each device a feature was created on, kept until the device's Shutdown
+    /// (as `NrBackend` does): its pipelines then serve every later feature of the device rather
+    /// than being compiled again for each.
+    devices: Mutex<Vec<(u64, Arc<GpuContext>)>>,
 }
 
 impl RrBackend {
     pub fn new() -> RrBackend {
         RrBackend::default()
+    }
+
+    /// Keeps `ctx` until its device's Shutdown.
+    fn keep_device(&self, ctx: &Arc<GpuContext>) {
+        let key = ctx.device().handle().as_raw();
+        let mut devices = self.devices.lock();
+        if !devices.iter().any(|(k, _)| *k == key) {
+            devices.push((key, Arc::clone(ctx)));
+        }
     }
 
     /// Creates a feature; the `RrFeature` (not boxed) for callers inside the crate.
@@ -87,6 +101,7 @@ impl RrBackend {
             )
         }
         .map_err(gpu_error)?;
+        self.keep_device(&ctx);
         let missing = ExactRoute::missing(ctx.capabilities());
         if !missing.is_empty() {
             return Err(FeatureError::Platform(format!(
@@ -161,6 +176,18 @@ impl Backend for RrBackend {
 
     fn memory_in_use(&self) -> u64 {
         self.instance_bytes.load(Ordering::Relaxed)
+    }
+
+    fn device_shutdown(&self, device: vk::Device) {
+        let key = device.as_raw();
+        // Dropped outside the lock: the last reference destroys the pipelines.
+        let gone: Vec<_> = {
+            let mut devices = self.devices.lock();
+            let (gone, kept) = devices.drain(..).partition(|(k, _)| *k == key);
+            *devices = kept;
+            gone
+        };
+        drop(gone);
     }
 }
 
