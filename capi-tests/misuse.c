@@ -227,12 +227,13 @@ int main(void) {
         CHECK_CODE(NVSDK_NGX_UpdateFeature(&app, NR), NVSDK_NGX_Result_Success);
         CHECK_CODE(NVSDK_NGX_VULKAN_GetScratchBufferSize(NR, p, &scratch), NVSDK_NGX_Result_Success);
         CHECK_TRUE(scratch == 0);
-        /* Feature 13 (DLSS-RR) is described but has no backend yet (capi-tests/rr.cpp drives it):
-         * discovery answers "not implemented", the scratch size is 0. */
+        /* Feature 13 (DLSS-RR) has its backend, RR's GPU route (capi-tests/rr.cpp drives its
+         * parameters, tests/rr_replay.rs its frames): discovery answers "supported" without
+         * touching the (fake) device, the scratch size is 0. */
         info.FeatureID = NVSDK_NGX_Feature_RayReconstruction;
         req.FeatureSupported = 0;
         CHECK_CODE(NVSDK_NGX_VULKAN_GetFeatureRequirements(FAKE_INSTANCE, FAKE_PD, &info, &req), NVSDK_NGX_Result_Success);
-        CHECK_TRUE(req.FeatureSupported == NVSDK_NGX_FeatureSupportResult_NotImplemented);
+        CHECK_TRUE(req.FeatureSupported == NVSDK_NGX_FeatureSupportResult_Supported);
         scratch = 9;
         CHECK_CODE(NVSDK_NGX_VULKAN_GetScratchBufferSize(NVSDK_NGX_Feature_RayReconstruction, p, &scratch), NVSDK_NGX_Result_Success);
         CHECK_TRUE(scratch == 0);

@@ -3,12 +3,14 @@
 // §7.6 evaluate): the same parameter names, each written with the same setter type through the
 // parameter object's virtual methods. The helpers here are this test's own code.
 //
-// Until RR's GPU route exists the feature is described but not available: the capability map
-// says so, discovery says "not implemented", creation checks every parameter (refusals by name)
-// and then answers FAIL_NotImplemented, and an evaluation has no feature to reach. When a backend
-// is registered, the capability check below flips and this program must be extended to create,
-// evaluate and compare frames (the fixture `openngx reference --feature rr` writes).
+// Feature 13 has a backend (RR's exact GPU route): the capability map says available without
+// touching the device (the handles here are fake), discovery says supported, creation checks
+// every parameter (refusals by name) and, with no model directory to be found, refuses before
+// the backend touches the device (FAIL_UnableToInitializeFeature); an evaluation of an unknown
+// handle has no feature to reach. Creation and evaluation on a real device, compared byte for
+// byte with the CPU reference's fixture, are tests/rr_replay.rs (through these C entry points).
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -167,6 +169,8 @@ NVSDK_NGX_Resource_VK image(std::uintptr_t id, VkFormat format, unsigned w, unsi
 }  // namespace
 
 int main() {
+    // No model is found: a valid creation stops before the backend uses the (fake) device.
+    setenv("OPENNGX_RR_MODEL_DIR", "/nonexistent-rr-model", 1);
     // Discovery works before Init.
     NVSDK_NGX_FeatureDiscoveryInfo info;
     std::memset(&info, 0, sizeof info);
@@ -175,7 +179,7 @@ int main() {
     NVSDK_NGX_FeatureRequirement req;
     std::memset(&req, 0, sizeof req);
     CHECK_CODE(NVSDK_NGX_VULKAN_GetFeatureRequirements(kInstance, kPd, &info, &req), NVSDK_NGX_Result_Success);
-    CHECK_TRUE(req.FeatureSupported == NVSDK_NGX_FeatureSupportResult_NotImplemented);
+    CHECK_TRUE(req.FeatureSupported == NVSDK_NGX_FeatureSupportResult_Supported);
     uint32_t n_ext = 9;
     VkExtensionProperties *exts = nullptr;
     CHECK_CODE(NVSDK_NGX_VULKAN_GetFeatureInstanceExtensionRequirements(&info, &n_ext, &exts), NVSDK_NGX_Result_Success);
@@ -192,11 +196,11 @@ int main() {
     CHECK_CODE(NVSDK_NGX_VULKAN_GetCapabilityParameters(&caps), NVSDK_NGX_Result_Success);
     int available = -1, needs_driver = -1, init_result = 0;
     CHECK_CODE(caps->Get("SuperSamplingDenoising.Available", &available), NVSDK_NGX_Result_Success);
-    CHECK_TRUE(available == 0);
+    CHECK_TRUE(available == 1);
     CHECK_CODE(caps->Get("SuperSamplingDenoising.NeedsUpdatedDriver", &needs_driver), NVSDK_NGX_Result_Success);
     CHECK_TRUE(needs_driver == 0);
     CHECK_CODE(caps->Get("SuperSamplingDenoising.FeatureInitResult", &init_result), NVSDK_NGX_Result_Success);
-    CHECK_TRUE(static_cast<unsigned>(init_result) == NVSDK_NGX_Result_FAIL_NotImplemented);
+    CHECK_TRUE(static_cast<unsigned>(init_result) == NVSDK_NGX_Result_Success);
 
     // ---- optimal settings for 3840x2160 in every mode (ngx-abi.md §8.1) ----
     const struct {
@@ -237,7 +241,7 @@ int main() {
                NVSDK_NGX_Result_Success);
     CHECK_TRUE(scratch == 0);
 
-    // ---- create: refusals by parameter, then FAIL_NotImplemented for a valid request ----
+    // ---- create: refusals by parameter, then no model for a valid request ----
     NVSDK_NGX_Parameter *p = nullptr;
     CHECK_CODE(NVSDK_NGX_VULKAN_AllocateParameters(&p), NVSDK_NGX_Result_Success);
     NVSDK_NGX_Handle *h = nullptr;
@@ -257,7 +261,7 @@ int main() {
     CHECK_CODE(create_rr(p, c, &h), NVSDK_NGX_Result_FAIL_UnsupportedParameter);
     p->Set("RayReconstruction.Hint.Render.Preset.UltraPerformance",
            static_cast<unsigned>(NVSDK_NGX_RayReconstruction_Hint_Render_Preset_D));
-    CHECK_CODE(create_rr(p, c, &h), NVSDK_NGX_Result_FAIL_NotImplemented);
+    CHECK_CODE(create_rr(p, c, &h), NVSDK_NGX_Result_FAIL_UnableToInitializeFeature);
     CHECK_TRUE(h == nullptr);
     c.target_width = 1000;  // smaller than the render width
     CHECK_CODE(create_rr(p, c, &h), NVSDK_NGX_Result_FAIL_InvalidParameter);

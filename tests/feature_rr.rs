@@ -4,8 +4,12 @@
 //! Vulkan handles are fake non-null values: the ABI layer never calls Vulkan for feature 13
 //! (the capability fill included), only a backend would.
 //!
-//! * As built: capabilities say unavailable, discovery says not implemented, scratch size 0,
-//!   creation checks its parameters (named refusals) and then fails with `FAIL_NotImplemented`.
+//! * As built (RR's GPU route registered): capabilities say available and discovery supported,
+//!   without touching the (fake) device; a valid creation without a model directory is refused
+//!   before the backend uses the device. Real creation and evaluation: tests/rr_replay.rs.
+//! * Without a backend (unregistered): capabilities say unavailable, discovery says not
+//!   implemented, scratch size 0, creation checks its parameters (named refusals) and then fails
+//!   with `FAIL_NotImplemented`.
 //! * With a mock backend registered through the same seam a GPU backend will use: capabilities
 //!   say available (still without touching a device), creation reaches the backend with the
 //!   typed `RrCreate`, evaluation with the typed `RrInputs` (every guide, scalar and matrix
@@ -25,7 +29,7 @@ use openngx::ngx::dlss_d::DlssD;
 use openngx::ngx::exports::*;
 use openngx::ngx::param_exports::*;
 use openngx::ngx::{self};
-use openngx::rr::feature::{DepthType, Guide, RoughnessMode, RrCreate, RrInputs};
+use openngx::rr::feature::{DepthType, Guide, RoughnessMode, RrBackend, RrCreate, RrInputs};
 use openngx::rr::geometry::Size;
 use openngx::rr::preset::Preset;
 
@@ -408,7 +412,7 @@ fn evaluate(h: *mut NVSDK_NGX_Handle, p: *mut NVSDK_NGX_Parameter, e: &Eval) -> 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Feature 13 as built: described, not available.
+// Feature 13 as built (the GPU route) and without a backend.
 
 fn requirements() -> (NVSDK_NGX_Result, u32) {
     // SAFETY: zeroed plain-old-data struct.
@@ -449,8 +453,50 @@ fn callback(caps: *mut NVSDK_NGX_Parameter, k: &str) -> Cb {
     unsafe { std::mem::transmute::<*mut c_void, Cb>(v) }
 }
 
+/// The built-in backend again (other tests unregister it or register a mock).
+fn restore_builtin() {
+    ngx::register_backend(DlssD::new(), Arc::new(RrBackend::new()));
+}
+
 #[test]
-fn as_built_feature_13_is_described_but_not_implemented() {
+fn as_built_feature_13_is_available_without_touching_the_device() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(
+        requirements(),
+        (
+            NVSDK_NGX_Result_Success,
+            NVSDK_NGX_FeatureSupportResult_Supported
+        )
+    );
+    init();
+    take_log();
+    // Fake handles: a capability fill that queried the device would crash here.
+    let caps = caps();
+    assert_eq!(get_i(caps, "SuperSamplingDenoising.Available"), Some(1));
+    assert_eq!(
+        get_i(caps, "SuperSamplingDenoising.FeatureInitResult"),
+        Some(NVSDK_NGX_Result_Success as i32)
+    );
+    destroy(caps);
+    // No model directory: refused before the backend touches the (fake) device.
+    std::env::set_var("OPENNGX_RR_MODEL_DIR", "/nonexistent-rr-model");
+    let p = alloc();
+    let (r, h) = create(p, &default_create());
+    assert_eq!(
+        (r, h),
+        (
+            NVSDK_NGX_Result_FAIL_UnableToInitializeFeature,
+            std::ptr::null_mut()
+        )
+    );
+    assert!(logged("OPENNGX_RR_MODEL_DIR") >= 1);
+    destroy(p);
+    shutdown();
+    std::env::remove_var("OPENNGX_RR_MODEL_DIR");
+}
+
+#[test]
+fn without_a_backend_feature_13_is_described_but_not_implemented() {
     let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     ngx::unregister_backend(RR);
     assert_eq!(
@@ -601,6 +647,7 @@ fn as_built_feature_13_is_described_but_not_implemented() {
     destroy(p);
     shutdown();
     std::env::remove_var("OPENNGX_RR_MODEL_DIR");
+    restore_builtin();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -693,6 +740,24 @@ fn with_a_backend_the_typed_inputs_reach_it() {
     destroy(caps);
 
     let p = alloc();
+    // RR's model is looked up with its own variable (DLSS-NR's is not read for it), and the
+    // refusal names it.
+    let gone = dir.join("gone");
+    std::env::set_var("OPENNGX_MODEL_DIR", &dir);
+    std::env::set_var("OPENNGX_RR_MODEL_DIR", &gone);
+    assert_eq!(
+        create(p, &default_create()).0,
+        NVSDK_NGX_Result_FAIL_UnableToInitializeFeature
+    );
+    assert_eq!(
+        logged(&format!(
+            "OPENNGX_RR_MODEL_DIR={}: not a directory",
+            gone.display()
+        )),
+        1
+    );
+    std::env::remove_var("OPENNGX_MODEL_DIR");
+    std::env::set_var("OPENNGX_RR_MODEL_DIR", &dir);
     set_ui(p, "RayReconstruction.Hint.Render.Preset.Quality", 4);
     set_ui(p, "RayReconstruction.Hint.Render.Preset.DLAA", 0x8000_0004); // the SDK's default tag
     let cp = CreateParams {
@@ -896,7 +961,7 @@ fn with_a_backend_the_typed_inputs_reach_it() {
     destroy(e);
     destroy(p);
     shutdown();
-    ngx::unregister_backend(RR);
+    restore_builtin();
     std::env::remove_var("OPENNGX_RR_MODEL_DIR");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -8,7 +8,8 @@
 //   kind 2: RGBA8 SRGB through an _SRGB view (decoded to linear by the sampler): RGB become
 //           the sRGB code c / 255 again (the proxy is display-space code values), A is linear
 //   kind 3: A2B10G10R10 UNORM: RGB c / 1023, A c / 3
-// Binding 0: the image; binding 1: the destination buffer (channels f32 words per texel).
+// Binding 0: the image; binding 1: the destination buffer (channels f32 words per texel, or
+// the `lanes` layout).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_samplerless_texture_functions : require
@@ -25,7 +26,9 @@ layout(push_constant) uniform ImportConstants {
     uint kind;
     uint channels;
     uint mip;
-    uint reserved;
+    // 0: texels of `channels` words; else the texel's words (low 16 bits) and the first one
+    // written (high 16 bits), for a buffer interleaving several images (RR's guides).
+    uint lanes;
 } pc;
 
 #include "frame_formats.glsl"
@@ -53,7 +56,8 @@ void main() {
         }
         v.w = frame_ratio(frame_unorm_code(t.w, 3u), 3u);
     }
-    uint i = (y * pc.width + x) * pc.channels;
+    uint stride = pc.lanes == 0u ? pc.channels : (pc.lanes & 0xFFFFu);
+    uint i = (y * pc.width + x) * stride + (pc.lanes >> 16);
     for (uint c = 0u; c < pc.channels; ++c) {
         dst[i + c] = floatBitsToUint(v[c]);
     }

@@ -48,10 +48,24 @@ pub struct CallerImage {
 }
 
 impl CallerImage {
-    /// The one mip and layer the library reads or writes.
+    /// The one mip and layer the library reads or writes (the depth aspect of a depth format:
+    /// a sampled depth view reads the depth as a float in its first channel).
     pub fn subresource(&self) -> vk::ImageSubresourceRange {
+        let depth = matches!(
+            self.format,
+            vk::Format::D16_UNORM
+                | vk::Format::X8_D24_UNORM_PACK32
+                | vk::Format::D32_SFLOAT
+                | vk::Format::D16_UNORM_S8_UINT
+                | vk::Format::D24_UNORM_S8_UINT
+                | vk::Format::D32_SFLOAT_S8_UINT
+        );
         vk::ImageSubresourceRange {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
+            aspect_mask: if depth {
+                vk::ImageAspectFlags::DEPTH
+            } else {
+                vk::ImageAspectFlags::COLOR
+            },
             base_mip_level: self.mip_level,
             level_count: 1,
             base_array_layer: self.array_layer,

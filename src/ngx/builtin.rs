@@ -16,8 +16,7 @@ pub fn ensure_installed() {
 fn install() {
     let nr: Arc<BackendOf<super::dlss_nr::DlssNr>> = Arc::new(crate::nr::feature::NrBackend::new());
     insert(super::dlss_nr::DlssNr, Some(nr));
-    // Feature 13 (DLSS-RR) is described without a backend until its GPU route exists: reported
-    // unavailable, its creation validates the parameters and then fails with
-    // FAIL_NotImplemented. Its backend will be this line's `Some(...)`.
-    insert(super::dlss_d::DlssD::new(), None);
+    // Feature 13 (DLSS-RR) on RR's exact GPU route.
+    let rr: Arc<BackendOf<super::dlss_d::DlssD>> = Arc::new(crate::rr::feature::RrBackend::new());
+    insert(super::dlss_d::DlssD::new(), Some(rr));
 }

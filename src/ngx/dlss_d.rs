@@ -5,8 +5,9 @@
 //! `crate::rr::keys`; nothing here touches Vulkan, and the capability fill never queries a device
 //! (applications and tests call it with fake handles).
 //!
-//! Until a backend is registered (the GPU route is being built), the feature is described but
-//! not available: `SuperSamplingDenoising.Available` is 0 and a creation whose parameters
+//! The built-in backend is RR's exact GPU route (`rr::feature::RrBackend`, `ngx::builtin`):
+//! `SuperSamplingDenoising.Available` is 1. Without a backend (unregistered, as tests do) the
+//! feature is described but not available: `Available` is 0 and a creation whose parameters
 //! validate fails with `FAIL_NotImplemented` (the registry's rule for a feature without one).
 
 use std::os::raw::c_void;

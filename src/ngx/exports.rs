@@ -17,7 +17,7 @@ use ash::vk::Handle;
 use super::abi::*;
 use super::guard::{c_str, guard, wide_path, write_out};
 use super::log;
-use super::model_dir::{find_model_dir, ModelLookup};
+use super::model_dir::{find_model_dir, ModelLookup, MODEL_DIR_ENV};
 use super::params::ParamRef;
 use super::registry::{self, described_ids, lookup, Feature};
 use super::result::{result_name, result_name_wide, ResultCode};
@@ -597,12 +597,14 @@ fn create_feature(
             ) {
                 Ok(d) => d,
                 Err(e) => {
+                    // The error's text names DLSS-NR's variable; name this feature's.
+                    let text = e.to_string().replace(MODEL_DIR_ENV, described.model_env());
                     return refuse(
                         entry,
                         feature,
                         NVSDK_NGX_Result_FAIL_UnableToInitializeFeature,
-                        &e.to_string(),
-                    )
+                        &text,
+                    );
                 }
             }
         }

@@ -101,6 +101,20 @@ impl GpuFrame {
         Ok(())
     }
 
+    /// [`GpuFrame::record_setup`] for an owner that must not fail once it recorded (the NGX
+    /// feature): stage the uploads here (can fail), then record them with
+    /// [`GpuFrame::record_staged_setup`] (cannot fail).
+    pub fn stage_setup(&mut self, batch: &mut UploadBatch) -> Result<(), GpuError> {
+        self.res.stage_constants(batch)
+    }
+
+    /// Record the uploads [`GpuFrame::stage_setup`] staged. Ends with a transfer -> compute
+    /// barrier.
+    pub fn record_staged_setup(&self, rec: &mut Recorder<'_>, batch: &mut UploadBatch) {
+        self.res.record_staged(rec, batch);
+        rec.transfer_to_compute();
+    }
+
     /// Record an upload of `bytes` (the tensor's little-endian contents) into tensor `t`.
     pub fn upload(
         &self,
@@ -175,6 +189,12 @@ impl GpuFrame {
         rec.copy(o, h, o.range)?;
         rec.transfer_to_compute();
         Ok(())
+    }
+
+    /// Device bytes of the graph's tensors (the instance's own memory; the weights and tables
+    /// are not included).
+    pub fn device_bytes(&self) -> u64 {
+        self.res.tensor_memory()
     }
 
     /// The buffer range holding tensor `t` (its exact byte length).

@@ -335,7 +335,8 @@ fn doctor_reports_rrs_route_and_model() {
         );
         (o.status.code(), stdout(&o))
     };
-    let route = "rr (feature 13, DLSS-RR): route: cpu reference only (tools and tests); no GPU route in this build: SuperSamplingDenoising.Available = 0, CreateFeature checks the parameters and answers FAIL_NotImplemented";
+    let route =
+        "rr (feature 13, DLSS-RR): route: backend `dlss-rr` (SuperSamplingDenoising.Available = 1)";
     let (code, text) = run("");
     assert_eq!(code, Some(0), "{text}");
     assert_lines(

@@ -57,7 +57,7 @@ impl Default for NrBackend {
 
 /// The loader's `vkGetInstanceProcAddr`, for callers that pass none to Init. The entry stays
 /// loaded for the life of the process (the function pointer must stay valid).
-fn loader_gipa() -> Result<vk::PFN_vkGetInstanceProcAddr, FeatureError> {
+pub(crate) fn loader_gipa() -> Result<vk::PFN_vkGetInstanceProcAddr, FeatureError> {
     static ENTRY: once_cell::sync::OnceCell<ash::Entry> = once_cell::sync::OnceCell::new();
     ENTRY
         .get_or_try_init(|| {

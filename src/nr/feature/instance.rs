@@ -63,7 +63,7 @@ pub struct NrFeature {
 }
 
 /// A checked image input as the frame kernels see it (its first mip and layer, in `layout`).
-fn caller_image(img: &ImageInput, layout: vk::ImageLayout) -> CallerImage {
+pub(crate) fn caller_image(img: &ImageInput, layout: vk::ImageLayout) -> CallerImage {
     CallerImage {
         image: img.image,
         format: img.format,

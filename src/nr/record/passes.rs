@@ -650,6 +650,55 @@ fn same_device(what: &str, ctx: &Arc<GpuContext>, bridge: &CallerImages) -> Resu
     Ok(())
 }
 
+/// Where an import writes within each texel of its buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lanes {
+    /// Words per texel; `None`: the channel count (a buffer of just this image).
+    pub stride: Option<u32>,
+    /// The first word written of each texel.
+    pub first: u32,
+}
+
+/// How the import kernel decodes a caller image of another network (RR's guides): the colour
+/// formats as [`record_import_color`], and the one-, two- and four-channel float formats and
+/// the 32-bit float depth formats (their depth aspect) as sampled. `None`: not supported (the
+/// UNORM depth formats among them: their decode would be the driver's).
+pub fn guide_import_kind(format: vk::Format) -> Option<u32> {
+    match format {
+        vk::Format::D32_SFLOAT | vk::Format::D32_SFLOAT_S8_UINT => Some(0),
+        vk::Format::R16_SFLOAT
+        | vk::Format::R32_SFLOAT
+        | vk::Format::R16G16_SFLOAT
+        | vk::Format::R32G32_SFLOAT
+        | vk::Format::B10G11R11_UFLOAT_PACK32 => Some(0),
+        f => color_import_kind(f),
+    }
+}
+
+/// Import the first `channels` channels of the caller's image `src` (the `size` rectangle at
+/// `base`, decoded as `kind` of [`guide_import_kind`]) into lanes `lanes.first..` of a buffer of
+/// `lanes.stride` f32 words per texel. For networks whose input tensors interleave several
+/// images (RR's guides); the same kernel and barriers as the colour import.
+#[allow(clippy::too_many_arguments)]
+pub fn record_import_lanes(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder,
+    bridge: &mut CallerImages,
+    src: &CallerImage,
+    dst: BufferBinding,
+    what: &str,
+    kind: u32,
+    channels: u32,
+    lanes: Lanes,
+    base: (u32, u32),
+    size: (u32, u32),
+) -> Result<(), GpuError> {
+    let limits = BindLimits::of(ctx.capabilities());
+    record_import(
+        ctx, rec, bridge, src, dst, what, kind, channels, lanes, base, size, &limits,
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 fn record_import(
     ctx: &Arc<GpuContext>,
@@ -660,11 +709,22 @@ fn record_import(
     what: &str,
     kind: u32,
     channels: u32,
+    lanes: Lanes,
     base: (u32, u32),
     size: (u32, u32),
     limits: &BindLimits,
 ) -> Result<(), GpuError> {
     same_device(what, ctx, bridge)?;
+    let stride = lanes.stride.unwrap_or(channels);
+    if channels == 0 || channels > 4 || lanes.first + channels > stride || stride > 0xFFFF {
+        return Err(GpuError::invalid(
+            what,
+            format!(
+                "{channels} channels at lane {} of {stride}: 1 to 4 within the texel expected",
+                lanes.first
+            ),
+        ));
+    }
     src.check_rect(what, base, size)?;
     if src.layout != vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL
         && src.layout != vk::ImageLayout::GENERAL
@@ -680,9 +740,9 @@ fn record_import(
     need(
         what,
         &dst,
-        size.0 as u64 * size.1 as u64 * channels as u64 * 4,
+        size.0 as u64 * size.1 as u64 * stride as u64 * 4,
     )?;
-    let bands = import_bands(size.0, size.1, channels, limits)
+    let bands = import_bands(size.0, size.1, stride, limits)
         .map_err(|e| GpuError::invalid(what, e.to_string()))?;
     let pipeline = import_pipeline(ctx)?;
     // The caller's earlier writes to the image become visible; the global barrier orders this
@@ -700,7 +760,7 @@ fn record_import(
     // Each band writes its rows of `dst` from the image rows below `base.1` + its first row.
     for band in &bands {
         let rows = band.rows.end - band.rows.start;
-        let part = rows_of(dst, &band.rows, size.0, u64::from(channels) * 4);
+        let part = rows_of(dst, &band.rows, size.0, u64::from(stride) * 4);
         let set = bridge.descriptor_set(&pipeline, &[Bind::Image(src), Bind::Buffer(part)])?;
         let push = [
             base.0,
@@ -710,7 +770,13 @@ fn record_import(
             kind,
             channels,
             0,
-            0,
+            // 0: texels of `channels` words from lane 0 (the frame buffers); else the stride
+            // (low half) and the first lane (high half) of a wider texel.
+            if lanes.stride.is_some() {
+                stride | (lanes.first << 16)
+            } else {
+                0
+            },
         ];
         rec.bind(&pipeline, set);
         rec.push_words(&push)?;
@@ -761,6 +827,7 @@ pub fn record_import_color_within(
         "colour import",
         kind,
         4,
+        Lanes::default(),
         (constants.color_x, constants.color_y),
         (constants.width, constants.height),
         limits,
@@ -806,6 +873,7 @@ pub fn record_import_motion_within(
         "motion import",
         kind,
         2,
+        Lanes::default(),
         (constants.motion_x, constants.motion_y),
         (constants.width, constants.height),
         limits,
@@ -823,13 +891,38 @@ pub fn record_export(
     dst: &CallerImage,
     constants: &FrameConstants,
 ) -> Result<(), GpuError> {
+    record_export_rect(
+        ctx,
+        rec,
+        bridge,
+        output,
+        dst,
+        (constants.output_x, constants.output_y),
+        (constants.width, constants.height),
+    )
+}
+
+/// Whether [`record_export_rect`] can write an image of `format`.
+pub fn export_supported(format: vk::Format) -> bool {
+    export_kernel(format).is_some()
+}
+
+/// [`record_export`] of a `size` buffer (RGBA f16) into the rectangle at `base` (any network's
+/// output).
+pub fn record_export_rect(
+    ctx: &Arc<GpuContext>,
+    rec: &mut Recorder,
+    bridge: &mut CallerImages,
+    output: BufferBinding,
+    dst: &CallerImage,
+    base: (u32, u32),
+    size: (u32, u32),
+) -> Result<(), GpuError> {
     const WHAT: &str = "output export";
     same_device(WHAT, ctx, bridge)?;
     let (shader, kind) = export_kernel(dst.format).ok_or_else(|| {
         GpuError::invalid(WHAT, format!("format {:?} is not supported", dst.format))
     })?;
-    let base = (constants.output_x, constants.output_y);
-    let size = (constants.width, constants.height);
     dst.check_rect(WHAT, base, size)?;
     if dst.layout != vk::ImageLayout::GENERAL {
         return Err(GpuError::invalid(

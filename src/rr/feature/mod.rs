@@ -3,15 +3,17 @@
 //! the guide table ([`Guide`]: which image feeds which of the graph's lanes). It knows no C ABI:
 //! `crate::ngx::dlss_d` parses a caller's parameter objects into these types.
 //!
-//! No backend exists yet: the GPU route (`rr::gpu_frame`) is being built. A backend implements
-//! `feature::Backend<Create = RrCreate, Eval = RrInputs>`, reads the images of an [`RrInputs`]
-//! into the graph's colour and guide tensors ([`Guide::lanes`]) and runs the frame with
-//! [`RrInputs::frame_params`]; registering it (one line in `ngx::builtin`) makes feature 13
-//! available through the C ABI with no other change.
+//! Its backend ([`RrBackend`], registered in `ngx::builtin`) runs RR's exact GPU route
+//! (`rr::gpu_frame`): it reads the images of an [`RrInputs`] into the graph's colour and guide
+//! tensors ([`Guide::lanes`]) and runs the frame with [`RrInputs::frame_params`].
 //!
-//! * `params` — [`RrCreate`], [`RrInputs`], [`CreateFlags`], [`Guide`].
+//! * `params` — [`RrCreate`], [`RrInputs`], [`CreateFlags`], [`Guide`];
+//! * `backend` — [`RrBackend`] and [`RrFeature`] (creation, evaluation on the caller's device).
 
+pub mod backend;
 pub mod params;
+
+pub use backend::{RrBackend, RrFeature};
 
 pub use params::{
     CreateFlags, DepthType, Guide, RoughnessMode, RrCreate, RrFrame, RrInputs, MAX_OUTPUT_AREA,

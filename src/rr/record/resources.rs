@@ -199,6 +199,23 @@ impl Resources {
         Ok(())
     }
 
+    /// [`Resources::record_constants`] in two steps, for an owner that must not fail once it
+    /// recorded a command (the NGX feature): stage every upload now (allocations: can fail),
+    /// record them later with [`Resources::record_staged`] (cannot fail).
+    pub fn stage_constants(&mut self, batch: &mut crate::gpu::UploadBatch) -> Result<(), GpuError> {
+        for (buf, bytes) in self.constants.iter().zip(&self.pending) {
+            batch.stage(buf, 0, bytes)?;
+        }
+        self.pending.iter_mut().for_each(|p| *p = Vec::new());
+        Ok(())
+    }
+
+    /// Record the copies [`Resources::stage_constants`] staged and the unused input's clear.
+    pub fn record_staged(&self, rec: &mut Recorder<'_>, batch: &mut crate::gpu::UploadBatch) {
+        batch.record(rec);
+        rec.zero_words(self.dummy.binding());
+    }
+
     /// Tensor `t`'s range (its size rounded up to 4 bytes, at least 16).
     pub fn t(&self, t: TensorId) -> BufferBinding {
         BufferBinding {

@@ -1,0 +1,410 @@
+//! [`RrBackend`]: the [`Backend`] of Ray Reconstruction (NGX feature 13) on RR's exact GPU route
+//! (`rr::gpu_frame::GpuFrame`), and [`RrFeature`], one created feature.
+//!
+//! **Creation** adopts the caller's device, checks it can run the exact route (the checks of
+//! NR's exact route: Vulkan 1.2, shaderFloat16/Int8, 8/16-bit storage), loads the model, builds
+//! the frame (buffers, pipelines, descriptor sets), stages the weights' and tables' uploads, and
+//! only then records into the caller's command buffer (the copies and the history's clear),
+//! which cannot fail: a failed creation records nothing and frees everything it made.
+//!
+//! **One evaluation** records, into the caller's command buffer: the caller's colour into the
+//! graph's `color` tensor and every guide image into its lanes of the `guides` tensor
+//! (`Guide::lanes`; the lanes of absent optional guides are zero) with NR's import kernel
+//! (`nr::record::passes`), the whole graph, the output kept as the next frame's history (on the
+//! GPU), and the output exported into the caller's `Output` with NR's export kernel. Layouts
+//! and barriers are NR's (`nr::feature::instance`): inputs in `SHADER_READ_ONLY_OPTIMAL` (or
+//! `GENERAL`), the output in `GENERAL`, no layout changed.
+//!
+//! Temporal rules are `rr::cpu_frame`'s (the CPU reference's): history from the second frame
+//! on unless `Reset`, the frame counter counts every frame. Formats, the exposure texture and
+//! everything else that can refuse a frame are checked before the first command is recorded,
+//! so a refused frame leaves the feature and the command buffer as they were.
+//!
+//! Not yet supported (refused, named): UNORM depth formats (`D32_SFLOAT[_S8_UINT]` are read
+//! through their depth aspect), SNORM/UNORM16 guides, and the exposure texture without
+//! `AutoExposure` (its value would have to be read on the GPU; the frame constants take it from
+//! the host).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use ash::vk::{self, Handle};
+use parking_lot::Mutex;
+
+use super::params::{Guide, RrCreate, RrInputs};
+use crate::feature::{
+    Backend, DeviceContext, FeatureError, ImageInput, Instance, Route, RouteReport,
+};
+use crate::gpu::{CallerImages, GpuContext, Pending, Recorder, UploadBatch};
+use crate::model::LoadOptions;
+use crate::nr::feature::backend::loader_gipa;
+use crate::nr::feature::errors::gpu_error;
+use crate::nr::feature::instance::caller_image;
+use crate::nr::feature::{INPUT_LAYOUT, OUTPUT_LAYOUT, VIEW_IDLE_FRAMES};
+use crate::nr::record::passes::{
+    export_supported, guide_import_kind, record_export_rect, record_import_lanes, Lanes,
+};
+use crate::nr::route::ExactRoute;
+use crate::rr::frame::FrameConstants;
+use crate::rr::gpu_frame::GpuFrame;
+use crate::rr::graph::guide;
+use crate::rr::keys;
+use crate::rr::weights::model::RrModel;
+
+/// The RR backend (exact route).
+#[derive(Default)]
+pub struct RrBackend {
+    /// Device bytes of the live features' own buffers.
+    instance_bytes: Arc<AtomicU64>,
+    /// The context of each device a feature was created on, kept until the device's Shutdown
+    /// (as `NrBackend` does): its pipelines then serve every later feature of the device rather
+    /// than being compiled again for each.
+    devices: Mutex<Vec<(u64, Arc<GpuContext>)>>,
+}
+
+impl RrBackend {
+    pub fn new() -> RrBackend {
+        RrBackend::default()
+    }
+
+    /// Keeps `ctx` until its device's Shutdown.
+    fn keep_device(&self, ctx: &Arc<GpuContext>) {
+        let key = ctx.device().handle().as_raw();
+        let mut devices = self.devices.lock();
+        if !devices.iter().any(|(k, _)| *k == key) {
+            devices.push((key, Arc::clone(ctx)));
+        }
+    }
+
+    /// Creates a feature; the `RrFeature` (not boxed) for callers inside the crate.
+    pub fn create_feature(
+        &self,
+        device: &DeviceContext,
+        model_dir: &Path,
+        params: &RrCreate,
+        cmd: vk::CommandBuffer,
+    ) -> Result<RrFeature, FeatureError> {
+        let gipa = match device.get_instance_proc_addr {
+            Some(g) => g,
+            None => loader_gipa()?,
+        };
+        // SAFETY: the handles come from the application's Init and stay valid until Shutdown,
+        // which releases every feature first.
+        let ctx = unsafe {
+            GpuContext::from_caller(
+                device.instance,
+                device.physical_device,
+                device.device,
+                gipa,
+                device.get_device_proc_addr,
+            )
+        }
+        .map_err(gpu_error)?;
+        self.keep_device(&ctx);
+        let missing = ExactRoute::missing(ctx.capabilities());
+        if !missing.is_empty() {
+            return Err(FeatureError::Platform(format!(
+                "device `{}` cannot run RR's exact route: it lacks {}",
+                ctx.capabilities().device_name,
+                missing.join(", ")
+            )));
+        }
+        let model =
+            RrModel::load(model_dir, LoadOptions::default()).map_err(|e| FeatureError::Model {
+                path: model_dir.to_path_buf(),
+                reason: e.to_string(),
+            })?;
+        let mut gpu = GpuFrame::new(&ctx, model.weights(), params.geometry(), params.preset())
+            .map_err(gpu_error)?;
+        // Everything that can fail is done before the first command is recorded: a failed
+        // creation leaves the caller's command buffer untouched and frees all it made.
+        let mut batch = UploadBatch::new(&ctx);
+        gpu.stage_setup(&mut batch).map_err(gpu_error)?;
+        let history = gpu.tensor(gpu.graph().history).map_err(gpu_error)?;
+        // SAFETY: the NGX caller hands a command buffer of this device in the recording state.
+        let mut rec = unsafe { Recorder::new(&ctx, cmd) }.map_err(gpu_error)?;
+        // The test hook's failure (tests/feature_soak.rs): the last point a creation can fail.
+        crate::feature::fault::creation()?;
+
+        // Recording: nothing below can fail. The weights' and tables' copies, then the
+        // history's clear (read only once a frame wrote it; a defined start keeps every byte
+        // the feature owns deterministic).
+        gpu.record_staged_setup(&mut rec, &mut batch);
+        rec.compute_to_transfer();
+        rec.zero_words(history);
+        rec.transfer_to_compute();
+        let mut pending = Pending::default();
+        if batch.staged_bytes() > 0 {
+            pending.hold(&ctx, &mut rec, vec![Box::new(batch)]);
+        }
+        let bytes = gpu.device_bytes();
+        self.instance_bytes.fetch_add(bytes, Ordering::Relaxed);
+        Ok(RrFeature {
+            pending,
+            images: CallerImages::new(&ctx),
+            gpu,
+            created: params.clone(),
+            frame_index: 0,
+            history_valid: false,
+            ctx,
+            bytes,
+            accounted: Arc::clone(&self.instance_bytes),
+        })
+    }
+}
+
+impl Backend for RrBackend {
+    type Create = RrCreate;
+    type Eval = RrInputs;
+
+    fn name(&self) -> &str {
+        "dlss-rr"
+    }
+
+    fn create(
+        &self,
+        device: &DeviceContext,
+        model_dir: &Path,
+        params: &RrCreate,
+        cmd: vk::CommandBuffer,
+    ) -> Result<Box<dyn Instance<RrInputs>>, FeatureError> {
+        Ok(Box::new(
+            self.create_feature(device, model_dir, params, cmd)?,
+        ))
+    }
+
+    fn memory_in_use(&self) -> u64 {
+        self.instance_bytes.load(Ordering::Relaxed)
+    }
+
+    fn device_shutdown(&self, device: vk::Device) {
+        let key = device.as_raw();
+        // Dropped outside the lock: the last reference destroys the pipelines.
+        let gone: Vec<_> = {
+            let mut devices = self.devices.lock();
+            let (gone, kept) = devices.drain(..).partition(|(k, _)| *k == key);
+            *devices = kept;
+            gone
+        };
+        drop(gone);
+    }
+}
+
+/// One created RR feature (see the module documentation). Field order is drop order:
+/// everything on the device goes before the context.
+pub struct RrFeature {
+    pending: Pending,
+    images: CallerImages,
+    gpu: GpuFrame,
+    created: RrCreate,
+    /// Frames since creation (the window shift).
+    frame_index: u64,
+    /// Whether a frame wrote the history.
+    history_valid: bool,
+    ctx: Arc<GpuContext>,
+    bytes: u64,
+    accounted: Arc<AtomicU64>,
+}
+
+/// One image import of a frame, checked before anything is recorded.
+struct Import {
+    guide: Guide,
+    kind: u32,
+    channels: u32,
+    lanes: Lanes,
+}
+
+impl RrFeature {
+    /// The frame's constants (the CPU reference's temporal rules, `rr::cpu_frame`).
+    pub fn constants(&self, inputs: &RrInputs) -> FrameConstants {
+        let p = inputs.frame_params(&self.created, None);
+        FrameConstants {
+            jitter: p.jitter,
+            mv_scale: p.mv_scale,
+            pre_exposure: p.pre_exposure,
+            exposure_scale: p.exposure_scale,
+            exposure_value: p.exposure_value,
+            history_valid: self.history_valid && !p.reset,
+            frame_index: self.frame_index,
+        }
+    }
+
+    /// This feature's own device memory in bytes.
+    pub fn device_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Every import of `inputs` and whether some guide lanes stay empty; refuses what the
+    /// route cannot read.
+    fn plan(&self, inputs: &RrInputs) -> Result<(Vec<Import>, bool), FeatureError> {
+        if let Some(img) = inputs.get(Guide::Exposure) {
+            if !self.created.flags().auto_exposure() {
+                return Err(FeatureError::UnsupportedInputFormat {
+                    key: Guide::Exposure.key().to_owned(),
+                    format: img.format,
+                });
+            }
+        }
+        let out = inputs.output();
+        if !export_supported(out.format) {
+            return Err(FeatureError::UnsupportedOutputFormat {
+                key: keys::OUTPUT.to_owned(),
+                format: out.format,
+            });
+        }
+        let packed = inputs.get(Guide::Roughness).is_none();
+        let mut imports = Vec::new();
+        let mut empty_lanes = false;
+        for g in Guide::ALL {
+            if g == Guide::Exposure {
+                continue;
+            }
+            let Some(img) = inputs.get(g) else {
+                empty_lanes |= g.lanes().is_some() && !(g == Guide::Roughness && packed);
+                continue;
+            };
+            let kind = guide_import_kind(img.format).ok_or_else(|| {
+                FeatureError::UnsupportedInputFormat {
+                    key: g.key().to_owned(),
+                    format: img.format,
+                }
+            })?;
+            let (channels, lanes) = match g.lanes() {
+                None => (4, Lanes::default()),
+                Some((first, n)) => {
+                    // Roughness packed into the normals' w: the lane after the normals.
+                    let n = if g == Guide::Normals && packed {
+                        n + 1
+                    } else {
+                        n
+                    };
+                    (
+                        n as u32,
+                        Lanes {
+                            stride: Some(guide::LANES as u32),
+                            first: first as u32,
+                        },
+                    )
+                }
+            };
+            imports.push(Import {
+                guide: g,
+                kind,
+                channels,
+                lanes,
+            });
+        }
+        Ok((imports, empty_lanes))
+    }
+
+    fn record(
+        &mut self,
+        rec: &mut Recorder<'_>,
+        inputs: &RrInputs,
+        imports: &[Import],
+        empty_lanes: bool,
+        c: &FrameConstants,
+    ) -> Result<(), FeatureError> {
+        let ctx = Arc::clone(&self.ctx);
+        let graph = self.gpu.graph();
+        let (color, guides, output) = (graph.color, graph.guides, graph.output);
+        let n = graph.nodes.len();
+        let render = self.created.render();
+        let out_size = self.created.output();
+        let guides_buf = self.gpu.tensor(guides).map_err(gpu_error)?;
+        if empty_lanes {
+            // Lanes of absent optional guides are zero; the previous frame's reads of the
+            // tensor finish first.
+            rec.compute_to_transfer();
+            rec.zero_words(guides_buf);
+            rec.transfer_to_compute();
+        }
+        for i in imports {
+            let img = inputs.get(i.guide).ok_or_else(|| {
+                FeatureError::Platform(format!("{}: planned but absent", i.guide.key()))
+            })?;
+            let src = self.use_image(img, INPUT_LAYOUT);
+            let dst = if i.guide == Guide::Color {
+                self.gpu.tensor(color).map_err(gpu_error)?
+            } else {
+                guides_buf
+            };
+            record_import_lanes(
+                &ctx,
+                rec,
+                &mut self.images,
+                &src,
+                dst,
+                i.guide.key(),
+                i.kind,
+                i.channels,
+                i.lanes,
+                (img.rect.x, img.rect.y),
+                (render.w, render.h),
+            )
+            .map_err(gpu_error)?;
+        }
+        self.gpu.record(rec, c, 0..n).map_err(gpu_error)?;
+        self.gpu.record_keep_history(rec).map_err(gpu_error)?;
+        let out_img = inputs.output();
+        let dst = self.use_image(out_img, OUTPUT_LAYOUT);
+        let out_buf = self.gpu.tensor(output).map_err(gpu_error)?;
+        record_export_rect(
+            &ctx,
+            rec,
+            &mut self.images,
+            out_buf,
+            &dst,
+            (out_img.rect.x, out_img.rect.y),
+            (out_size.w, out_size.h),
+        )
+        .map_err(gpu_error)?;
+        Ok(())
+    }
+
+    fn use_image(&mut self, img: &ImageInput, layout: vk::ImageLayout) -> crate::gpu::CallerImage {
+        let c = caller_image(img, layout);
+        self.images.track(&c, img.view);
+        c
+    }
+}
+
+impl Instance<RrInputs> for RrFeature {
+    fn evaluate(&mut self, cmd: vk::CommandBuffer, inputs: &RrInputs) -> Result<(), FeatureError> {
+        self.pending.prune();
+        let (imports, empty_lanes) = self.plan(inputs)?;
+        // Out of memory for the frame's completion event: refuse before recording anything.
+        self.images.begin_frame().map_err(gpu_error)?;
+        let c = self.constants(inputs);
+        let ctx = Arc::clone(&self.ctx);
+        // SAFETY: the NGX caller hands a command buffer of this device in the recording state.
+        let mut rec = unsafe { Recorder::new(&ctx, cmd) }.map_err(gpu_error)?;
+        self.record(&mut rec, inputs, &imports, empty_lanes, &c)?;
+        // The frame wrote the history: the next one may blend (unless it is a Reset).
+        self.history_valid = true;
+        self.frame_index += 1;
+        self.images
+            .end_frame(&mut rec, VIEW_IDLE_FRAMES)
+            .map_err(gpu_error)
+    }
+
+    fn release(self: Box<Self>) {
+        drop(self);
+    }
+
+    fn route_report(&self) -> Option<RouteReport> {
+        Some(RouteReport {
+            route: Route::Exact,
+            profile: "rr",
+            detail: "RR exact route (rr::gpu_frame)".into(),
+            not_tensor: None,
+        })
+    }
+}
+
+impl Drop for RrFeature {
+    fn drop(&mut self) {
+        self.accounted.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}

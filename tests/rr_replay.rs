@@ -1,0 +1,586 @@
+//! Feature 13 (Ray Reconstruction) replayed through the exported C entry points on the
+//! harness's device (lavapipe in CI, validation and synchronization validation on), compared
+//! byte for byte with the CPU reference.
+//!
+//! The reference is the fixture `openngx reference --feature rr --synthetic-scene` writes (the
+//! same code: seed-0 synthetic model, synthetic scene, 3 frames at 64x48 -> 96x72, preset E),
+//! written here into a temporary directory and first checked against the committed golden
+//! digests (`tests/golden/rr-reference-64x48-96x72-seed0.txt`). Each frame's `color.f32` and
+//! `guides.f32` are uploaded into the caller's images (one per guide, in float formats, so the
+//! values reach the network unchanged; the depth in `D32_SFLOAT`, read through its depth aspect), evaluated with the fixture's scalars through
+//! `NVSDK_NGX_VULKAN_EvaluateFeature_C`, and the `Output` image read back must equal the
+//! fixture's `frame-NNN/output.bin` byte for byte. The feature keeps its history on the GPU, so
+//! frames 1 and 2 also prove the temporal path; a fourth frame with `Reset` = 1 (compared with
+//! the same CPU pipeline's fourth frame) proves that Reset ignores the history the GPU holds. A
+//! guide in a format the import cannot read is refused (`FAIL_UnsupportedInputFormat`).
+
+mod common;
+
+use std::ffi::{c_void, CString};
+use std::time::Instant;
+
+use ash::vk;
+use common::{Harness, HostBuffer, TestImage};
+use openngx::ngx::abi::*;
+use openngx::ngx::exports::*;
+use openngx::ngx::param_exports::*;
+use openngx::rr::cpu_frame::{CpuFrame, FrameParams, FrameResult};
+use openngx::rr::feature::Guide;
+use openngx::rr::frame::scene;
+use openngx::rr::geometry::{Geometry, Size};
+use openngx::rr::graph::guide::LANES;
+use openngx::rr::keys;
+use openngx::rr::preset::Preset;
+use openngx::rr::weights::model::RrModel;
+use openngx_tools::devkit::{copy_region, ngx_resource};
+use openngx_tools::rr_fixture::{self, RrFixture, RrRecordedFrame};
+use openngx_tools::rr_synth::{write_model, RrSynthParams};
+
+const RENDER: Size = Size::new(64, 48);
+const OUTPUT: Size = Size::new(96, 72);
+const FRAMES: u32 = 3;
+
+fn ok(call: &str, r: NVSDK_NGX_Result) {
+    assert_eq!(r, NVSDK_NGX_Result_Success, "{call} returned {r:#x}");
+}
+
+fn c(k: &str) -> CString {
+    CString::new(k).expect("key")
+}
+
+/// One frame to replay: the inputs, the scalars and the CPU reference's `Output` bytes.
+struct Replay {
+    color: Vec<f32>,
+    guides: Vec<f32>,
+    jitter: [f32; 2],
+    mv_scale: [f32; 2],
+    pre_exposure: f32,
+    exposure_scale: f32,
+    reset: bool,
+    want: Vec<u8>,
+    source: String,
+}
+
+/// The fixture, as `openngx reference --feature rr --synthetic-scene --frames 3` writes it;
+/// returns a fourth frame the same pipeline ran after it, a Reset (not in the fixture format's
+/// golden sequence, so kept in memory).
+fn write_fixture(model: &std::path::Path, out: &std::path::Path) -> Replay {
+    let m = RrModel::load(model, Default::default()).expect("model");
+    let manifest = std::fs::read(model.join("manifest.json")).expect("manifest");
+    let geo = Geometry::new(RENDER, OUTPUT).expect("geometry");
+    let mut pipe = CpuFrame::new(m.weights(), geo, Preset::E).expect("pipeline");
+    let mut inputs = Vec::new();
+    let mut results: Vec<FrameResult> = Vec::new();
+    for n in 0..FRAMES {
+        let s = scene::render(RENDER, n);
+        let params = FrameParams {
+            jitter: scene::JITTER[n as usize % scene::JITTER.len()],
+            ..FrameParams::default()
+        };
+        results.push(pipe.run(&params, &s.color, &s.guides).expect("frame"));
+        inputs.push((s, params));
+    }
+    let frames: Vec<RrRecordedFrame> = inputs
+        .iter()
+        .zip(&results)
+        .map(|((s, params), result)| RrRecordedFrame {
+            params: *params,
+            color: &s.color,
+            guides: &s.guides,
+            result,
+        })
+        .collect();
+    rr_fixture::write(out, RENDER, OUTPUT, Preset::E, &manifest, &frames).expect("fixture");
+    let s = scene::render(RENDER, FRAMES);
+    let params = FrameParams {
+        jitter: scene::JITTER[FRAMES as usize % scene::JITTER.len()],
+        reset: true,
+        ..FrameParams::default()
+    };
+    let r = pipe.run(&params, &s.color, &s.guides).expect("reset frame");
+    assert!(!r.constants.history_valid, "a Reset frame reads no history");
+    Replay {
+        color: s.color,
+        guides: s.guides,
+        jitter: params.jitter,
+        mv_scale: params.mv_scale,
+        pre_exposure: params.pre_exposure,
+        exposure_scale: params.exposure_scale,
+        reset: true,
+        want: r.get("output").expect("output").to_bytes(),
+        source: "the CPU pipeline's fourth frame (Reset)".into(),
+    }
+}
+
+/// `SizeInBytes` from the stats callback of the capability map (`NGX_DLSSD_GET_STATS`).
+fn size_in_bytes() -> u64 {
+    let mut caps = std::ptr::null_mut();
+    let mut cb: *mut c_void = std::ptr::null_mut();
+    let mut bytes = 0u64;
+    // SAFETY: local out pointers; the callback address is a PFN_NVSDK_NGX_DLSS_GetStatsCallback.
+    unsafe {
+        ok(
+            "GetCapabilityParameters",
+            NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps),
+        );
+        ok(
+            "GetVoidPointer",
+            NVSDK_NGX_Parameter_GetVoidPointer(caps, c"DLSSDGetStatsCallback".as_ptr(), &mut cb),
+        );
+        assert!(!cb.is_null());
+        let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
+            std::mem::transmute(cb);
+        ok("stats callback", stats(caps));
+        ok(
+            "GetULL",
+            NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes),
+        );
+        ok(
+            "DestroyParameters",
+            NVSDK_NGX_VULKAN_DestroyParameters(caps),
+        );
+    }
+    bytes
+}
+
+fn submit<R>(h: &Harness, f: impl FnOnce(vk::CommandBuffer) -> R) -> R {
+    h.submit(f)
+}
+
+/// One caller image per guide (and the colour): `channels` of the guide in a float format (the
+/// depth in `D32_SFLOAT`, as a renderer's depth buffer).
+struct GuideImage {
+    guide: Guide,
+    first: usize,
+    lanes: usize,
+    texel: usize,
+    aspect: vk::ImageAspectFlags,
+    img: TestImage,
+    view: vk::ImageView,
+}
+
+fn range(aspect: vk::ImageAspectFlags) -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: aspect,
+        ..openngx_tools::devkit::color_range()
+    }
+}
+
+/// A barrier on the whole subresource of `gi`'s image.
+fn barrier(
+    h: &Harness,
+    cmd: vk::CommandBuffer,
+    gi: &GuideImage,
+    layouts: (vk::ImageLayout, vk::ImageLayout),
+    access: (vk::AccessFlags, vk::AccessFlags),
+    stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
+) {
+    let b = [
+        openngx_tools::devkit::image_barrier(gi.img.image, layouts, access)
+            .subresource_range(range(gi.aspect)),
+    ];
+    // SAFETY: a recording command buffer of the harness and a live image of its device.
+    unsafe {
+        h.device.cmd_pipeline_barrier(
+            cmd,
+            stages.0,
+            stages.1,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &b,
+        )
+    };
+}
+
+fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+#[test]
+fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
+    let Some(h) = Harness::new() else { return };
+    let t0 = Instant::now();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let model = tmp.path().join("model");
+    write_model(&model, 0, &RrSynthParams::DEFAULT, false).expect("synthetic model");
+    let fixture = tmp.path().join("fixture");
+    let reset_frame = write_fixture(&model, &fixture);
+    // The fixture is the golden sequence.
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/rr-reference-64x48-96x72-seed0.txt");
+    assert_eq!(
+        std::fs::read_to_string(fixture.join("digests.txt")).expect("digests"),
+        std::fs::read_to_string(golden).expect("golden"),
+        "the fixture is not the golden sequence"
+    );
+    let manifest: RrFixture = serde_json::from_slice(
+        &std::fs::read(fixture.join("manifest.json")).expect("fixture manifest"),
+    )
+    .expect("fixture manifest");
+    assert_eq!(manifest.frames.len(), FRAMES as usize);
+    let cpu_s = t0.elapsed().as_secs_f64();
+
+    // The caller's images.
+    let sampled = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
+    let (w, ht) = (RENDER.w, RENDER.h);
+    let mut images = Vec::new();
+    let mut staging_bytes = 0usize;
+    for g in Guide::ALL {
+        let (first, lanes) = match (g, g.lanes()) {
+            (Guide::Exposure, _) => continue,
+            (Guide::Color, _) => (0, 4),
+            (_, Some(l)) => l,
+            (_, None) => continue,
+        };
+        let (format, texel) = match (g, lanes) {
+            (Guide::Depth, _) => (vk::Format::D32_SFLOAT, 1),
+            (_, 1) => (vk::Format::R32_SFLOAT, 1),
+            (_, 2) => (vk::Format::R32G32_SFLOAT, 2),
+            _ => (vk::Format::R32G32B32A32_SFLOAT, 4),
+        };
+        let aspect = if g == Guide::Depth {
+            vk::ImageAspectFlags::DEPTH
+        } else {
+            vk::ImageAspectFlags::COLOR
+        };
+        let img = h.image(w, ht, format, sampled);
+        let info = vk::ImageViewCreateInfo::default()
+            .image(img.image)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(format)
+            .subresource_range(range(aspect));
+        // SAFETY: a live image of the harness's device; destroyed by the test.
+        let view = unsafe { h.device.create_image_view(&info, None) }.expect("vkCreateImageView");
+        staging_bytes += RENDER.area() * texel * 4;
+        images.push(GuideImage {
+            guide: g,
+            first,
+            lanes,
+            texel,
+            aspect,
+            img,
+            view,
+        });
+    }
+    let output = h.image(
+        OUTPUT.w,
+        OUTPUT.h,
+        vk::Format::R16G16B16A16_SFLOAT,
+        vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC,
+    );
+    let out_view = h.view(&output);
+    let staging: HostBuffer = h.host_buffer(staging_bytes as u64);
+    let readback: HostBuffer = h.host_buffer((OUTPUT.area() * 8) as u64);
+    submit(&h, |cmd| {
+        h.barrier(
+            cmd,
+            output.image,
+            (vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL),
+            (vk::AccessFlags::empty(), vk::AccessFlags::SHADER_WRITE),
+            (
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+            ),
+        )
+    });
+
+    // NGX on the harness's device, the model found through OPENNGX_RR_MODEL_DIR.
+    std::env::set_var("OPENNGX_RR_MODEL_DIR", &model);
+    let path: Vec<wchar_t> = "/tmp".chars().map(|c| c as wchar_t).chain([0]).collect();
+    // SAFETY: the harness's live handles and the loader's proc addrs.
+    ok("Init", unsafe {
+        NVSDK_NGX_VULKAN_Init(
+            7,
+            path.as_ptr(),
+            h.instance.handle(),
+            h.physical,
+            h.device.handle(),
+            Some(h.gipa()),
+            Some(h.gdpa()),
+            std::ptr::null(),
+            NVSDK_NGX_Version_API,
+        )
+    });
+    let mut p = std::ptr::null_mut();
+    // SAFETY: a local out pointer.
+    ok("AllocateParameters", unsafe {
+        NVSDK_NGX_VULKAN_AllocateParameters(&mut p)
+    });
+    let set_ui = |k: &str, v: u32| {
+        // SAFETY: a live map, a C string.
+        unsafe { NVSDK_NGX_Parameter_SetUI(p, c(k).as_ptr(), v) }
+    };
+    let set_i = |k: &str, v: i32| {
+        // SAFETY: as above.
+        unsafe { NVSDK_NGX_Parameter_SetI(p, c(k).as_ptr(), v) }
+    };
+    let set_f = |k: &str, v: f32| {
+        // SAFETY: as above.
+        unsafe { NVSDK_NGX_Parameter_SetF(p, c(k).as_ptr(), v) }
+    };
+    let set_vp = |k: &str, v: *mut c_void| {
+        // SAFETY: as above; the pointee outlives the evaluation that reads it.
+        unsafe { NVSDK_NGX_Parameter_SetVoidPointer(p, c(k).as_ptr(), v) }
+    };
+    // NGX_VULKAN_CREATE_DLSSD_EXT1 with the fixture's sizes, flags and preset (DLAA mode, hint E).
+    set_ui("CreationNodeMask", 1);
+    set_ui("VisibilityNodeMask", 1);
+    set_ui("Width", manifest.render[0]);
+    set_ui("Height", manifest.render[1]);
+    set_ui("OutWidth", manifest.output[0]);
+    set_ui("OutHeight", manifest.output[1]);
+    set_i("PerfQualityValue", NVSDK_NGX_PerfQuality_Value_DLAA as i32);
+    set_i("DLSS.Feature.Create.Flags", manifest.create_flags as i32);
+    set_i("DLSS.Enable.Output.Subrects", 0);
+    set_i("DLSS.Denoise.Mode", 1);
+    set_ui("DLSS.Roughness.Mode", 0);
+    set_ui("DLSS.Use.HW.Depth", 0);
+    assert_eq!(manifest.preset, "E");
+    set_ui("RayReconstruction.Hint.Render.Preset.DLAA", 5);
+    let mut handle = std::ptr::null_mut();
+    let t = Instant::now();
+    let r = submit(&h, |cmd| {
+        // SAFETY: our device, a recording command buffer, a live map, a local out pointer.
+        unsafe {
+            NVSDK_NGX_VULKAN_CreateFeature1(
+                h.device.handle(),
+                cmd,
+                NVSDK_NGX_Feature_RayReconstruction,
+                p,
+                &mut handle,
+            )
+        }
+    });
+    ok("CreateFeature1", r);
+    let held = size_in_bytes();
+    assert!(held > 0, "a live feature holds its tensors");
+    let create_s = t.elapsed().as_secs_f64();
+
+    // The fixture's frames from its files, then the Reset frame.
+    let mut replays: Vec<Replay> = manifest
+        .frames
+        .iter()
+        .enumerate()
+        .map(|(f, entry)| {
+            let dir = fixture.join(format!("frame-{f:03}"));
+            Replay {
+                color: f32s(&std::fs::read(dir.join("color.f32")).expect("color.f32")),
+                guides: f32s(&std::fs::read(dir.join("guides.f32")).expect("guides.f32")),
+                jitter: entry.jitter,
+                mv_scale: entry.mv_scale,
+                pre_exposure: entry.pre_exposure,
+                exposure_scale: entry.exposure_scale,
+                reset: entry.reset,
+                want: std::fs::read(dir.join("output.bin")).expect("output.bin"),
+                source: format!("the fixture's frame-{f:03}/output.bin"),
+            }
+        })
+        .collect();
+    replays.push(reset_frame);
+    // The resources the map points at live until the feature's release.
+    let mut resources: Vec<NVSDK_NGX_Resource_VK> = images
+        .iter()
+        .map(|gi| ngx_resource(&gi.img, gi.view, false))
+        .collect();
+    let mut out = ngx_resource(&output, out_view, true);
+    for (gi, res) in images.iter().zip(resources.iter_mut()) {
+        set_vp(gi.guide.key(), (res as *mut NVSDK_NGX_Resource_VK).cast());
+    }
+    set_vp(
+        keys::OUTPUT,
+        (&mut out as *mut NVSDK_NGX_Resource_VK).cast(),
+    );
+    let mut eval_s = 0.0;
+    for (f, entry) in replays.iter().enumerate() {
+        let (color, guides, want) = (&entry.color, &entry.guides, &entry.want);
+        assert_eq!(want.len(), OUTPUT.area() * 8);
+        // Each image's texels: its lanes of the colour or the guides, zero-padded.
+        let mut offsets = Vec::new();
+        let mut off = 0usize;
+        for gi in &images {
+            let (src, stride) = if gi.guide == Guide::Color {
+                (color, 4)
+            } else {
+                (guides, LANES)
+            };
+            let mut bytes = Vec::with_capacity(RENDER.area() * gi.texel * 4);
+            for px in 0..RENDER.area() {
+                for ch in 0..gi.texel {
+                    let v = if ch < gi.lanes {
+                        src[px * stride + gi.first + ch]
+                    } else {
+                        0.0
+                    };
+                    bytes.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+            staging.write(off, &bytes);
+            offsets.push(off as u64);
+            off += bytes.len();
+        }
+        set_f(keys::JITTER_X, entry.jitter[0]);
+        set_f(keys::JITTER_Y, entry.jitter[1]);
+        set_f(keys::MV_SCALE_X, entry.mv_scale[0]);
+        set_f(keys::MV_SCALE_Y, entry.mv_scale[1]);
+        set_f(keys::PRE_EXPOSURE, entry.pre_exposure);
+        set_f(keys::EXPOSURE_SCALE, entry.exposure_scale);
+        set_i(keys::RESET, i32::from(entry.reset));
+        let t = Instant::now();
+        let r = submit(&h, |cmd| {
+            for (gi, &o) in images.iter().zip(&offsets) {
+                barrier(
+                    &h,
+                    cmd,
+                    gi,
+                    (
+                        vk::ImageLayout::UNDEFINED,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    ),
+                    (
+                        vk::AccessFlags::SHADER_READ,
+                        vk::AccessFlags::TRANSFER_WRITE,
+                    ),
+                    (
+                        vk::PipelineStageFlags::ALL_COMMANDS,
+                        vk::PipelineStageFlags::TRANSFER,
+                    ),
+                );
+                // SAFETY: a recording command buffer; the staging buffer holds the texels at `o`.
+                unsafe {
+                    h.device.cmd_copy_buffer_to_image(
+                        cmd,
+                        staging.buffer,
+                        gi.img.image,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        &[vk::BufferImageCopy {
+                            image_subresource: vk::ImageSubresourceLayers {
+                                aspect_mask: gi.aspect,
+                                ..copy_region(o, w, ht).image_subresource
+                            },
+                            ..copy_region(o, w, ht)
+                        }],
+                    )
+                };
+                barrier(
+                    &h,
+                    cmd,
+                    gi,
+                    (
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+                    ),
+                    (
+                        vk::AccessFlags::TRANSFER_WRITE,
+                        vk::AccessFlags::SHADER_READ,
+                    ),
+                    (
+                        vk::PipelineStageFlags::TRANSFER,
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                    ),
+                );
+            }
+            // SAFETY: a recording command buffer, a live handle and map.
+            let r = unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, handle, p, None) };
+            h.barrier(
+                cmd,
+                output.image,
+                (vk::ImageLayout::GENERAL, vk::ImageLayout::GENERAL),
+                (
+                    vk::AccessFlags::SHADER_WRITE,
+                    vk::AccessFlags::TRANSFER_READ,
+                ),
+                (
+                    vk::PipelineStageFlags::ALL_COMMANDS,
+                    vk::PipelineStageFlags::TRANSFER,
+                ),
+            );
+            // SAFETY: a recording command buffer; the readback buffer holds the output.
+            unsafe {
+                h.device.cmd_copy_image_to_buffer(
+                    cmd,
+                    output.image,
+                    vk::ImageLayout::GENERAL,
+                    readback.buffer,
+                    &[copy_region(0, OUTPUT.w, OUTPUT.h)],
+                );
+                let mb = [vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::HOST_READ)];
+                h.device.cmd_pipeline_barrier(
+                    cmd,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &mb,
+                    &[],
+                    &[],
+                );
+            }
+            r
+        });
+        ok("EvaluateFeature_C", r);
+        eval_s += t.elapsed().as_secs_f64();
+        let got = readback.read();
+        let differ = got.iter().zip(want).filter(|(a, b)| a != b).count();
+        let first = got.iter().zip(want).position(|(a, b)| a != b);
+        assert!(
+            differ == 0,
+            "frame {f}: {differ} of {} output bytes differ from {}, first at byte {:?}",
+            want.len(),
+            entry.source,
+            first
+        );
+        println!(
+            "frame {f}: Output equals {} ({} bytes)",
+            entry.source,
+            want.len()
+        );
+    }
+    // A roughness image in a format the ABI accepts but the import cannot read exactly
+    // (R16_UNORM): refused with the code and the key, before anything is recorded.
+    let unorm16 = h.image(w, ht, vk::Format::R16_UNORM, sampled);
+    let unorm16_view = h.view(&unorm16);
+    let mut rough = ngx_resource(&unorm16, unorm16_view, false);
+    set_vp(
+        Guide::Roughness.key(),
+        (&mut rough as *mut NVSDK_NGX_Resource_VK).cast(),
+    );
+    // SAFETY: a recording command buffer, a live handle and map.
+    let r = submit(&h, |cmd| unsafe {
+        NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, handle, p, None)
+    });
+    assert_eq!(r, NVSDK_NGX_Result_FAIL_UnsupportedInputFormat, "{r:#x}");
+    // SAFETY: every submission was waited for; the handle is live.
+    ok("ReleaseFeature", unsafe {
+        NVSDK_NGX_VULKAN_ReleaseFeature(handle)
+    });
+    assert_eq!(size_in_bytes(), 0, "released: nothing held (was {held})");
+    // SAFETY: our map and device.
+    unsafe {
+        NVSDK_NGX_VULKAN_DestroyParameters(p);
+        NVSDK_NGX_VULKAN_Shutdown1(h.device.handle());
+    }
+    std::env::remove_var("OPENNGX_RR_MODEL_DIR");
+    // SAFETY: every submission was waited for.
+    unsafe {
+        for gi in &images {
+            h.device.destroy_image_view(gi.view, None);
+        }
+        h.device.destroy_image_view(out_view, None);
+        h.device.destroy_image_view(unorm16_view, None);
+    }
+    println!(
+        "RR through the C ABI: {} frames {RENDER} -> {OUTPUT} byte-exact on {}; CPU \
+         fixture {cpu_s:.2} s, create {create_s:.2} s, evaluate {eval_s:.2} s (validation {}, \
+         synchronization validation {})",
+        replays.len(),
+        h.device_name,
+        h.validation,
+        h.sync_validation
+    );
+    h.assert_validation_clean();
+}
