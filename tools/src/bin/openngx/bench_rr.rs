@@ -4,7 +4,6 @@
 //! `--check` the first frame also runs on an instance that keeps every tensor and each published
 //! tensor is compared byte for byte with the CPU reference's (`rr::cpu_frame`).
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use openngx::model::LoadOptions;
@@ -119,12 +118,16 @@ pub fn run(args: &Args) -> Result<bool, String> {
     let memory = gpu.tensor_memory();
     let ok = mismatches.as_ref().is_none_or(|b| b.is_empty());
     if args.json {
-        let layers: BTreeMap<&str, f64> = groups.iter().map(|(l, ms)| (l.as_str(), *ms)).collect();
+        // In graph order: the frame stages and layers as they run.
+        let layers: Vec<serde_json::Value> = groups
+            .iter()
+            .map(|(l, ms)| serde_json::json!({"label": l, "median_ms": ms}))
+            .collect();
         let j = serde_json::json!({
             "feature": "rr", "device": device, "render": [render.w, render.h],
             "output": [output.w, output.h], "preset": preset.name(), "route": "exact",
             "frames": args.frames, "median_ms": med, "min_ms": min, "tensor_bytes": memory,
-            "layers_median_ms": layers, "compared_tensors": compared,
+            "layers": layers, "compared_tensors": compared,
             "exact": mismatches.as_ref().map(|b| b.is_empty()), "mismatches": mismatches,
         });
         println!("{j}");

@@ -12,6 +12,7 @@ mod gpu_frames;
 mod gpu_net;
 mod model_out;
 mod parity;
+mod parity_rr;
 mod reference;
 mod rr_gpu;
 mod standalone;
