@@ -9,6 +9,8 @@
 //!   frame-2 output has one byte flipped (its SHA-256 updated in the manifest) fails with exit 1
 //!   naming `output`, and a file that no longer matches its manifest SHA-256 is refused (exit 2).
 //!
+//! Both run with the Khronos validation layer and its synchronization validation where it is
+//! installed (`OPENNGX_VALIDATION=1`), and their output must hold no validation message.
 //! Skipped (and says so) without a Vulkan device that runs the exact route.
 
 #[path = "../../tests/common/mod.rs"]
@@ -17,7 +19,29 @@ mod tools_common;
 
 use std::path::Path;
 
+use std::process::Output;
+
 use tools_common::{openngx, stderr, stdout, tempdir};
+
+/// The validation layer with synchronization validation (where installed).
+const VALIDATION: [(&str, &str); 2] = [
+    ("OPENNGX_VALIDATION", "1"),
+    (
+        "VK_LAYER_ENABLES",
+        openngx_tools::devkit::SYNC_VALIDATION_ENABLES,
+    ),
+];
+
+/// `openngx ARGS` under [`VALIDATION`]; panics on any validation message.
+fn validated(args: &[&str]) -> Output {
+    let o = openngx(args, &VALIDATION);
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        !all.contains("Validation Error") && !all.contains("SYNC-HAZARD") && !all.contains("VUID"),
+        "validation messages:\n{all}"
+    );
+    o
+}
 
 const SIZE: [&str; 8] = [
     "--width",
@@ -48,7 +72,7 @@ fn bench_rr_times_every_layer_and_checks_frame_0_against_the_cpu() {
     let mut args = vec!["bench", "--feature", "rr"];
     args.extend(SIZE);
     args.extend(["--frames", "1", "--warmup", "0", "--check", "--json"]);
-    let o = openngx(&args, &[]);
+    let o = validated(&args);
     eprintln!(
         "openngx bench --feature rr (64x48 -> 96x72, checked): {:.1} s",
         t.elapsed().as_secs_f64()
@@ -161,18 +185,15 @@ fn parity_rr_replays_the_fixture_exactly_and_catches_a_flipped_byte() {
     assert!(o.status.success(), "{}", stderr(&o));
 
     let parity = || {
-        openngx(
-            &[
-                "parity",
-                "--feature",
-                "rr",
-                "--model",
-                model_s,
-                "--fixture",
-                fx_s,
-            ],
-            &[],
-        )
+        validated(&[
+            "parity",
+            "--feature",
+            "rr",
+            "--model",
+            model_s,
+            "--fixture",
+            fx_s,
+        ])
     };
     let t = std::time::Instant::now();
     let o = parity();
