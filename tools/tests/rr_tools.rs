@@ -3,7 +3,8 @@
 //!
 //! * bench times one frame of the exact GPU route per layer and stage (GPU timestamps; its JSON
 //!   lists every stage and layer in graph order with a positive time) and `--check` compares
-//!   frame 0's 39 published tensors with the CPU reference byte for byte;
+//!   frame 0's 39 published tensors with the CPU reference byte for byte (and the timed,
+//!   shared-arena instance's frame 0 output and alpha with those);
 //! * parity replays the 3-frame fixture of `reference --feature rr` on the GPU route (the GPU's
 //!   own history between frames) and finds every published tensor byte-exact; a fixture whose
 //!   frame-2 output has one byte flipped (its SHA-256 updated in the manifest) fails with exit 1
@@ -91,6 +92,8 @@ fn bench_rr_times_every_layer_and_checks_frame_0_against_the_cpu() {
         Some(published_count() as u64),
         "{j}"
     );
+    // The shared arena's frame 0: output and alpha.
+    assert_eq!(j["compared_shared_arena"], 2, "{j}");
     let layers = j["layers"].as_array().expect("layers");
     let labels: Vec<&str> = layers
         .iter()

@@ -2,7 +2,8 @@
 //! synthetic scene, timed with GPU timestamps per layer and per frame stage in the production
 //! layout (tensors sharing one arena), median and min over N frames after the warm-up; with
 //! `--check` the first frame also runs on an instance that keeps every tensor and each published
-//! tensor is compared byte for byte with the CPU reference's (`rr::cpu_frame`).
+//! tensor is compared byte for byte with the CPU reference's (`rr::cpu_frame`), and the timed
+//! instance's frame 0 output and alpha (what the shared arena keeps) with those.
 
 use std::time::Instant;
 
@@ -59,6 +60,9 @@ pub fn run(args: &Args) -> Result<bool, String> {
 
     let mut mismatches = None;
     let mut compared = 0;
+    let mut compared_arena = 0;
+    // Frame 0's published tensors from the instance keeping every tensor (with --check).
+    let mut kept_frame0 = Vec::new();
     if args.check {
         let s = scene::render(render, 0);
         let mut gpu = RrGpu::open(args.device, weights, geometry, preset, true, false)?;
@@ -86,6 +90,7 @@ pub fn run(args: &Args) -> Result<bool, String> {
             ));
         }
         mismatches = Some(bad);
+        kept_frame0 = got.published;
     }
 
     let mut gpu = RrGpu::open(args.device, weights, geometry, preset, false, true)?;
@@ -96,7 +101,25 @@ pub fn run(args: &Args) -> Result<bool, String> {
     let mut per_group: Vec<(String, Vec<f64>)> = Vec::new();
     for n in 0..args.warmup + args.frames {
         let s = scene::render(render, n as u32);
-        let out = gpu.run_frame(&params(n), &s.color, &s.guides, false)?;
+        // With --check, frame 0 of the timed (shared-arena) instance is read back too (after its
+        // last timestamp): its output and alpha must equal the kept instance's.
+        let read = args.check && n == 0;
+        let out = gpu.run_frame(&params(n), &s.color, &s.guides, read)?;
+        if read {
+            let bad = mismatches.get_or_insert_with(Vec::new);
+            for (name, bytes) in &out.published {
+                compared_arena += 1;
+                match kept_frame0.iter().find(|k| &k.0 == name) {
+                    Some((_, want)) => {
+                        bad.extend(compare(name, bytes, want).map(|v| format!("shared arena: {v}")))
+                    }
+                    None => bad.push(format!("shared arena: {name} not in the kept frame")),
+                }
+            }
+            if compared_arena == 0 {
+                bad.push("shared arena: nothing read back".into());
+            }
+        }
         if n < args.warmup {
             continue;
         }
@@ -128,6 +151,7 @@ pub fn run(args: &Args) -> Result<bool, String> {
             "output": [output.w, output.h], "preset": preset.name(), "route": "exact",
             "frames": args.frames, "median_ms": med, "min_ms": min, "tensor_bytes": memory,
             "layers": layers, "compared_tensors": compared,
+            "compared_shared_arena": compared_arena,
             "exact": mismatches.as_ref().map(|b| b.is_empty()), "mismatches": mismatches,
         });
         println!("{j}");
@@ -149,7 +173,8 @@ pub fn run(args: &Args) -> Result<bool, String> {
     if let Some(bad) = &mismatches {
         if bad.is_empty() {
             println!(
-                "bit-exact: the {compared} published tensors of frame 0 equal the CPU reference"
+                "bit-exact: the {compared} published tensors of frame 0 equal the CPU reference; \
+                 the shared arena's frame 0 ({compared_arena} tensors: output, alpha) equal them"
             );
         } else {
             println!("MISMATCH against the CPU reference:");

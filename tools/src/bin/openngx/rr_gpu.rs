@@ -19,7 +19,8 @@ use crate::standalone::StandaloneDevice;
 
 /// What one frame gave back.
 pub struct RrFrameOut {
-    /// Every published tensor's bytes in graph order (empty unless asked for).
+    /// The published tensors' bytes in graph order (empty unless asked for): every one when
+    /// every tensor is kept, else those the shared arena keeps after a frame (output, alpha).
     pub published: Vec<(String, Vec<u8>)>,
     /// GPU time per layer / stage in graph order (empty without timestamps).
     pub timings: Vec<StageTime>,
@@ -112,7 +113,8 @@ impl RrGpu {
     /// Run one frame on `color` `[render][4]` and `guides` `[render][16]` (f32): every tensor
     /// the graph writes is poisoned first (so an unwritten byte shows), then the frame is
     /// recorded layer by layer with timestamps, its output kept as the next history; with
-    /// `read` (which needs `keep_all`) every published tensor is read back.
+    /// `read` the published tensors are read back (every one with `keep_all`; in the shared
+    /// arena only the output and its alpha survive the frame).
     pub fn run_frame(
         &mut self,
         params: &FrameParams,
@@ -120,14 +122,13 @@ impl RrGpu {
         guides: &[f32],
         read: bool,
     ) -> Result<RrFrameOut, String> {
-        if read && !self.keep_all {
-            return Err("reading the published tensors needs every tensor kept".into());
-        }
         let graph = self.frame.graph().clone();
         let ctx = self.dev.context().clone();
+        let kept = [graph.output, graph.alpha];
         let published: Vec<(String, usize, u64)> = graph
             .published
             .iter()
+            .filter(|(_, t)| self.keep_all || kept.contains(t))
             .map(|(n, t)| Ok((n.clone(), *t, self.frame.tensor(*t)?.range)))
             .collect::<Result<_, openngx::gpu::GpuError>>()
             .map_err(|e| e.to_string())?;
