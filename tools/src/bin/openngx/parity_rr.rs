@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use crate::rr_gpu::{compare, parse_preset, RrGpu};
 
-/// The failure: unusable (exit 2) or not.
+/// The verdict of a run that compared something (an unusable fixture or model is an `Err`: exit 2).
 enum Outcome {
     Exact,
     Mismatch,
