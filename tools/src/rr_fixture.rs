@@ -258,3 +258,60 @@ fn write_tree(
     fs::write(&path, json).map_err(io(&path))?;
     Ok(manifest)
 }
+
+/// Reads `manifest.json` of the fixture directory `dir` and checks its network and format.
+pub fn load(dir: &Path) -> Result<RrFixture, RrFixtureError> {
+    let path = dir.join("manifest.json");
+    let text = fs::read_to_string(&path).map_err(io(&path))?;
+    let invalid = |what: String| RrFixtureError::Invalid {
+        path: path.clone(),
+        what,
+    };
+    let m: RrFixture = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+    if m.network != "dlss-rr" {
+        return Err(invalid(format!("network `{}`, not dlss-rr", m.network)));
+    }
+    if m.format != FORMAT {
+        return Err(invalid(format!(
+            "format {}, this tool reads {FORMAT}",
+            m.format
+        )));
+    }
+    if m.frames.is_empty() {
+        return Err(invalid("no frame".into()));
+    }
+    Ok(m)
+}
+
+/// Reads one file of a frame and checks its size and SHA-256 against the manifest.
+pub fn read_file(dir: &Path, entry: &FileEntry) -> Result<Vec<u8>, RrFixtureError> {
+    let path = dir.join(&entry.file);
+    let bytes = fs::read(&path).map_err(io(&path))?;
+    let sha = format!("{:x}", Sha256::digest(&bytes));
+    if bytes.len() as u64 != entry.bytes || sha != entry.sha256 {
+        return Err(RrFixtureError::Invalid {
+            path,
+            what: format!(
+                "{} bytes with SHA-256 {sha}; the manifest says {} bytes, {}",
+                bytes.len(),
+                entry.bytes,
+                entry.sha256
+            ),
+        });
+    }
+    Ok(bytes)
+}
+
+/// Little-endian f32 bytes as values (`color.f32`, `guides.f32`); `None` when the length is not
+/// a multiple of 4.
+pub fn f32_values(bytes: &[u8]) -> Option<Vec<f32>> {
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}

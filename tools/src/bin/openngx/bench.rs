@@ -1,6 +1,7 @@
 //! `openngx bench`: GPU time of the network (timestamps), warm-up, median and min over N frames,
 //! per-stage profile, device memory, optional bit-exact check against the CPU reference, optional
-//! driver statistics of every kernel (`--pipeline-stats`).
+//! driver statistics of every kernel (`--pipeline-stats`). `--feature rr` benches Ray
+//! Reconstruction instead (`bench_rr`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -19,57 +20,76 @@ use openngx::numerics::Profiles;
 use openngx_tools::synth;
 
 use crate::gpu_net::{synthetic_features, GpuNet};
+use crate::model_out::Network;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Model directory; without it a synthetic model (seed 0) is written to a temporary directory.
+    /// The network: `nr` (DLSS-NR) or `rr` (Ray Reconstruction: `--width/--height` the render
+    /// size, `--out-width/--out-height` the output size; the exact route, timed per layer).
+    #[arg(long, value_enum, default_value = "nr")]
+    pub(crate) feature: Network,
+    /// Model directory; without it a synthetic model (seed 0) is written to a temporary directory
+    /// (RR: synthesized in memory).
     #[arg(long)]
-    model: Option<PathBuf>,
+    pub(crate) model: Option<PathBuf>,
     #[arg(long, default_value_t = 768)]
-    width: u32,
+    pub(crate) width: u32,
     #[arg(long, default_value_t = 768)]
-    height: u32,
+    pub(crate) height: u32,
+    /// RR: the output width (default: the render width).
+    #[arg(long)]
+    pub(crate) out_width: Option<u32>,
+    /// RR: the output height (default: the render height).
+    #[arg(long)]
+    pub(crate) out_height: Option<u32>,
+    /// RR: the preset, `d` or `e`.
+    #[arg(long, default_value = "e")]
+    pub(crate) preset: String,
     /// Timed frames (after the warm-up).
     #[arg(long, default_value_t = 20)]
-    frames: usize,
+    pub(crate) frames: usize,
     #[arg(long, default_value_t = 3)]
-    warmup: usize,
+    pub(crate) warmup: usize,
     /// Routes to run, one after the other in this process: `exact`, `tensor` or both
     /// (`exact,tensor`). With two routes and --check, the second is also compared with the first
     /// (share of differing bytes per boundary, PSNR of the head).
     #[arg(long, default_value = "exact", value_delimiter = ',')]
-    route: Vec<String>,
+    pub(crate) route: Vec<String>,
     /// MMA profile of the exact route: f13 (native) or h25. The tensor route computes h25.
     #[arg(long, default_value = "f13")]
-    profile: String,
+    pub(crate) profile: String,
     /// Device index among those that support the exact route.
     #[arg(long)]
-    device: Option<usize>,
+    pub(crate) device: Option<usize>,
     /// Also run the CPU reference and compare the 75 boundaries and the head byte for byte
     /// (with --blocks: the boundaries those blocks publish).
     #[arg(long)]
-    check: bool,
+    pub(crate) check: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Run and time only the first N of the 71 blocks (with the adapter before block 0): a
     /// quick run on a slow device; with --check, a partial evaluation compared with the CPU
     /// reference's first N blocks.
     #[arg(long)]
-    blocks: Option<usize>,
+    pub(crate) blocks: Option<usize>,
     /// Lower the device's maxStorageBufferRange to BYTES when planning the launches: every
     /// binding above it runs in row bands (the split route that devices with a small range,
     /// like lavapipe's 128 MiB, take at large sizes), so it can be checked on small ones.
     #[arg(long, value_name = "BYTES")]
-    max_binding_range: Option<u64>,
+    pub(crate) max_binding_range: Option<u64>,
     /// Also print what the driver reports about each kernel (register counts and the like,
     /// through VK_KHR_pipeline_executable_properties where the device has it).
     #[arg(long)]
-    pipeline_stats: bool,
+    pub(crate) pipeline_stats: bool,
 }
 
 pub fn run(args: Args) -> ExitCode {
-    match run_inner(&args) {
+    let result = match args.feature {
+        Network::Nr => run_inner(&args),
+        Network::Rr => crate::bench_rr::run(&args),
+    };
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
@@ -79,7 +99,7 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }

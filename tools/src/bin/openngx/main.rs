@@ -2,6 +2,7 @@
 //! subcommand lives in its own module with its own `Args` and `run`.
 
 mod bench;
+mod bench_rr;
 mod demo;
 mod doctor;
 mod doctor_model;
@@ -11,7 +12,9 @@ mod gpu_frames;
 mod gpu_net;
 mod model_out;
 mod parity;
+mod parity_rr;
 mod reference;
+mod rr_gpu;
 mod standalone;
 mod synth_model;
 mod validate_model;

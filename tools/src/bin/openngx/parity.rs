@@ -10,6 +10,9 @@
 //! frame against its output (and head, when recorded). Its `--repeat` runs (3 by default) must
 //! all give the same bytes. The CPU route checks frame 0 only.
 //!
+//! `--feature rr` replays a Ray Reconstruction fixture on RR's exact GPU route instead
+//! (`parity_rr`; `--model`, `--fixture` and `--no-verify` only).
+//!
 //! Exit status: 0 when every check is bit-exact, 1 when any check fails (sign of zero and within
 //! one code included), 2 when the fixture, the model or the route cannot be used (nothing ran or
 //! the run failed).
@@ -28,10 +31,15 @@ use openngx_tools::fixture::{bytes_to_f32, f32_to_bytes, Fixture, FixtureError};
 
 use crate::gpu_frames::{FrameIn, FrameOut, GpuFrames};
 use crate::gpu_net::Progress;
+use crate::model_out::Network;
 use openngx::feature::Route;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The network: `nr` (DLSS-NR) or `rr` (Ray Reconstruction: the fixture of
+    /// `reference --feature rr`, replayed on RR's exact GPU route).
+    #[arg(long, value_enum, default_value = "nr")]
+    feature: Network,
     /// Model directory (manifest.json + model/).
     #[arg(long, required_unless_present = "from_dump")]
     model: Option<PathBuf>,
@@ -67,6 +75,15 @@ fn unusable(msg: impl std::fmt::Display) -> ExitCode {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    if args.feature == Network::Rr {
+        if args.repeat.is_some() || args.dump.is_some() || args.from_dump.is_some() {
+            return unusable("--feature rr takes --model, --fixture and --no-verify only");
+        }
+        return match &args.model {
+            Some(m) => crate::parity_rr::run(m, &args.fixture, args.no_verify),
+            None => unusable("--feature rr needs --model"),
+        };
+    }
     // Everything that can be refused is refused before the network runs.
     let fx = match Fixture::load(&args.fixture) {
         Ok(f) => f,
