@@ -19,7 +19,9 @@ use parking_lot::Mutex;
 use super::abi::*;
 use super::guard::guard;
 use super::log;
-use super::param_read::{key, opt_f, opt_i, opt_ui, present_pointer, unsupported};
+use super::param_read::{
+    key, opt_f, opt_i, opt_ui, present_pointer, refuse_custom_allocators, unsupported, write_stats,
+};
 use super::params::{ParamObject, ParamRef, Value};
 use super::registry::{self, Description};
 use super::resource::{check_image, read_resource, Role};
@@ -74,16 +76,7 @@ pub mod keys {
     pub const DYNAMIC_MIN_HEIGHT: &CStr = c"DLSS.Get.Dynamic.Min.Render.Height";
     /// Optimal settings: sharpness out (float, 0: RR does not sharpen).
     pub const SHARPNESS: &CStr = c"Sharpness";
-    /// Stats output: device memory in bytes (ull).
-    pub const SIZE_IN_BYTES: &CStr = c"SizeInBytes";
-    /// Stats output: optimisation level (EParameter form, uint).
-    pub const OPT_LEVEL_E: &CStr = c"#\x44";
-    /// Stats output: dev-branch flag (EParameter form, uint).
-    pub const IS_DEV_BRANCH_E: &CStr = c"#\x45";
-    /// Create: custom allocator (must be absent).
-    pub const RESOURCE_ALLOC_CALLBACK: &str = "ResourceAllocCallback";
-    /// Create: custom allocator (must be absent).
-    pub const RESOURCE_RELEASE_CALLBACK: &str = "ResourceReleaseCallback";
+    pub use crate::ngx::param_read::shared_keys::*;
 }
 
 /// The formats each image accepts: what a backend must be able to read (every channel the
@@ -288,9 +281,7 @@ pub unsafe extern "C" fn get_stats_callback(params: *mut NVSDK_NGX_Parameter) ->
             return NVSDK_NGX_Result_FAIL_InvalidParameter;
         };
         let bytes = registry::lookup(FEATURE).map_or(0, |f| f.memory_in_use());
-        p.set_ull(keys::SIZE_IN_BYTES, bytes);
-        p.set_ui(keys::OPT_LEVEL_E, NVSDK_NGX_OPT_LEVEL_RELEASE);
-        p.set_ui(keys::IS_DEV_BRANCH_E, 0);
+        write_stats(&p, bytes);
         NVSDK_NGX_Result_Success
     })
 }
@@ -406,17 +397,7 @@ pub fn parse_create(p: &ParamRef) -> Result<RrCreate, FeatureError> {
     };
     let render = Size::new(dim(k::WIDTH)?, dim(k::HEIGHT)?);
     let output = Size::new(dim(k::OUT_WIDTH)?, dim(k::OUT_HEIGHT)?);
-    for name in [
-        keys::RESOURCE_ALLOC_CALLBACK,
-        keys::RESOURCE_RELEASE_CALLBACK,
-    ] {
-        if present_pointer(p, name) {
-            return Err(unsupported(
-                name,
-                "custom resource allocators are not supported",
-            ));
-        }
-    }
+    refuse_custom_allocators(p)?;
     let quality = opt_i(p, k::PERF_QUALITY_VALUE);
     let flags = CreateFlags(opt_i(p, k::CREATE_FLAGS).unwrap_or(0) as u32);
     RrCreate::new(

@@ -12,7 +12,8 @@ use super::abi::*;
 use super::guard::guard;
 use super::model_dir::MODEL_SUBDIR;
 use super::param_read::{
-    image, opt_f, opt_i, opt_ui, present_pointer, required_image, unsupported,
+    image, opt_f, opt_i, opt_ui, present_pointer, refuse_custom_allocators, required_image,
+    unsupported, write_stats,
 };
 use super::params::{ParamObject, ParamRef, Value};
 use super::registry::{self, Description};
@@ -42,12 +43,6 @@ pub mod keys {
     pub const GET_STATS_CALLBACK: &CStr = c"DLSSNRGetStatsCallback";
     /// Capability: `PFN_NVSDK_NGX_DLSSNR_ComputeScalingRatioCallback` (void*).
     pub const COMPUTE_SCALING_RATIO_CALLBACK: &CStr = c"DLSSNRComputeScalingRatioCallback";
-    /// Stats output: device memory in bytes (ull).
-    pub const SIZE_IN_BYTES: &CStr = c"SizeInBytes";
-    /// Stats output: optimisation level, EParameter form of `Snippet.OptLevel` (uint).
-    pub const OPT_LEVEL_E: &CStr = c"#\x44";
-    /// Stats output: dev-branch flag, EParameter form of `Snippet.IsDevBranch` (uint).
-    pub const IS_DEV_BRANCH_E: &CStr = c"#\x45";
     /// Capability: optimisation level (uint).
     pub const OPT_LEVEL: &CStr = c"Snippet.OptLevel";
     /// Capability: dev-branch flag (uint).
@@ -56,10 +51,7 @@ pub mod keys {
     pub const PERF_QUALITY_VALUE: &CStr = c"PerfQualityValue";
     /// Callback output: scaling ratio (float, always 1).
     pub const SCALING_RATIO: &CStr = c"DLSSNR.ScalingRatio";
-    /// Create: custom allocator (must be absent).
-    pub const RESOURCE_ALLOC_CALLBACK: &str = "ResourceAllocCallback";
-    /// Create: custom allocator (must be absent).
-    pub const RESOURCE_RELEASE_CALLBACK: &str = "ResourceReleaseCallback";
+    pub use crate::ngx::param_read::shared_keys::*;
 }
 
 /// The image roles of feature 18 and the formats each accepts.
@@ -169,9 +161,7 @@ pub unsafe extern "C" fn get_stats_callback(params: *mut NVSDK_NGX_Parameter) ->
             return NVSDK_NGX_Result_FAIL_InvalidParameter;
         };
         let bytes = registry::lookup(FEATURE).map_or(0, |f| f.memory_in_use());
-        p.set_ull(keys::SIZE_IN_BYTES, bytes);
-        p.set_ui(keys::OPT_LEVEL_E, NVSDK_NGX_OPT_LEVEL_RELEASE);
-        p.set_ui(keys::IS_DEV_BRANCH_E, 0);
+        write_stats(&p, bytes);
         NVSDK_NGX_Result_Success
     })
 }
@@ -233,17 +223,7 @@ pub fn parse_create(p: &ParamRef) -> Result<NrCreate, FeatureError> {
             ));
         }
     }
-    for key in [
-        keys::RESOURCE_ALLOC_CALLBACK,
-        keys::RESOURCE_RELEASE_CALLBACK,
-    ] {
-        if present_pointer(p, key) {
-            return Err(unsupported(
-                key,
-                "custom resource allocators are not supported",
-            ));
-        }
-    }
+    refuse_custom_allocators(p)?;
     let route = match opt_ui(p, k::ROUTE) {
         None => None,
         Some(v) => Some(RouteRequest::from_number(v).ok_or_else(|| {

@@ -5,6 +5,7 @@
 
 use std::ffi::CString;
 
+use super::abi::NVSDK_NGX_OPT_LEVEL_RELEASE;
 use super::params::ParamRef;
 use super::resource::{check_image, read_resource, Role};
 use crate::feature::{FeatureError, ImageInput, Rect};
@@ -89,4 +90,45 @@ pub fn required_image(
     image(p, name, role, width, height)?.ok_or_else(|| FeatureError::MissingInput {
         key: name.to_owned(),
     })
+}
+
+/// Keys every feature's stats callback and creation share (ngx-abi.md): one definition, re-exported
+/// by each feature's `keys`.
+pub mod shared_keys {
+    use std::ffi::CStr;
+    /// Stats output: device memory in bytes (ull).
+    pub const SIZE_IN_BYTES: &CStr = c"SizeInBytes";
+    /// Stats output: optimisation level, EParameter form of `Snippet.OptLevel` (uint).
+    pub const OPT_LEVEL_E: &CStr = c"#\x44";
+    /// Stats output: dev-branch flag, EParameter form of `Snippet.IsDevBranch` (uint).
+    pub const IS_DEV_BRANCH_E: &CStr = c"#\x45";
+    /// Create: custom allocator (must be absent).
+    pub const RESOURCE_ALLOC_CALLBACK: &str = "ResourceAllocCallback";
+    /// Create: custom allocator (must be absent).
+    pub const RESOURCE_RELEASE_CALLBACK: &str = "ResourceReleaseCallback";
+}
+
+/// What a feature's `Get…StatsCallback` writes: `SizeInBytes` = `bytes` (ull), `#\x44` = 40
+/// (release build) and `#\x45` = 0 (not a dev branch), both uint.
+pub fn write_stats(p: &ParamRef, bytes: u64) {
+    p.set_ull(shared_keys::SIZE_IN_BYTES, bytes);
+    p.set_ui(shared_keys::OPT_LEVEL_E, NVSDK_NGX_OPT_LEVEL_RELEASE);
+    p.set_ui(shared_keys::IS_DEV_BRANCH_E, 0);
+}
+
+/// Creation refuses the application's own resource allocators (`ResourceAllocCallback`,
+/// `ResourceReleaseCallback`): the library allocates its memory itself.
+pub fn refuse_custom_allocators(p: &ParamRef) -> Result<(), FeatureError> {
+    for name in [
+        shared_keys::RESOURCE_ALLOC_CALLBACK,
+        shared_keys::RESOURCE_RELEASE_CALLBACK,
+    ] {
+        if present_pointer(p, name) {
+            return Err(unsupported(
+                name,
+                "custom resource allocators are not supported",
+            ));
+        }
+    }
+    Ok(())
 }
