@@ -11,7 +11,7 @@
 mod common;
 
 use std::ffi::{c_void, CStr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
@@ -25,22 +25,12 @@ use openngx::nr::cpu_frame::CpuPipeline;
 use openngx::nr::frame::{scene, FrameParams};
 use openngx::numerics::{f16, Profiles};
 use openngx_tools::devkit::{copy_region, ngx_resource};
-use openngx_tools::synth;
 
 static LOCK: Mutex<()> = Mutex::new(());
 
-/// The synthetic model (seed 0), written once per test process; `OPENNGX_MODEL_DIR` points at it.
+/// The synthetic model (seed 0), written once per test process.
 fn model_dir() -> &'static Path {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    &DIR.get_or_init(|| {
-        let t = Instant::now();
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("model");
-        synth::write_model(&path, 0, &synth::SynthParams::DEFAULT, false).expect("synthesize");
-        eprintln!("synthetic model: {:.1} s", t.elapsed().as_secs_f64());
-        (dir, path)
-    })
-    .1
+    common::synthetic_model_dir()
 }
 
 fn model() -> &'static Model {

@@ -710,8 +710,9 @@ fn with_a_backend_the_typed_inputs_reach_it() {
     ngx::register_backend(DlssD::new(), Arc::new(MockBackend(seen.clone())));
     // The placeholder model directory holds an empty manifest.json.
     ngx::clear_model_validator();
-    let dir = std::env::temp_dir().join(format!("openngx-rr-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    // Removed at the process's exit: the variable below points at it after this test returns.
+    let dir = openngx_tools::scratch::process_dir(&std::env::temp_dir(), "openngx-rr-placeholder")
+        .expect("scratch dir");
     std::fs::write(dir.join("manifest.json"), "{}").expect("manifest");
     std::env::set_var("OPENNGX_RR_MODEL_DIR", &dir);
     assert_eq!(

@@ -10,8 +10,8 @@
 mod common;
 
 use std::ffi::{c_char, CStr};
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::path::Path;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use common::Harness;
@@ -20,7 +20,6 @@ use openngx::ngx::exports::*;
 use openngx::ngx::param_exports::*;
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
-use openngx_tools::synth;
 
 static LOCK: Mutex<()> = Mutex::new(());
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -43,14 +42,7 @@ fn take_log() -> Vec<String> {
 
 /// The synthetic model (seed 0), written once per test process.
 fn model_dir() -> &'static Path {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    &DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("model");
-        synth::write_model(&path, 0, &synth::SynthParams::DEFAULT, false).expect("synthesize");
-        (dir, path)
-    })
-    .1
+    common::synthetic_model_dir()
 }
 
 /// NGX initialised on the harness's device with a log sink (shut down on drop).

@@ -28,8 +28,8 @@
 mod common;
 
 use std::ffi::{c_void, CStr};
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::path::Path;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use ash::vk;
@@ -41,7 +41,6 @@ use openngx::ngx::param_exports::*;
 use openngx::nr::frame::scene;
 use openngx::numerics::f16;
 use openngx_tools::devkit::{copy_region, ngx_resource};
-use openngx_tools::synth;
 
 static LOCK: Mutex<()> = Mutex::new(());
 
@@ -50,14 +49,7 @@ const CHILDREN_LEFT: &str = "VUID-vkDestroyDevice-device-00378";
 
 /// The synthetic model (seed 0), written once per test process.
 fn model_dir() -> &'static Path {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    &DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("model");
-        synth::write_model(&path, 0, &synth::SynthParams::DEFAULT, false).expect("synthesize");
-        (dir, path)
-    })
-    .1
+    common::synthetic_model_dir()
 }
 
 /// The process's resident set in MiB, after `malloc_trim(0)`: glibc's per-thread arenas keep

@@ -142,7 +142,14 @@ impl Instance<NrInputs> for MockInstance {
 }
 
 fn model_dir(name: &str, with_manifest: bool) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("openngx-api-{}-{name}", std::process::id()));
+    // Under one scratch directory removed at the process's exit (the environment keeps pointing
+    // at these after the test that made them).
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let root = ROOT.get_or_init(|| {
+        openngx_tools::scratch::process_dir(&std::env::temp_dir(), "openngx-api")
+            .expect("scratch dir")
+    });
+    let d = root.join(name);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
     if with_manifest {

@@ -14,16 +14,15 @@ use sha2::{Digest, Sha256};
 
 /// The synthetic model (seed 0), written once per test process.
 fn model() -> &'static Model {
-    static MODEL: OnceLock<(tempfile::TempDir, Model)> = OnceLock::new();
-    &MODEL
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().expect("temp dir");
-            let path = dir.path().join("model");
-            synth::write_model(&path, 0, &synth::SynthParams::DEFAULT, false).expect("synthesize");
-            let model = Model::load(&path, LoadOptions { verify_sha: false }).expect("load");
-            (dir, model)
-        })
-        .1
+    static MODEL: OnceLock<Model> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        // Removed at exit (a `TempDir` in a static never is).
+        let dir = openngx_tools::scratch::process_dir(&std::env::temp_dir(), "openngx-golden")
+            .expect("scratch dir");
+        let path = dir.join("model");
+        synth::write_model(&path, 0, &synth::SynthParams::DEFAULT, false).expect("synthesize");
+        Model::load(&path, LoadOptions { verify_sha: false }).expect("load")
+    })
 }
 
 /// CPU frames already run in this process, by size.

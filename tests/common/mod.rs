@@ -34,6 +34,29 @@ use openngx_tools::devkit::{
 
 pub mod kernels;
 
+/// The synthetic model (seed 0), written once per test process into a scratch directory that is
+/// removed when the process exits (`openngx_tools::scratch`: a `TempDir` in a static is never
+/// dropped, and each run used to leave 141 MiB behind).
+pub fn synthetic_model_dir() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let t = std::time::Instant::now();
+        let scratch =
+            openngx_tools::scratch::process_dir(&std::env::temp_dir(), "openngx-test-model")
+                .expect("scratch dir");
+        let path = scratch.join("model");
+        openngx_tools::synth::write_model(
+            &path,
+            0,
+            &openngx_tools::synth::SynthParams::DEFAULT,
+            false,
+        )
+        .expect("synthesize");
+        eprintln!("synthetic model: {:.1} s", t.elapsed().as_secs_f64());
+        path
+    })
+}
+
 /// How long `submit` waits (30 minutes: a whole-network block on a slow CI machine under
 /// lavapipe takes a minute).
 const WAIT_NS: u64 = 1_800_000_000_000;

@@ -12,7 +12,8 @@
 //! * `compare` — the parity verdicts between a run and a fixture;
 //! * `image` — PNG in and out;
 //! * `devkit` — the caller-device kit: the instance, device, queue and pool the tools, the demo
-//!   and the tests own when they play the NGX caller, submission and buffers/images.
+//!   and the tests own when they play the NGX caller, submission and buffers/images;
+//! * `scratch` — per-process scratch directories for what tests keep in statics, removed at exit.
 
 pub mod compare;
 pub mod devkit;
@@ -24,5 +25,6 @@ pub mod rr_dll;
 pub mod rr_fixture;
 pub mod rr_stats;
 pub mod rr_synth;
+pub mod scratch;
 pub mod stats;
 pub mod synth;

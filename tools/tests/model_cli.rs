@@ -11,22 +11,13 @@ use std::sync::OnceLock;
 fn binary() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-        // Copies left by earlier runs; an hour-old copy belongs to no running test.
-        let stale = |e: &std::fs::DirEntry| {
-            e.metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age.as_secs() > 3600)
-        };
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with("openngx-model-cli-") && stale(&entry) {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
-        let copy = dir.join(format!("openngx-model-cli-{}", std::process::id()));
+        // In a scratch directory removed at the process's exit (and by the next run if it died).
+        let dir = openngx_tools::scratch::process_dir(
+            Path::new(env!("CARGO_TARGET_TMPDIR")),
+            "openngx-model-cli",
+        )
+        .expect("scratch dir");
+        let copy = dir.join("openngx");
         std::fs::copy(env!("CARGO_BIN_EXE_openngx"), &copy).unwrap();
         let help = Command::new(&copy).arg("--help").output().unwrap();
         let help = String::from_utf8_lossy(&help.stdout);

@@ -17,7 +17,7 @@ fn bench_json_reports_times_stages_and_memory() {
     if common::Harness::new().is_none() {
         return; // SKIP printed
     }
-    let (_, model_dir, model) = synthetic_model();
+    let (model_dir, model) = synthetic_model();
     let t = std::time::Instant::now();
     let o = openngx(
         &[

@@ -8,7 +8,7 @@ use tools_common::{openngx, stderr, stdout, synthetic_model, tempdir};
 
 #[test]
 fn cpu_route_writes_the_side_by_side_picture_and_the_summary() {
-    let (_, model_dir, _) = synthetic_model();
+    let (model_dir, _) = synthetic_model();
     let tmp = tempdir("tools-demo-");
     let out = tmp.path().join("out");
     let o = openngx(

@@ -45,7 +45,7 @@ fn assert_lines(text: &str, lines: &[&str]) {
 
 #[test]
 fn doctor_on_lavapipe_with_a_valid_model() {
-    let (_, model_dir, _) = synthetic_model();
+    let (model_dir, _) = synthetic_model();
     let data = tempdir("tools-doctor-data-");
     let Some((code, text)) = doctor(model_dir.to_str().unwrap(), data.path()) else {
         return;
@@ -308,7 +308,7 @@ fn doctor_reports_rrs_route_and_model() {
         println!("SKIP: lavapipe is not installed ({LAVAPIPE})");
         return;
     }
-    let (_, nr_model, _) = synthetic_model();
+    let (nr_model, _) = synthetic_model();
     let data = tempdir("tools-doctor-rr-");
     let core = data.path().join("prefix/lib/openngx/libnvidia-ngx.so.1");
     let rr_model = data.path().join("rr-model");

@@ -39,7 +39,7 @@ fn pe_err(e: DllError) -> (u64, String, String) {
 
 #[test]
 fn extracts_a_synthetic_dll_into_the_reference_packing() {
-    let (_keep, model_dir, model) = synthetic_model();
+    let (model_dir, model) = synthetic_model();
     let c = container(&model_records(model), None);
     assert_eq!(c.len(), 8 + 147_683_778 + 153 * 56 + name_bytes());
     let c_len = c.len();
@@ -130,7 +130,7 @@ fn name_bytes() -> usize {
 
 #[test]
 fn container_count_total_and_truncation() {
-    let (_keep, _, model) = synthetic_model();
+    let (_, model) = synthetic_model();
     let records = model_records(model);
     let good = container(&records, None);
     assert_eq!(dll::parse_container(&good, 0).unwrap().len(), 153);

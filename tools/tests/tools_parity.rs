@@ -45,7 +45,7 @@ struct Run {
 fn shared_run() -> &'static Run {
     static RUN: OnceLock<Run> = OnceLock::new();
     RUN.get_or_init(|| {
-        let (_, model_dir, _) = synthetic_model();
+        let (model_dir, _) = synthetic_model();
         let geometry = Geometry::new(SIZE, SIZE).unwrap();
         let proxy = frame::scene::render(SIZE, SIZE, 3).proxy;
         let rows = geometry.field.w as usize * geometry.field.h as usize;
@@ -249,7 +249,7 @@ fn the_run_prepares_and_composes_like_an_independent_path() {
         );
     }
     // Features: prepare of the proxy as the first frame with the manifest's seed.
-    let (_, _, model) = synthetic_model();
+    let (_, model) = synthetic_model();
     let blend = f16::to_f32(model.blend_scale());
     let setup = FrameSetup {
         enabled: true,
@@ -673,7 +673,7 @@ fn gpu_route_runs_every_frame_of_a_sequence() {
         return; // SKIP printed
     }
     let run = shared_run();
-    let (_, model_dir, model) = synthetic_model();
+    let (model_dir, model) = synthetic_model();
     let scene1 = frame::scene::render(SIZE, SIZE, 4);
     let tmp = tempdir("tools-parity-gpu-");
     let fx = tmp.path().join("fx");

@@ -65,7 +65,7 @@ fn verify_is_exact_op_by_op_and_pins_a_difference_to_its_op() {
     let kinds: std::collections::BTreeSet<&str> =
         graph.nodes[..n].iter().map(|x| x.op.kind()).collect();
     assert!(kinds.len() >= 5, "{kinds:?}");
-    let (_, model_dir, _) = synthetic_model();
+    let (model_dir, _) = synthetic_model();
     let model = model_dir.to_str().unwrap();
     let ops = n.to_string();
 
@@ -163,7 +163,7 @@ fn verify_refuses_unusable_input() {
         &[],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let (_, model_dir, _) = synthetic_model();
+    let (model_dir, _) = synthetic_model();
     let tmp = tempdir("tools-verify-bad-");
     let o = openngx(
         &[

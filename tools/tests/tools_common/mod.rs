@@ -17,8 +17,7 @@ use openngx_tools::synth;
 pub fn binary() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-        let copy = dir.join(format!("openngx-tools-{}", std::process::id()));
+        let copy = scratch().join("openngx");
         std::fs::copy(env!("CARGO_BIN_EXE_openngx"), &copy).expect("copy the openngx binary");
         let help = Command::new(&copy)
             .arg("--help")
@@ -62,20 +61,30 @@ pub fn tempdir(prefix: &str) -> tempfile::TempDir {
         .expect("temp dir")
 }
 
+/// This test process's scratch directory (the binary's copy, the synthetic model), removed when
+/// the process exits: what statics hold is never dropped, so a `TempDir` there would stay behind
+/// in the target directory, which CI keeps between runs.
+fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        openngx_tools::scratch::process_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "tools-test")
+            .expect("scratch dir")
+    })
+}
+
 /// Seed of the shared synthetic model.
 pub const SEED: u64 = 11;
 
-/// A synthetic model directory written once per test process (and removed with it), with the
-/// model loaded from it.
-pub fn synthetic_model() -> &'static (tempfile::TempDir, PathBuf, Model) {
-    static MODEL: OnceLock<(tempfile::TempDir, PathBuf, Model)> = OnceLock::new();
+/// A synthetic model directory written once per test process (and removed at its exit), with
+/// the model loaded from it.
+pub fn synthetic_model() -> &'static (PathBuf, Model) {
+    static MODEL: OnceLock<(PathBuf, Model)> = OnceLock::new();
     MODEL.get_or_init(|| {
-        let tmp = tempdir("tools-model-");
-        let dir = tmp.path().join("model");
+        let dir = scratch().join("model");
         synth::write_model(&dir, SEED, &synth::SynthParams::DEFAULT, false)
             .expect("write the synthetic model");
         let model = Model::load(&dir, LoadOptions { verify_sha: false }).expect("load it back");
-        (tmp, dir, model)
+        (dir, model)
     })
 }
 
