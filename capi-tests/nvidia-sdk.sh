@@ -6,7 +6,12 @@
 # bit-exact). NVIDIA's SDK is not in this repository and nothing of it is copied: its licence
 # forbids redistribution. Get it from https://github.com/NVIDIA/DLSS (the 310.1 tag was used).
 #
+# Then the same for Ray Reconstruction (feature 13): nvidia_sdk_rr_client.cpp creates and evaluates
+# it through NVIDIA's DLSSD helpers over an RR fixture (3 frames, 64x48 -> 96x72) that the
+# `openngx` CLI writes (synth-model + reference --feature rr), every frame bit-exact.
+#
 # Usage: capi-tests/nvidia-sdk.sh SDK_DIR [CORE_LIB]
+#   OPENNGX_NVSDK_PARTS="nr rr" (the default) picks the parts to run.
 #   CORE_LIB defaults to $CARGO_TARGET_DIR/debug/libopenngx_core.so (built by ./x build); the
 #   model and the fixture are run.sh's (cached beside the library), or OPENNGX_REPLAY_FIXTURE
 #   with OPENNGX_MODEL_DIR. OPENNGX_LOG=verbose shows each Core function as the static library
@@ -56,16 +61,55 @@ if [ ! -f "$fixture/manifest.json" ]; then
 fi
 
 # NVIDIA's headers are system headers here (their warnings are not ours); the archive needs
-# libstdc++ and libdl.
-if ! c++ -std=c++17 -Wall -Wextra -Werror -isystem "$sdk/include" -I "$here" "$here/nvidia_sdk_client.cpp" \
-    "$archive" -o "$work/nvidia-sdk-client" -lstdc++ -ldl -lpthread -lvulkan; then
-    echo "nvidia-sdk: FAIL (build)"
-    exit 1
+# libstdc++ and libdl. The RR client uses part of fixture.h's helpers (the JSON reader).
+build() { # source output [extra flags]
+    c++ -std=c++17 -Wall -Wextra -Werror "${@:3}" -isystem "$sdk/include" -I "$here" "$here/$1" \
+        "$archive" -o "$work/$2" -lstdc++ -ldl -lpthread -lvulkan
+}
+verdict() { # name status
+    case "$2" in
+        0) echo "nvidia-sdk: $1: PASS" ;;
+        77) echo "nvidia-sdk: $1: SKIP" ;;
+        *) echo "nvidia-sdk: $1: FAIL (exit $2)" ;;
+    esac
+}
+parts="${OPENNGX_NVSDK_PARTS:-nr rr}"
+status=0
+if [[ " $parts " == *" nr "* ]]; then
+    if ! build nvidia_sdk_client.cpp nvidia-sdk-client; then
+        echo "nvidia-sdk: FAIL (build)"
+        exit 1
+    fi
+    echo "nvidia-sdk: client built against $archive; Core $core_lib as libnvidia-ngx.so.1"
+    LD_LIBRARY_PATH="$work/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_MODEL_DIR="$model" \
+        "$work/nvidia-sdk-client" "$fixture"
+    nr=$?
+    verdict "feature 18" "$nr"
+    status=$nr
 fi
-echo "nvidia-sdk: client built against $archive; Core $core_lib as libnvidia-ngx.so.1"
-LD_LIBRARY_PATH="$work/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_MODEL_DIR="$model" \
-    "$work/nvidia-sdk-client" "$fixture"
-status=$?
+if [[ " $parts " == *" rr "* ]]; then
+    cli="$target/debug/openngx"
+    if [ ! -x "$cli" ]; then
+        echo "nvidia-sdk: the CLI $cli is missing (it writes the RR model and fixture): build it with ./x build" >&2
+        exit 2
+    fi
+    if ! "$cli" synth-model --feature rr --out "$work/rr-model" >"$work/rr-synth.log" 2>&1 ||
+        ! "$cli" reference --feature rr --model "$work/rr-model" --synthetic-scene --width 64 --height 48 \
+            --out-width 96 --out-height 72 --frames 3 --out "$work/rr-fixture" >"$work/rr-reference.log" 2>&1; then
+        cat "$work/rr-synth.log" "$work/rr-reference.log" >&2
+        echo "nvidia-sdk: FAIL (RR model or fixture)"
+        exit 1
+    fi
+    if ! build nvidia_sdk_rr_client.cpp nvidia-sdk-rr-client -Wno-unused-function; then
+        echo "nvidia-sdk: FAIL (RR client build)"
+        exit 1
+    fi
+    LD_LIBRARY_PATH="$work/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_RR_MODEL_DIR="$work/rr-model" \
+        "$work/nvidia-sdk-rr-client" "$work/rr-fixture"
+    rr=$?
+    verdict "feature 13" "$rr"
+    if [ "$status" -eq 0 ] || [ "$status" -eq 77 ]; then status=$rr; fi
+fi
 case "$status" in
     0) echo "nvidia-sdk: PASS" ;;
     77) echo "nvidia-sdk: SKIP" ;;
