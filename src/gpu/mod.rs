@@ -2,8 +2,8 @@
 //! (`buffer`), pipelines from the embedded SPIR-V (`pipeline`, `shaders`), descriptor sets
 //! (`descriptors`; the cached sets of pipelines that bind images, `image_bindings`), the
 //! caller's images (`caller_image`: views, staleness), barriers, timestamps, the command recorder
-//! (`dispatch`), prepared launches (`prepared`) and objects freed once a recorded command buffer
-//! has run (`deferred`). Nothing here creates a device or a queue or submits work: everything is
+//! (`dispatch`), prepared launches (`prepared`), objects freed once a recorded command buffer
+//! has run (`deferred`) and where allocations with known lifetimes share bytes (`placement`). Nothing here creates a device or a queue or submits work: everything is
 //! recorded into command buffers the caller owns. Nothing here knows a network.
 pub mod barrier;
 pub mod buffer;
@@ -15,6 +15,7 @@ pub mod dispatch;
 pub mod error;
 pub mod image_bindings;
 pub mod pipeline;
+pub mod placement;
 pub mod prepared;
 pub mod scratch_device;
 pub mod shaders;

@@ -18,6 +18,7 @@
 
 use std::sync::Arc;
 
+use crate::gpu::placement;
 use crate::gpu::{BufferBinding, GpuBuffer, GpuContext, GpuError, MemoryKind};
 use crate::nr::graph::{Graph, TensorId};
 
@@ -26,7 +27,7 @@ use super::gemm::GemmShape;
 use super::RecordError;
 
 /// Alignment of every slot (at least any device's `minStorageBufferOffsetAlignment`).
-pub const SLOT_ALIGN: u64 = 256;
+pub const SLOT_ALIGN: u64 = placement::ALIGN;
 
 /// Where each tensor lives in the workspace buffer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,9 +71,9 @@ struct Lifetime {
 /// The schedule is fixed, so the plan is made offline over the whole of it: every allocation
 /// (tensor or scratch) gets its node interval, and they are placed largest first, each at the
 /// lowest 256-byte aligned offset that overlaps no placed allocation whose interval meets its
-/// own. Placing in schedule order (first fit as tensors appear) left holes the size of the big
-/// early tensors: 1147 MiB for a 1080p frame whose live bytes never exceed 742 MiB (with the input kept to the
-/// end, as it was then: 877 MiB).
+/// own ([`placement::place`], shared with RR). Placing in schedule order (first fit as tensors
+/// appear) left holes the size of the big early tensors: 1147 MiB for a 1080p frame whose live
+/// bytes never exceed 742 MiB (with the input kept to the end, as it was then: 877 MiB).
 ///
 /// `piece` is the most bytes one buffer may hold: no slot crosses a multiple of it (one bigger
 /// than `piece` cannot be placed: [`Workspace::new`] refuses it first).
@@ -122,46 +123,22 @@ pub fn plan(graph: &Graph, keep: &[TensorId], piece: u64) -> Plan {
             node: first,
         });
     }
-    // Largest first; ties in schedule order so the plan is deterministic.
-    lifetimes.sort_by(|a, b| {
-        b.bytes
-            .cmp(&a.bytes)
-            .then(a.first.cmp(&b.first))
-            .then(a.tensor.cmp(&b.tensor))
-    });
+    // Largest first; equal sizes by first step, then scratch before tensors and tensors in id
+    // order (the order pushed above), so the plan is deterministic.
+    let placed = placement::place(
+        &lifetimes
+            .iter()
+            .map(|l| placement::Lifetime {
+                bytes: l.bytes,
+                first: l.first,
+                last: l.last,
+            })
+            .collect::<Vec<_>>(),
+        piece,
+    );
     let mut slots = vec![(0u64, 0u64); n];
     let mut scratch = vec![(0u64, 0u64); graph.nodes.len()];
-    // Placed allocations as (offset, end, first, last).
-    let mut placed: Vec<(u64, u64, usize, usize)> = Vec::with_capacity(lifetimes.len());
-    let mut high = 0u64;
-    let mut conflicts: Vec<(u64, u64)> = Vec::new();
-    for l in &lifetimes {
-        let size = align(l.bytes.max(1));
-        conflicts.clear();
-        conflicts.extend(
-            placed
-                .iter()
-                .filter(|p| p.2 <= l.last && l.first <= p.3)
-                .map(|p| (p.0, p.1)),
-        );
-        conflicts.sort_unstable();
-        // Moved to the next piece when [at, at + size) would cross a cut.
-        let fit = |at: u64| {
-            if size <= piece && at / piece != (at + size - 1) / piece {
-                (at / piece + 1) * piece
-            } else {
-                at
-            }
-        };
-        let mut at = fit(0);
-        for &(o, e) in &conflicts {
-            if at + size <= o {
-                break;
-            }
-            at = fit(at.max(align(e)));
-        }
-        placed.push((at, at + size, l.first, l.last));
-        high = high.max(at + size);
+    for (l, &at) in lifetimes.iter().zip(&placed.offsets) {
         match l.tensor {
             Some(t) => slots[t] = (at, l.bytes),
             None => scratch[l.node] = (at, l.bytes),
@@ -171,7 +148,7 @@ pub fn plan(graph: &Graph, keep: &[TensorId], piece: u64) -> Plan {
     Plan {
         slots,
         scratch,
-        bytes: high.max(SLOT_ALIGN),
+        bytes: placed.bytes,
         unshared_bytes,
     }
 }
