@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs on the device machine (an H200) from the folder bundle.sh made: ./run.sh PART, logs and a
+# summary under $OUT. Each part fits one 10-minute call; every test requires the device
+# (OPENNGX_TEST_REQUIRE_DEVICE=1: a missing driver fails instead of skipping), under the carried
+# validation layer with synchronization validation where the harness turns it on.
+#   life    #16: the large soak, four threads at large sizes, lifetimes, feature_nr, gpu_frame
+#   tensor  #14: exact and tensor routes, --check at 512x512, 1280x720, 1920x1080; times at
+#           2560x1440 and 3840x2160
+#   rr      #17: gpu_rr op by op (small and 1280x720 -> 3840x2160), layer timings at 720p and
+#           1080p -> 4K, the C-ABI replay, bench --feature rr --check
+set -u
+part="${1:?usage: run.sh life|tensor|rr}"
+OUT="${OUT:-$PWD/out}"
+mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
+export OPENNGX_TEST_REQUIRE_DEVICE=1
+if [ -d layer ]; then
+    export VK_LAYER_PATH=$PWD/layer
+fi
+if ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+{ cat BUILT_FROM; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$OUT/gpu.txt" 2>&1
+run() { # name seconds command...
+    local n=$1 t=$2 s=$SECONDS
+    shift 2
+    timeout "$t" "$@" >"$OUT/$n.log" 2>&1
+    echo "$n rc=$? $((SECONDS - s)) s" | tee -a "$OUT/summary.txt"
+}
+case "$part" in
+life)
+    run soak_large 200 env OPENNGX_SOAK=large OPENNGX_SOAK_CYCLES=3 ./feature_soak soak_create --test-threads=1 --nocapture
+    run threads_large 90 env OPENNGX_SOAK=large ./feature_soak four_threads --test-threads=1 --nocapture
+    run lifetimes 60 env OPENNGX_SOAK_CYCLES=4 ./feature_soak a_ stale frames_in_flight --test-threads=1 --nocapture
+    run feature_nr 120 ./feature_nr --test-threads=1 --nocapture
+    run gpu_frame 60 ./gpu_frame --nocapture
+    ;;
+tensor)
+    for s in 512x512 1280x720 1920x1080; do
+        run "bench_$s" 150 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor --check
+    done
+    for s in 2560x1440 3840x2160; do
+        run "bench_$s" 120 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor
+    done
+    ;;
+rr)
+    run gpu_rr 120 ./gpu_rr --nocapture
+    run gpu_rr_720p_4k 200 env OPENNGX_RR_GPU_SIZE=1280x720:3840x2160 OPENNGX_RR_GPU_FRAMES=3 ./gpu_rr --nocapture gpu_route_matches
+    run timings_720p 60 env OPENNGX_RR_GPU_TIMINGS=1280x720:3840x2160 ./gpu_rr --nocapture layer_timings
+    run timings_1080p 60 env OPENNGX_RR_GPU_TIMINGS=1920x1080:3840x2160 ./gpu_rr --nocapture layer_timings
+    run rr_replay 60 ./rr_replay --nocapture
+    run bench_rr 120 ./openngx bench --feature rr --width 1280 --height 720 --out-width 3840 --out-height 2160 --frames 20 --check
+    ;;
+*)
+    echo "run.sh: unknown part $part (life, tensor, rr)" >&2
+    exit 2
+    ;;
+esac
+grep -h -E "cycle|test result|panicked|SKIP|VUID|SYNC-HAZARD|median|exact|mismatch|ms" "$OUT"/*.log | cut -c1-300 | head -120
