@@ -2,9 +2,10 @@
 //! (`buffer`), pipelines from the embedded SPIR-V (`pipeline`, `shaders`), descriptor sets
 //! (`descriptors`; the cached sets of pipelines that bind images, `image_bindings`), the
 //! caller's images (`caller_image`: views, staleness), barriers, timestamps, the command recorder
-//! (`dispatch`), prepared launches (`prepared`) and objects freed once a recorded command buffer
-//! has run (`deferred`). Nothing here creates a device or a queue or submits work: everything is
-//! recorded into command buffers the caller owns. Nothing here knows a network.
+//! (`dispatch`), prepared launches (`prepared`), objects freed once a recorded command buffer
+//! has run (`deferred`) and uploads shared by the features of one device (`share`). Nothing
+//! here creates a device or a queue or submits work: everything is recorded into command
+//! buffers the caller owns. Nothing here knows a network.
 pub mod barrier;
 pub mod buffer;
 pub mod caller_image;
@@ -18,6 +19,7 @@ pub mod pipeline;
 pub mod prepared;
 pub mod scratch_device;
 pub mod shaders;
+pub mod share;
 pub mod timestamps;
 
 pub use barrier::ImageDependency;
@@ -34,4 +36,5 @@ pub use pipeline::{
 };
 pub use prepared::Dispatch;
 pub use scratch_device::{ScratchDevice, ScratchFeatures};
+pub use share::DeviceShare;
 pub use timestamps::{StageTime, TimestampPool};
