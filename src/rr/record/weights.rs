@@ -295,8 +295,11 @@ impl RrGpuWeights {
 mod tests {
     use super::*;
 
+    /// The keys of the matrices, vectors and score biases a graph refers to.
+    type Keys = (Vec<(LayerId, Mat)>, Vec<(LayerId, Vector)>, Vec<LayerId>);
+
     /// The keys of every item a graph refers to.
-    fn keys(graph: &Graph) -> (Vec<(LayerId, Mat)>, Vec<(LayerId, Vector)>, Vec<LayerId>) {
+    fn keys(graph: &Graph) -> Keys {
         let (mut m, mut v, mut b) = (Vec::new(), Vec::new(), Vec::new());
         for node in &graph.nodes {
             match &node.op {
