@@ -72,7 +72,7 @@ impl GpuFrame {
     fn build(
         ctx: &Arc<GpuContext>,
         weights: Arc<RrGpuWeights>,
-        pending: Vec<Vec<u8>>,
+        pending: Vec<u8>,
         geometry: Geometry,
         preset: Preset,
         keep_all: bool,

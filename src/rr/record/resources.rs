@@ -24,7 +24,7 @@ pub struct Resources {
     offset: Vec<u64>,
     /// Each tensor's bytes (at least 16, a multiple of 4).
     sizes: Vec<u64>,
-    /// The weights and tables, and where the kernels find them among its buffers.
+    /// The weights and tables, and where the kernels find them in its buffer.
     weights: Arc<RrGpuWeights>,
     pub(super) biases: HashMap<LayerId, usize>,
     pub(super) act: usize,
@@ -33,7 +33,7 @@ pub struct Resources {
     pub(super) tanh: usize,
     /// The bytes of weights of the instance's own ([`RrGpuWeights::private`]) until staged;
     /// empty for shared ones (their owner uploads them).
-    pending: Vec<Vec<u8>>,
+    pending: Vec<u8>,
     /// Bound where a kernel reads nothing (`dummy`) or writes nothing (`sink`).
     pub(super) dummy: GpuBuffer,
     pub(super) sink: GpuBuffer,
@@ -49,7 +49,7 @@ impl Resources {
         ctx: &Arc<GpuContext>,
         graph: &Graph,
         weights: Arc<RrGpuWeights>,
-        pending: Vec<Vec<u8>>,
+        pending: Vec<u8>,
         keep_all: bool,
     ) -> Result<Self, GpuError> {
         let range = ctx.capabilities().max_storage_buffer_range as u64;

@@ -32,11 +32,14 @@ use crate::rr::weights::RrWeights;
 
 static REGISTRY: DeviceRegistry<RrGpuWeights> = DeviceRegistry::new();
 
+/// Least alignment of every item in the buffer (the device may ask for more).
+const ALIGN: u64 = 256;
+
 /// How many times RR weights were staged for a device (shared creations stage none): what the
 /// tests read to prove one upload per device ([`RrGpuWeights::uploads`]).
 static UPLOADS: AtomicU64 = AtomicU64::new(0);
 
-/// Where each item lies among the constant buffers (one buffer per item).
+/// Which item (of `RrGpuWeights::at`) each matrix, vector, bias table and lookup table is.
 #[derive(Debug, Default)]
 struct Index {
     mats: HashMap<(LayerId, Mat), usize>,
@@ -150,16 +153,21 @@ impl Contents {
     }
 }
 
-/// RR's weights and tables on one device (see the module documentation).
+/// RR's weights and tables on one device (see the module documentation): one device-local
+/// buffer holding every item at an aligned offset (hundreds of small buffers, one per item, cost
+/// lavapipe and the validation layer about 1 KiB of host memory each that they did not return
+/// when freed: 0.27 MiB per upload, `tests/feature_soak.rs`).
 pub struct RrGpuWeights {
-    buffers: Vec<GpuBuffer>,
+    buffer: GpuBuffer,
+    /// Each item's (offset, bytes) in `buffer`.
+    at: Vec<(u64, u64)>,
     index: Index,
 }
 
 impl std::fmt::Debug for RrGpuWeights {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RrGpuWeights")
-            .field("buffers", &self.buffers.len())
+            .field("items", &self.at.len())
             .field("bytes", &self.bytes())
             .finish()
     }
@@ -180,46 +188,52 @@ fn registry_key(ctx: &GpuContext, model: &RrModel) -> u64 {
 }
 
 impl RrGpuWeights {
-    /// The buffers of `w`'s items (not yet written) and the bytes each must receive.
-    fn allocate(
-        ctx: &Arc<GpuContext>,
-        w: &RrWeights,
-    ) -> Result<(RrGpuWeights, Vec<Vec<u8>>), GpuError> {
+    /// The buffer of `w`'s items (not yet written) and the bytes it must receive.
+    fn allocate(ctx: &Arc<GpuContext>, w: &RrWeights) -> Result<(RrGpuWeights, Vec<u8>), GpuError> {
         let contents = Contents::of(w)?;
-        let mut buffers = Vec::with_capacity(contents.items.len());
-        let mut host = Vec::with_capacity(contents.items.len());
-        for (name, bytes) in contents.items {
-            buffers.push(GpuBuffer::new(
-                ctx,
-                &name,
-                padded(bytes.len()),
-                MemoryKind::DeviceLocal,
-            )?);
-            host.push(bytes);
+        // Every item's binding starts at an offset the device accepts for a storage buffer.
+        let align = ctx
+            .capabilities()
+            .min_storage_buffer_offset_alignment
+            .max(ALIGN);
+        let mut host = Vec::new();
+        let mut at = Vec::with_capacity(contents.items.len());
+        for (_, bytes) in &contents.items {
+            let offset = (host.len() as u64).div_ceil(align) * align;
+            host.resize(offset as usize, 0);
+            host.extend_from_slice(bytes);
+            let size = padded(bytes.len());
+            host.resize((offset + size) as usize, 0);
+            at.push((offset, size));
         }
+        let buffer = GpuBuffer::new(
+            ctx,
+            "rr weights and tables",
+            host.len() as u64,
+            MemoryKind::DeviceLocal,
+        )?;
         Ok((
             RrGpuWeights {
-                buffers,
+                buffer,
+                at,
                 index: contents.index,
             },
             host,
         ))
     }
 
-    /// A copy of one's own, not shared: the buffers and the bytes still to upload into them
+    /// A copy of one's own, not shared: the buffer and the bytes still to upload into it
     /// ([`RrGpuWeights::stage_into`]).
     pub fn private(
         ctx: &Arc<GpuContext>,
         w: &RrWeights,
-    ) -> Result<(RrGpuWeights, Vec<Vec<u8>>), GpuError> {
+    ) -> Result<(RrGpuWeights, Vec<u8>), GpuError> {
         RrGpuWeights::allocate(ctx, w)
     }
 
-    /// Stage the uploads of `host` (from [`RrGpuWeights::private`]) into `batch`.
-    pub fn stage_into(&self, batch: &mut UploadBatch, host: &[Vec<u8>]) -> Result<(), GpuError> {
-        for (buf, bytes) in self.buffers.iter().zip(host) {
-            batch.stage(buf, 0, bytes)?;
-        }
+    /// Stage the upload of `host` (from [`RrGpuWeights::private`]) into `batch`.
+    pub fn stage_into(&self, batch: &mut UploadBatch, host: &[u8]) -> Result<(), GpuError> {
+        batch.stage(&self.buffer, 0, host)?;
         UPLOADS.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -239,9 +253,9 @@ impl RrGpuWeights {
         })
     }
 
-    /// Device bytes of every buffer.
+    /// Device bytes held.
     pub fn bytes(&self) -> u64 {
-        self.buffers.iter().map(GpuBuffer::size).sum()
+        self.buffer.size()
     }
 
     /// How many times weights were staged for upload since the process started (a shared
@@ -258,7 +272,12 @@ impl RrGpuWeights {
     /// Constant buffer `i` (the indices [`RrGpuWeights::tables`] and
     /// [`RrGpuWeights::score_bias_index`] give).
     pub(super) fn c(&self, i: usize) -> BufferBinding {
-        self.buffers[i].binding()
+        let (offset, range) = self.at[i];
+        BufferBinding {
+            offset,
+            range,
+            ..self.buffer.binding()
+        }
     }
 
     /// The buffer indices of the act, exp, sigmoid and tanh tables.
