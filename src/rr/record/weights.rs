@@ -154,9 +154,8 @@ impl Contents {
 }
 
 /// RR's weights and tables on one device (see the module documentation): one device-local
-/// buffer holding every item at an aligned offset (hundreds of small buffers, one per item, cost
-/// lavapipe and the validation layer about 1 KiB of host memory each that they did not return
-/// when freed: 0.27 MiB per upload, `tests/feature_soak.rs`).
+/// buffer holding every item at an aligned offset (one buffer per item, hundreds, made each
+/// upload and free cost the validation layer about 0.27 MiB it kept: `docs/testing.md`).
 pub struct RrGpuWeights {
     buffer: GpuBuffer,
     /// Each item's (offset, bytes) in `buffer`.
