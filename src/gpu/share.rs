@@ -90,3 +90,47 @@ impl<T: 'static> DeviceShare<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The first creation stages and holds the first-upload lock; nothing is shared before it
+    /// publishes; a failed creation (the staged value dropped) releases the lock and leaves no
+    /// entry, so a waiting creation then stages its own. (Publishing needs a command buffer:
+    /// tests/rr_replay.rs and tests/feature_soak.rs prove it on a device.)
+    #[test]
+    fn a_staged_value_is_not_shared_and_a_failure_leaves_nothing() {
+        static REGISTRY: DeviceRegistry<u32> = DeviceRegistry::new();
+        static STAGED: AtomicUsize = AtomicUsize::new(0);
+        let stage = |v: u32| {
+            move || {
+                STAGED.fetch_add(1, Ordering::SeqCst);
+                Ok::<u32, ()>(v)
+            }
+        };
+        let first = REGISTRY.share_or_stage(7, stage(1)).expect("stage");
+        assert!(first.is_staged());
+        assert_eq!(**first.value(), 1);
+        assert!(
+            REGISTRY.get(7).is_none(),
+            "shared before its upload was recorded"
+        );
+        // A second creation waits for the first to publish or fail.
+        let waiter = std::thread::spawn(move || {
+            let second = REGISTRY.share_or_stage(7, stage(2)).expect("stage");
+            (second.is_staged(), **second.value())
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(STAGED.load(Ordering::SeqCst), 1, "the second did not wait");
+        drop(first);
+        assert_eq!(waiter.join().expect("thread"), (true, 2));
+        assert_eq!(STAGED.load(Ordering::SeqCst), 2);
+        assert_eq!(REGISTRY.live(), 0);
+        // A failing stage leaves nothing and releases the lock.
+        assert!(REGISTRY.share_or_stage(7, || Err::<u32, ()>(())).is_err());
+        let again = REGISTRY.share_or_stage(7, stage(3)).expect("stage");
+        assert!(again.is_staged());
+    }
+}
