@@ -13,7 +13,11 @@
 //!   layer's synchronization validation between submissions;
 //! * the soak: create / evaluate / release cycles over changing sizes with flat RSS and a clean
 //!   validation log, and 4 threads each driving its own feature, parameter map, command pool
-//!   and images at once.
+//!   and images at once;
+//! * feature 13 (Ray Reconstruction, 32x32 -> 64x32): cycles of two creations sharing one copy
+//!   of the weights, a creation failing once everything was built, and both releases, with flat
+//!   RSS, `SizeInBytes` 0 and no live weights after each cycle, nothing left on the device (its
+//!   evaluations, of two features too, are tests/rr_replay.rs's: byte-exact against the CPU).
 //!
 //! On lavapipe the evaluations are disabled frames (recorded, submitted, read back and compared
 //! with the input truncated to f16: the network takes lavapipe minutes per frame). With
@@ -40,6 +44,7 @@ use openngx::ngx::exports::*;
 use openngx::ngx::param_exports::*;
 use openngx::nr::frame::scene;
 use openngx::numerics::f16;
+use openngx::rr::record::RrGpuWeights;
 use openngx_tools::devkit::{copy_region, ngx_resource};
 
 static LOCK: Mutex<()> = Mutex::new(());
@@ -284,6 +289,11 @@ fn create_in(
 }
 
 fn size_in_bytes() -> u64 {
+    stats_size(c"DLSSNRGetStatsCallback")
+}
+
+/// `SizeInBytes` of the feature whose stats callback the capability map holds under `callback`.
+fn stats_size(callback: &CStr) -> u64 {
     let mut caps = std::ptr::null_mut();
     let mut cb: *mut c_void = std::ptr::null_mut();
     let mut bytes = 0u64;
@@ -295,8 +305,9 @@ fn size_in_bytes() -> u64 {
         );
         ok(
             "GetVoidPointer",
-            NVSDK_NGX_Parameter_GetVoidPointer(caps, c"DLSSNRGetStatsCallback".as_ptr(), &mut cb),
+            NVSDK_NGX_Parameter_GetVoidPointer(caps, callback.as_ptr(), &mut cb),
         );
+        assert!(!cb.is_null(), "{callback:?} is null");
         let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
             std::mem::transmute(cb);
         ok("stats callback", stats(caps));
@@ -1036,4 +1047,145 @@ fn frames_in_flight_are_hazard_free() {
     images.destroy(&h);
     drop(readback);
     verdict("frames in flight", close(h).err().into_iter().collect());
+}
+
+/// The synthetic RR model (seed 0), written once per test process.
+fn rr_model_dir() -> &'static Path {
+    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("rr-model");
+        openngx_tools::rr_synth::write_model(
+            &path,
+            0,
+            &openngx_tools::rr_synth::RrSynthParams::DEFAULT,
+            false,
+        )
+        .expect("synthesize");
+        (dir, path)
+    })
+    .1
+}
+
+/// CreateFeature1 of feature 13 at its smallest sizes (render 32x32, output 64x32; DLAA mode,
+/// preset E, `MVLowRes`) with the map's other keys left unset, recorded into a command buffer then `then`.
+fn rr_create(ngx: &Ngx<'_>, then: Then) -> Result<*mut NVSDK_NGX_Handle, NVSDK_NGX_Result> {
+    let (h, p) = (ngx.h, ngx.params);
+    set_ui(p, c"Width", 32);
+    set_ui(p, c"Height", 32);
+    set_ui(p, c"OutWidth", 64);
+    set_ui(p, c"OutHeight", 32);
+    // SAFETY: a live map, C strings.
+    unsafe {
+        NVSDK_NGX_Parameter_SetI(
+            p,
+            c"PerfQualityValue".as_ptr(),
+            NVSDK_NGX_PerfQuality_Value_DLAA as i32,
+        );
+        NVSDK_NGX_Parameter_SetI(p, c"DLSS.Denoise.Mode".as_ptr(), 1);
+        // Motion vectors at render resolution (required).
+        NVSDK_NGX_Parameter_SetI(
+            p,
+            c"DLSS.Feature.Create.Flags".as_ptr(),
+            openngx::rr::feature::CreateFlags::MV_LOW_RES as i32,
+        );
+    }
+    set_ui(p, c"RayReconstruction.Hint.Render.Preset.DLAA", 5);
+    let mut handle = std::ptr::null_mut();
+    // SAFETY: our device, a recording command buffer, a live map, a valid out pointer.
+    let r = record(
+        &h.device,
+        h.pool,
+        h.queue,
+        &ngx.queue_lock,
+        then,
+        |cmd| unsafe {
+            NVSDK_NGX_VULKAN_CreateFeature1(
+                h.device.handle(),
+                cmd,
+                NVSDK_NGX_Feature_RayReconstruction,
+                p,
+                &mut handle,
+            )
+        },
+    );
+    if r == NVSDK_NGX_Result_Success {
+        assert!(!handle.is_null(), "Success with a null handle");
+        Ok(handle)
+    } else {
+        assert!(handle.is_null(), "result {r:#x} with a handle");
+        Err(r)
+    }
+}
+
+/// Feature 13's lifetimes: per cycle a feature, a second one sharing its weights and tables
+/// (`SizeInBytes` grows by less than the first's: only the tensors; its command buffer submitted
+/// on even cycles, never submitted on odd ones), a creation failing once everything was built
+/// (nothing added), both released: `SizeInBytes` 0 and no live weights copy (so the next cycle
+/// uploads them again), flat RSS over the cycles, and after Shutdown nothing held and no child
+/// object left on the device.
+#[test]
+fn rr_creations_share_the_weights_and_free_everything() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = Harness::new() else { return };
+    std::env::set_var("OPENNGX_RR_MODEL_DIR", rr_model_dir());
+    let n = cycles(4);
+    let mut problems = Vec::new();
+    {
+        let ngx = Ngx::init(&h);
+        let rr_size = || stats_size(c"DLSSDGetStatsCallback");
+        let uploads = RrGpuWeights::uploads();
+        let rss = rss_over("rr creations", 20, n, |i| {
+            let a = rr_create(&ngx, Then::Submit).expect("create");
+            let one = rr_size();
+            let then = if i % 2 == 0 {
+                Then::Submit
+            } else {
+                Then::Discard
+            };
+            let b = rr_create(&ngx, then).expect("create a second");
+            let two = rr_size();
+            assert!(
+                one > 0 && two > one && two - one < one,
+                "cycle {i}: SizeInBytes {one} then {two}: the weights are not shared"
+            );
+            {
+                let _fail = FailCreation::on();
+                assert_eq!(
+                    rr_create(&ngx, Then::Discard),
+                    Err(NVSDK_NGX_Result_FAIL_OutOfGPUMemory),
+                    "cycle {i}"
+                );
+            }
+            assert_eq!(
+                rr_size(),
+                two,
+                "cycle {i}: the failed creation kept something"
+            );
+            assert_eq!(RrGpuWeights::live(), 1, "cycle {i}");
+            ok("ReleaseFeature", release(a));
+            ok("ReleaseFeature", release(b));
+            assert_eq!(
+                (rr_size(), RrGpuWeights::live()),
+                (0, 0),
+                "cycle {i}: released"
+            );
+            // One upload per cycle: the failed creation shared the live copy.
+            assert_eq!(RrGpuWeights::uploads() - uploads, i as u64 + 1, "cycle {i}");
+        });
+        problems.extend(rss.within(16.0).err());
+        ngx.shutdown();
+    }
+    let after = {
+        let ngx = Ngx::init(&h);
+        let bytes = stats_size(c"DLSSDGetStatsCallback");
+        ngx.shutdown();
+        bytes
+    };
+    if after != 0 {
+        problems.push(format!("SizeInBytes after Shutdown: {after}"));
+    }
+    std::env::remove_var("OPENNGX_RR_MODEL_DIR");
+    problems.extend(close(h).err());
+    verdict("rr creations", problems);
 }

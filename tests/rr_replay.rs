@@ -13,6 +13,16 @@
 //! frames 1 and 2 also prove the temporal path; a fourth frame with `Reset` = 1 (compared with
 //! the same CPU pipeline's fourth frame) proves that Reset ignores the history the GPU holds. A
 //! guide in a format the import cannot read is refused (`FAIL_UnsupportedInputFormat`).
+//!
+//! Two features live on the device: the weights and tables are uploaded once
+//! (`RrGpuWeights::uploads` counts stagings) and counted once in `SizeInBytes` (the second
+//! creation adds only its tensors); their frames interleave (frame 0 of each, then the first's
+//! frames 1-3) and both equal the reference; the first is released after its four frames and
+//! the second, on the weights the first uploaded, still runs frame 1 exactly (on its own
+//! history, which the first's three later frames did not touch).
+//! When the last one is released the weights are freed (nothing in `SizeInBytes`, no live copy)
+//! and a new creation uploads them again; a creation failing after it staged them (the test hook
+//! `OPENNGX_TEST_FAIL_CREATION`) leaves nothing held and no copy live.
 
 mod common;
 
@@ -31,6 +41,7 @@ use openngx::rr::geometry::{Geometry, Size};
 use openngx::rr::graph::guide::LANES;
 use openngx::rr::keys;
 use openngx::rr::preset::Preset;
+use openngx::rr::record::RrGpuWeights;
 use openngx::rr::weights::model::RrModel;
 use openngx_tools::devkit::{copy_region, ngx_resource};
 use openngx_tools::rr_fixture::{self, RrFixture, RrRecordedFrame};
@@ -341,23 +352,49 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
     set_ui("DLSS.Use.HW.Depth", 0);
     assert_eq!(manifest.preset, "E");
     set_ui("RayReconstruction.Hint.Render.Preset.DLAA", 5);
-    let mut handle = std::ptr::null_mut();
+    let try_create = || {
+        let mut handle = std::ptr::null_mut();
+        let r = submit(&h, |cmd| {
+            // SAFETY: our device, a recording command buffer, a live map, a local out pointer.
+            unsafe {
+                NVSDK_NGX_VULKAN_CreateFeature1(
+                    h.device.handle(),
+                    cmd,
+                    NVSDK_NGX_Feature_RayReconstruction,
+                    p,
+                    &mut handle,
+                )
+            }
+        });
+        (r, handle)
+    };
+    let create = || {
+        let (r, handle) = try_create();
+        ok("CreateFeature1", r);
+        handle
+    };
+    // Two features on one device: the weights and tables are uploaded once (staged by the
+    // first creation only) and counted once in `SizeInBytes`; the second adds its tensors.
+    let uploads = RrGpuWeights::uploads();
     let t = Instant::now();
-    let r = submit(&h, |cmd| {
-        // SAFETY: our device, a recording command buffer, a live map, a local out pointer.
-        unsafe {
-            NVSDK_NGX_VULKAN_CreateFeature1(
-                h.device.handle(),
-                cmd,
-                NVSDK_NGX_Feature_RayReconstruction,
-                p,
-                &mut handle,
-            )
-        }
-    });
-    ok("CreateFeature1", r);
+    let a = create();
     let held = size_in_bytes();
     assert!(held > 0, "a live feature holds its tensors");
+    let b = create();
+    let held_two = size_in_bytes();
+    assert_eq!(
+        RrGpuWeights::uploads() - uploads,
+        1,
+        "two features on one device upload the weights once"
+    );
+    assert_eq!(RrGpuWeights::live(), 1, "one device copy of the weights");
+    // Same sizes: the second adds what the first holds apart from the shared weights.
+    let tensors = held_two - held;
+    let shared = held - tensors;
+    assert!(
+        tensors > 0 && held_two < 2 * held && shared > 1 << 20,
+        "SizeInBytes {held} with one feature, {held_two} with two: the weights are not shared"
+    );
     let create_s = t.elapsed().as_secs_f64();
 
     // The fixture's frames from its files, then the Reset frame.
@@ -395,7 +432,9 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         (&mut out as *mut NVSDK_NGX_Resource_VK).cast(),
     );
     let mut eval_s = 0.0;
-    for (f, entry) in replays.iter().enumerate() {
+    let mut evals = 0;
+    let mut run = |handle: *mut NVSDK_NGX_Handle, name: &str, f: usize| {
+        let entry = &replays[f];
         let (color, guides, want) = (&entry.color, &entry.guides, &entry.want);
         assert_eq!(want.len(), OUTPUT.area() * 8);
         // Each image's texels: its lanes of the colour or the guides, zero-padded.
@@ -524,22 +563,47 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         });
         ok("EvaluateFeature_C", r);
         eval_s += t.elapsed().as_secs_f64();
+        evals += 1;
         let got = readback.read();
         let differ = got.iter().zip(want).filter(|(a, b)| a != b).count();
         let first = got.iter().zip(want).position(|(a, b)| a != b);
         assert!(
             differ == 0,
-            "frame {f}: {differ} of {} output bytes differ from {}, first at byte {:?}",
+            "feature {name} frame {f}: {differ} of {} output bytes differ from {}, first at byte {:?}",
             want.len(),
             entry.source,
             first
         );
         println!(
-            "frame {f}: Output equals {} ({} bytes)",
+            "feature {name} frame {f}: Output equals {} ({} bytes)",
             entry.source,
             want.len()
         );
+    };
+    // The features keep their own histories: their frames interleave, each equals the
+    // reference's; once `a` is released, `b` (sharing the weights `a` uploaded) still runs its
+    // second frame, on its own history.
+    run(a, "a", 0);
+    run(b, "b", 0);
+    for f in 1..4 {
+        run(a, "a", f);
     }
+    // SAFETY: every submission was waited for; the handle is live.
+    ok("ReleaseFeature", unsafe {
+        NVSDK_NGX_VULKAN_ReleaseFeature(a)
+    });
+    assert_eq!(
+        size_in_bytes(),
+        held,
+        "released one: the other's tensors and the shared weights are left"
+    );
+    assert_eq!(
+        RrGpuWeights::live(),
+        1,
+        "the other feature holds the weights"
+    );
+    run(b, "b", 1);
+    let handle = b;
     // A roughness image in a format the ABI accepts but the import cannot read exactly
     // (R16_UNORM): refused with the code and the key, before anything is recorded.
     let unorm16 = h.image(w, ht, vk::Format::R16_UNORM, sampled);
@@ -559,6 +623,32 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         NVSDK_NGX_VULKAN_ReleaseFeature(handle)
     });
     assert_eq!(size_in_bytes(), 0, "released: nothing held (was {held})");
+    assert_eq!(
+        RrGpuWeights::live(),
+        0,
+        "the last user gone, the weights are freed"
+    );
+    // Freed, so a new creation uploads them again.
+    let c = create();
+    assert_eq!(size_in_bytes(), held);
+    assert_eq!(RrGpuWeights::uploads() - uploads, 2);
+    // SAFETY: the creation was waited for; the handle is live.
+    ok("ReleaseFeature", unsafe {
+        NVSDK_NGX_VULKAN_ReleaseFeature(c)
+    });
+    assert_eq!((size_in_bytes(), RrGpuWeights::live()), (0, 0));
+    // A creation failing at its last fallible point (the test hook), after it staged the
+    // weights: refused, and nothing it made is left or shared.
+    std::env::set_var(openngx::feature::fault::FAIL_CREATION_ENV, "1");
+    let (r, _) = try_create();
+    std::env::remove_var(openngx::feature::fault::FAIL_CREATION_ENV);
+    assert_eq!(r, NVSDK_NGX_Result_FAIL_OutOfGPUMemory, "{r:#x}");
+    assert_eq!(
+        RrGpuWeights::uploads() - uploads,
+        3,
+        "the failed creation staged them"
+    );
+    assert_eq!((size_in_bytes(), RrGpuWeights::live()), (0, 0));
     // SAFETY: our map and device.
     unsafe {
         NVSDK_NGX_VULKAN_DestroyParameters(p);
@@ -574,13 +664,10 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         h.device.destroy_image_view(unorm16_view, None);
     }
     println!(
-        "RR through the C ABI: {} frames {RENDER} -> {OUTPUT} byte-exact on {}; CPU \
-         fixture {cpu_s:.2} s, create {create_s:.2} s, evaluate {eval_s:.2} s (validation {}, \
-         synchronization validation {})",
-        replays.len(),
-        h.device_name,
-        h.validation,
-        h.sync_validation
+        "RR through the C ABI: {evals} frames of two features {RENDER} -> {OUTPUT} byte-exact \
+         on {}; CPU fixture {cpu_s:.2} s, create (two) {create_s:.2} s, evaluate {eval_s:.2} s \
+         (validation {}, synchronization validation {})",
+        h.device_name, h.validation, h.sync_validation
     );
     h.assert_validation_clean();
 }

@@ -520,12 +520,15 @@ fn static_name(name: &'static CStr) -> &'static str {
 /// device). Declare one per kind of shared object as a `static`.
 pub struct DeviceRegistry<T> {
     entries: Mutex<Vec<(u64, Weak<T>)>>,
+    /// Held by a creation staging a first upload (`super::share`), until it publishes or fails.
+    pub(super) first: Mutex<()>,
 }
 
 impl<T> DeviceRegistry<T> {
     pub const fn new() -> Self {
         DeviceRegistry {
             entries: parking_lot::const_mutex(Vec::new()),
+            first: parking_lot::const_mutex(()),
         }
     }
 

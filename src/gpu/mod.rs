@@ -3,8 +3,10 @@
 //! (`descriptors`; the cached sets of pipelines that bind images, `image_bindings`), the
 //! caller's images (`caller_image`: views, staleness), barriers, timestamps, the command recorder
 //! (`dispatch`), prepared launches (`prepared`), objects freed once a recorded command buffer
-//! has run (`deferred`) and where allocations with known lifetimes share bytes (`placement`). Nothing here creates a device or a queue or submits work: everything is
-//! recorded into command buffers the caller owns. Nothing here knows a network.
+//! has run (`deferred`), where allocations with known lifetimes share bytes (`placement`) and
+//! uploads shared by the features of one device (`share`). Nothing here creates a device or a
+//! queue or submits work: everything is recorded into command buffers the caller owns. Nothing
+//! here knows a network.
 pub mod barrier;
 pub mod buffer;
 pub mod caller_image;
@@ -19,6 +21,7 @@ pub mod placement;
 pub mod prepared;
 pub mod scratch_device;
 pub mod shaders;
+pub mod share;
 pub mod timestamps;
 
 pub use barrier::ImageDependency;
@@ -35,4 +38,5 @@ pub use pipeline::{
 };
 pub use prepared::Dispatch;
 pub use scratch_device::{ScratchDevice, ScratchFeatures};
+pub use share::DeviceShare;
 pub use timestamps::{StageTime, TimestampPool};

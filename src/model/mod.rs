@@ -7,6 +7,7 @@
 //! network computes with them (that is `nr::graph` / `nr::reference` and the GPU code).
 
 pub mod blocks;
+pub mod cache;
 pub mod error;
 pub mod file;
 pub mod layout;
@@ -15,6 +16,7 @@ pub mod manifest;
 pub mod pack;
 
 pub use blocks::{block_kind, BlockKind};
+pub use cache::ModelCache;
 pub use error::ModelError;
 pub use layout::{
     record_fields, records, split512_layout, vit_entry_layout, vit_exit_layout, vit_layout,

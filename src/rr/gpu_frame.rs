@@ -17,7 +17,7 @@ use crate::rr::frame::FrameConstants;
 use crate::rr::geometry::Geometry;
 use crate::rr::graph::{self, Graph, TensorId};
 use crate::rr::preset::Preset;
-use crate::rr::record::{self, Launch, Resources};
+use crate::rr::record::{self, Launch, Resources, RrGpuWeights};
 use crate::rr::weights::RrWeights;
 
 /// The prepared GPU route of one RR instance.
@@ -33,15 +33,28 @@ pub struct GpuFrame {
 impl GpuFrame {
     /// Buffers, pipelines and descriptor sets for `geometry` and `preset`, tensors sharing one
     /// arena's bytes where their lifetimes do not overlap (`rr::record::slots`: after a frame
-    /// only the output, its alpha and the inputs are meaningful). Call [`GpuFrame::record_setup`] once
-    /// before the first frame.
+    /// only the output, its alpha and the inputs are meaningful), with a copy of `weights` of
+    /// its own. Call [`GpuFrame::record_setup`] once before the first frame.
     pub fn new(
         ctx: &Arc<GpuContext>,
         weights: &RrWeights,
         geometry: Geometry,
         preset: Preset,
     ) -> Result<Self, GpuError> {
-        Self::build(ctx, weights, geometry, preset, false)
+        let (w, host) = RrGpuWeights::private(ctx, weights)?;
+        Self::build(ctx, Arc::new(w), host, geometry, preset, false)
+    }
+
+    /// [`GpuFrame::new`] on weights already on the device (shared by the features of a device:
+    /// `RrGpuWeights::for_feature`; their owner uploads them, [`GpuFrame::record_setup`] and
+    /// [`GpuFrame::stage_setup`] then upload nothing of them).
+    pub fn with_weights(
+        ctx: &Arc<GpuContext>,
+        weights: Arc<RrGpuWeights>,
+        geometry: Geometry,
+        preset: Preset,
+    ) -> Result<Self, GpuError> {
+        Self::build(ctx, weights, Vec::new(), geometry, preset, false)
     }
 
     /// [`GpuFrame::new`] with a buffer of its own for every tensor, so that every op's tensor
@@ -52,18 +65,20 @@ impl GpuFrame {
         geometry: Geometry,
         preset: Preset,
     ) -> Result<Self, GpuError> {
-        Self::build(ctx, weights, geometry, preset, true)
+        let (w, host) = RrGpuWeights::private(ctx, weights)?;
+        Self::build(ctx, Arc::new(w), host, geometry, preset, true)
     }
 
     fn build(
         ctx: &Arc<GpuContext>,
-        weights: &RrWeights,
+        weights: Arc<RrGpuWeights>,
+        pending: Vec<u8>,
         geometry: Geometry,
         preset: Preset,
         keep_all: bool,
     ) -> Result<Self, GpuError> {
         let graph = graph::build(&geometry, preset);
-        let res = Resources::new(ctx, &graph, weights, keep_all)?;
+        let res = Resources::new(ctx, &graph, weights, pending, keep_all)?;
         let sets = 2 * graph.nodes.len() as u32;
         let mut arena = DescriptorArena::with_capacity(
             ctx,
@@ -90,7 +105,14 @@ impl GpuFrame {
         &self.graph
     }
 
-    /// Record the weights' and tables' uploads (once). Ends with a transfer -> compute barrier.
+    /// The weights and tables it binds.
+    pub fn weights(&self) -> &Arc<RrGpuWeights> {
+        self.res.weights()
+    }
+
+    /// Record the uploads of its own weights and tables (once; none for shared ones) and the
+    /// clear of the buffer bound where a kernel reads nothing. Ends with a transfer -> compute
+    /// barrier.
     pub fn record_setup(
         &mut self,
         rec: &mut Recorder<'_>,

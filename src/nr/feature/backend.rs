@@ -17,7 +17,6 @@ use std::sync::{Arc, Weak};
 use ash::vk::{self, Handle};
 use parking_lot::Mutex;
 
-use super::cache::ModelCache;
 use super::driver::FrameDriver;
 use super::errors::{gpu_error, record_error};
 use super::instance::NrFeature;
@@ -25,6 +24,7 @@ use super::params::{NrCreate, NrInputs};
 use super::route_choice::{self, RouteInputs};
 use crate::feature::{Backend, DeviceContext, FeatureError, Instance, RouteReport};
 use crate::gpu::{CallerImages, GpuContext, Pending, Recorder, UploadBatch};
+use crate::model::{LoadOptions, Model, ModelCache};
 use crate::nr::geometry::Geometry;
 use crate::nr::gpu_frame::{self, FrameBuffers, GpuFrame};
 use crate::nr::graph;
@@ -36,7 +36,7 @@ use crate::numerics::f16;
 
 /// The DLSS-NR backend (exact route, native `f13`/`f24` numerics).
 pub struct NrBackend {
-    models: ModelCache,
+    models: ModelCache<Model>,
     /// Device bytes of the live features' own buffers.
     instance_bytes: Arc<AtomicU64>,
     /// Weights handed to features (counted while any feature holds them).
@@ -124,7 +124,9 @@ impl NrBackend {
             })?;
         let model = self
             .models
-            .get(model_dir)
+            .get(model_dir, |d| {
+                Model::load(d, LoadOptions { verify_sha: true })
+            })
             .map_err(|e| FeatureError::Model {
                 path: model_dir.to_path_buf(),
                 reason: e.to_string(),
@@ -188,7 +190,7 @@ impl NrBackend {
         let mut batch = UploadBatch::new(&ctx);
         let weights = GpuWeights::for_feature(&ctx, &model, &mut batch).map_err(record_error)?;
         let network =
-            NetworkRecorder::with_route(&ctx, graph, Arc::clone(weights.weights()), route, opts)
+            NetworkRecorder::with_route(&ctx, graph, Arc::clone(weights.value()), route, opts)
                 .map_err(record_error)?;
         let frame = GpuFrame::new(&ctx, buffers, network).map_err(gpu_error)?;
         // The test hook's failure (tests/feature_soak.rs): the last point a creation can fail.

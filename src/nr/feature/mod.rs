@@ -3,8 +3,9 @@
 //! caller's command buffer. It knows no C ABI: `crate::ngx::dlss_nr` parses the caller's
 //! parameter objects into [`NrCreate`] and [`NrInputs`].
 //!
-//! * `cache` — models loaded once per directory and shared by the features using them; the quick
-//!   model-directory check the ABI layer runs before creating a feature;
+//! * `cache` — the quick model-directory check the ABI layer runs before creating a feature (the
+//!   models themselves are loaded once per directory and shared through
+//!   `crate::model::ModelCache`);
 //! * `params` — [`NrCreate`] and [`NrInputs`], validated once when made;
 //! * `backend` — [`NrBackend`], the backend of feature 18 (create, memory report);
 //! * `instance` — [`NrFeature`], one created feature: the frame (`nr::gpu_frame`) with the
@@ -24,8 +25,9 @@ pub mod instance;
 pub mod params;
 pub mod route_choice;
 
+pub use crate::model::ModelCache;
 pub use backend::NrBackend;
-pub use cache::{quick_check, ModelCache};
+pub use cache::quick_check;
 pub use driver::{FrameDriver, PlannedFrame};
 pub use instance::{NrFeature, INPUT_LAYOUT, OUTPUT_LAYOUT, VIEW_IDLE_FRAMES};
 pub use params::{NrCreate, NrInputs, MAX_AREA, MAX_SIZE, MIN_SIZE};

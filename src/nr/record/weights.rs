@@ -22,11 +22,10 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use ash::vk::Handle;
-use parking_lot::{Mutex, MutexGuard};
 
 use crate::gpu::{
-    BufferBinding, DeviceRegistry, GpuBuffer, GpuContext, GpuError, MemoryKind, Recorder,
-    UploadBatch,
+    BufferBinding, DeviceRegistry, DeviceShare, GpuBuffer, GpuContext, GpuError, MemoryKind,
+    Recorder, UploadBatch,
 };
 use crate::model::{layout, Model};
 use crate::nr::geometry::Geometry;
@@ -147,49 +146,11 @@ fn stage_all(batch: &mut UploadBatch, dst: &GpuBuffer, data: &[u8]) -> Result<()
     Ok(())
 }
 
-/// Held while a feature creation uploads a model to a device for the first time, from the
-/// registry miss until the upload is recorded and published (or the creation failed): a second
-/// creation of the same model on the same device waits and then shares, rather than uploading
-/// a second copy. One lock for every device: first uploads are rare.
-static FIRST_UPLOAD: Mutex<()> = parking_lot::const_mutex(());
-
 /// The weights a feature creation uses: already on the device (shared), or staged by this
-/// creation and shared with other features only once [`FeatureWeights::record`] has recorded
-/// their upload. Dropping a staged value (a failed creation) frees everything it staged; nothing
-/// was recorded.
-pub enum FeatureWeights {
-    /// Uploaded by an earlier creation on the same device.
-    Shared(Arc<GpuWeights>),
-    /// Staged in the creation's [`UploadBatch`], not yet recorded nor visible to others.
-    Staged {
-        weights: Arc<GpuWeights>,
-        key: u64,
-        _first: MutexGuard<'static, ()>,
-    },
-}
-
-impl FeatureWeights {
-    /// The weights (to build the network on).
-    pub fn weights(&self) -> &Arc<GpuWeights> {
-        match self {
-            FeatureWeights::Shared(w) | FeatureWeights::Staged { weights: w, .. } => w,
-        }
-    }
-
-    /// Records the staged upload (every copy staged in `batch`, then the transfer -> compute
-    /// barrier) and makes the weights visible to later creations on the device. Cannot fail.
-    pub fn record(self, batch: &mut UploadBatch, rec: &mut Recorder<'_>) -> Arc<GpuWeights> {
-        match self {
-            FeatureWeights::Shared(w) => w,
-            FeatureWeights::Staged { weights, key, .. } => {
-                batch.record(rec);
-                rec.transfer_to_compute();
-                REGISTRY.publish(key, &weights);
-                weights
-            }
-        }
-    }
-}
+/// creation and shared with other features only once [`DeviceShare::record`] has recorded their
+/// upload (`gpu::share`'s rule). Dropping a staged value (a failed creation) frees everything it
+/// staged; nothing was recorded.
+pub type FeatureWeights = DeviceShare<GpuWeights>;
 
 impl GpuWeights {
     /// Upload `model` to `ctx`'s device: copies are recorded into `rec` (followed by a
@@ -345,19 +306,8 @@ impl GpuWeights {
         model: &Model,
         batch: &mut UploadBatch,
     ) -> Result<FeatureWeights, RecordError> {
-        let key = registry_key(ctx, model);
-        if let Some(w) = REGISTRY.get(key) {
-            return Ok(FeatureWeights::Shared(w));
-        }
-        let first = FIRST_UPLOAD.lock();
-        // Another creation may have published them while this one waited.
-        if let Some(w) = REGISTRY.get(key) {
-            return Ok(FeatureWeights::Shared(w));
-        }
-        Ok(FeatureWeights::Staged {
-            weights: Arc::new(GpuWeights::stage(ctx, model, batch)?),
-            key,
-            _first: first,
+        REGISTRY.share_or_stage(registry_key(ctx, model), || {
+            GpuWeights::stage(ctx, model, batch)
         })
     }
 

@@ -2,10 +2,14 @@
 //! (`rr::gpu_frame::GpuFrame`), and [`RrFeature`], one created feature.
 //!
 //! **Creation** adopts the caller's device, checks it can run the exact route (the checks of
-//! NR's exact route: Vulkan 1.2, shaderFloat16/Int8, 8/16-bit storage), loads the model, builds
-//! the frame (buffers, pipelines, descriptor sets), stages the weights' and tables' uploads, and
-//! only then records into the caller's command buffer (the copies and the history's clear),
-//! which cannot fail: a failed creation records nothing and frees everything it made.
+//! NR's exact route: Vulkan 1.2, shaderFloat16/Int8, 8/16-bit storage), loads the model (or
+//! shares it: once per directory, `model::ModelCache`, as NR's), takes the weights and tables on
+//! the device (`rr::record::RrGpuWeights::for_feature`: uploaded once per device and model and
+//! shared by its features, staged by the first creation and shared only once recorded, freed
+//! with the last feature holding them, as NR's), builds the frame (buffers, pipelines,
+//! descriptor sets), and only then records into the caller's command buffer (the weights' copies
+//! when this creation staged them, and the history's clear), which cannot fail: a failed
+//! creation records nothing and frees everything it made, staged weights included.
 //!
 //! **One evaluation** records, into the caller's command buffer: the caller's colour into the
 //! graph's `color` tensor and every guide image into its lanes of the `guides` tensor
@@ -27,7 +31,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use ash::vk::{self, Handle};
 use parking_lot::Mutex;
@@ -37,7 +41,7 @@ use crate::feature::{
     Backend, DeviceContext, FeatureError, ImageInput, Instance, Route, RouteReport,
 };
 use crate::gpu::{CallerImages, GpuContext, Pending, Recorder, UploadBatch};
-use crate::model::LoadOptions;
+use crate::model::{LoadOptions, ModelCache};
 use crate::nr::feature::backend::loader_gipa;
 use crate::nr::feature::errors::gpu_error;
 use crate::nr::feature::instance::caller_image;
@@ -50,13 +54,18 @@ use crate::rr::frame::FrameConstants;
 use crate::rr::gpu_frame::GpuFrame;
 use crate::rr::graph::guide;
 use crate::rr::keys;
+use crate::rr::record::RrGpuWeights;
 use crate::rr::weights::model::RrModel;
 
 /// The RR backend (exact route).
 #[derive(Default)]
 pub struct RrBackend {
+    /// Models loaded by directory, shared by the live features.
+    models: ModelCache<RrModel>,
     /// Device bytes of the live features' own buffers.
     instance_bytes: Arc<AtomicU64>,
+    /// Weights handed to features (counted while any feature holds them).
+    weights: Mutex<Vec<Weak<RrGpuWeights>>>,
     /// The context of each device a feature was created on, kept until the device's Shutdown
     /// (as `NrBackend` does): its pipelines then serve every later feature of the device rather
     /// than being compiled again for each.
@@ -74,6 +83,22 @@ impl RrBackend {
         let mut devices = self.devices.lock();
         if !devices.iter().any(|(k, _)| *k == key) {
             devices.push((key, Arc::clone(ctx)));
+        }
+    }
+
+    /// Models currently loaded (shared by live features).
+    pub fn loaded_models(&self) -> usize {
+        self.models.live()
+    }
+
+    fn track_weights(&self, w: &Arc<RrGpuWeights>) {
+        let mut list = self.weights.lock();
+        list.retain(|x| x.strong_count() > 0);
+        if !list
+            .iter()
+            .any(|x| std::ptr::eq(x.as_ptr(), Arc::as_ptr(w)))
+        {
+            list.push(Arc::downgrade(w));
         }
     }
 
@@ -110,16 +135,26 @@ impl RrBackend {
                 missing.join(", ")
             )));
         }
-        let model =
-            RrModel::load(model_dir, LoadOptions::default()).map_err(|e| FeatureError::Model {
+        let model = self
+            .models
+            .get(model_dir, |d| {
+                RrModel::load(d, LoadOptions { verify_sha: true })
+            })
+            .map_err(|e| FeatureError::Model {
                 path: model_dir.to_path_buf(),
                 reason: e.to_string(),
             })?;
-        let mut gpu = GpuFrame::new(&ctx, model.weights(), params.geometry(), params.preset())
-            .map_err(gpu_error)?;
         // Everything that can fail is done before the first command is recorded: a failed
         // creation leaves the caller's command buffer untouched and frees all it made.
         let mut batch = UploadBatch::new(&ctx);
+        let weights = RrGpuWeights::for_feature(&ctx, &model, &mut batch).map_err(gpu_error)?;
+        let mut gpu = GpuFrame::with_weights(
+            &ctx,
+            Arc::clone(weights.value()),
+            params.geometry(),
+            params.preset(),
+        )
+        .map_err(gpu_error)?;
         gpu.stage_setup(&mut batch).map_err(gpu_error)?;
         let history = gpu.tensor(gpu.graph().history).map_err(gpu_error)?;
         // SAFETY: the NGX caller hands a command buffer of this device in the recording state.
@@ -127,9 +162,12 @@ impl RrBackend {
         // The test hook's failure (tests/feature_soak.rs): the last point a creation can fail.
         crate::feature::fault::creation()?;
 
-        // Recording: nothing below can fail. The weights' and tables' copies, then the
-        // history's clear (read only once a frame wrote it; a defined start keeps every byte
-        // the feature owns deterministic).
+        // Recording: nothing below can fail. The weights' and tables' copies (when this
+        // creation staged them; they are shared from here on), then the history's clear (read
+        // only once a frame wrote it; a defined start keeps every byte the feature owns
+        // deterministic).
+        let weights = weights.record(&mut batch, &mut rec);
+        self.track_weights(&weights);
         gpu.record_staged_setup(&mut rec, &mut batch);
         rec.compute_to_transfer();
         rec.zero_words(history);
@@ -147,6 +185,7 @@ impl RrBackend {
             created: params.clone(),
             frame_index: 0,
             history_valid: false,
+            _model: model,
             ctx,
             bytes,
             accounted: Arc::clone(&self.instance_bytes),
@@ -175,7 +214,15 @@ impl Backend for RrBackend {
     }
 
     fn memory_in_use(&self) -> u64 {
-        self.instance_bytes.load(Ordering::Relaxed)
+        let weights: u64 = {
+            let mut list = self.weights.lock();
+            list.retain(|x| x.strong_count() > 0);
+            list.iter()
+                .filter_map(Weak::upgrade)
+                .map(|w| w.bytes())
+                .sum()
+        };
+        self.instance_bytes.load(Ordering::Relaxed) + weights
     }
 
     fn device_shutdown(&self, device: vk::Device) {
@@ -202,6 +249,8 @@ pub struct RrFeature {
     frame_index: u64,
     /// Whether a frame wrote the history.
     history_valid: bool,
+    /// Held so that later creations from the same directory share it (`model::ModelCache`).
+    _model: Arc<RrModel>,
     ctx: Arc<GpuContext>,
     bytes: u64,
     accounted: Arc<AtomicU64>,
@@ -230,9 +279,14 @@ impl RrFeature {
         }
     }
 
-    /// This feature's own device memory in bytes.
+    /// This feature's own device memory in bytes (the shared weights are not included).
     pub fn device_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// The weights and tables it binds (shared with the device's other RR features).
+    pub fn weights(&self) -> &Arc<RrGpuWeights> {
+        self.gpu.weights()
     }
 
     /// Every import of `inputs` and whether some guide lanes stay empty; refuses what the

@@ -3,9 +3,11 @@
 //! (`rr::reference`), through the numerics of `shaders/lib/rr`.
 //!
 //! [`Resources`] holds the buffers: one device-local arena whose bytes the graph's tensors share
-//! where their lifetimes do not overlap ([`slots`]), the weights as natural `[n][k]` E4M3
-//! matrices and f16 vectors (what `rr::reference::Weights` reads from the prepared images), the
-//! score biases and the lookup tables the numerics build (`numerics::rr::{act, gates}`). [`prepare`] turns a node into its launches; the window
+//! where their lifetimes do not overlap ([`slots`]), and the [`RrGpuWeights`] it binds ([`weights`]:
+//! the weights as natural `[n][k]` E4M3 matrices and f16 vectors, what `rr::reference::Weights`
+//! reads from the prepared images, the score biases and the lookup tables the numerics build,
+//! `numerics::rr::{act, gates}`; one copy per device and model, shared by its features).
+//! [`prepare`] turns a node into its launches; the window
 //! attention's grid and the frame stages' push constants depend on the frame (the window shift,
 //! jitter, MV scale, exposure inputs, history validity), so a [`Launch`] is completed at record
 //! time from `rr::frame::FrameConstants`.
@@ -18,7 +20,9 @@ mod launch;
 mod prepare;
 mod resources;
 pub mod slots;
+pub mod weights;
 
 pub use launch::Launch;
 pub use prepare::prepare;
 pub use resources::Resources;
+pub use weights::RrGpuWeights;

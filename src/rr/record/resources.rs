@@ -1,18 +1,16 @@
-//! The device buffers of RR's GPU route: the tensors' placement (`super::slots`), the weights as
-//! natural `[n][k]` E4M3 matrices and f16 vectors, the score biases, the numerics' tables, and
-//! the small scratch buffers some kernels bind.
+//! The device buffers of RR's GPU route: the tensors' placement (`super::slots`), the weights and
+//! tables it binds (`super::weights::RrGpuWeights`: shared by the features of a device, or the
+//! instance's own), and the small scratch buffers some kernels bind.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::gpu::{BufferBinding, GpuBuffer, GpuContext, GpuError, MemoryKind, Recorder};
-use crate::numerics::rr::{act, gates};
-use crate::rr::graph::{Graph, Mat, Op, Seed, TensorId, Vector};
+use crate::rr::graph::{Graph, Mat, TensorId, Vector};
 use crate::rr::layers::LayerId;
-use crate::rr::reference::Weights;
-use crate::rr::weights::RrWeights;
 
 use super::slots::{tensor_bytes, Placement};
+use super::weights::RrGpuWeights;
 
 /// Most workgroups of the exposure stage's first pass (one 64-bit partial sum each).
 pub(super) const EXPOSURE_PARTIALS: u64 = 1024;
@@ -26,16 +24,16 @@ pub struct Resources {
     offset: Vec<u64>,
     /// Each tensor's bytes (at least 16, a multiple of 4).
     sizes: Vec<u64>,
-    mats: HashMap<(LayerId, Mat), usize>,
-    vecs: HashMap<(LayerId, Vector), usize>,
+    /// The weights and tables, and where the kernels find them in its buffer.
+    weights: Arc<RrGpuWeights>,
     pub(super) biases: HashMap<LayerId, usize>,
     pub(super) act: usize,
     pub(super) exp: usize,
     pub(super) sigmoid: usize,
     pub(super) tanh: usize,
-    /// Constant buffers (weights and tables) and their bytes until uploaded.
-    constants: Vec<GpuBuffer>,
-    pending: Vec<Vec<u8>>,
+    /// The bytes of weights of the instance's own ([`RrGpuWeights::private`]) until staged;
+    /// empty for shared ones (their owner uploads them).
+    pending: Vec<u8>,
     /// Bound where a kernel reads nothing (`dummy`) or writes nothing (`sink`).
     pub(super) dummy: GpuBuffer,
     pub(super) sink: GpuBuffer,
@@ -43,26 +41,17 @@ pub struct Resources {
     pub(super) partials: GpuBuffer,
 }
 
-fn halves(v: &[u16]) -> Vec<u8> {
-    v.iter().flat_map(|h| h.to_le_bytes()).collect()
-}
-
-fn padded(bytes: usize) -> u64 {
-    // Also the slots' rule (`slots::tensor_bytes`).
-    (bytes.max(16).div_ceil(4) * 4) as u64
-}
-
 impl Resources {
     /// Buffers for every tensor of `graph` (shared by tensors whose lifetimes do not overlap,
-    /// unless `keep_all`) and every weight it refers to.
+    /// unless `keep_all`), binding `weights`; `pending` is what [`Resources::record_constants`]
+    /// or [`Resources::stage_constants`] uploads into them (empty when their owner does).
     pub fn new(
         ctx: &Arc<GpuContext>,
         graph: &Graph,
-        w: &RrWeights,
+        weights: Arc<RrGpuWeights>,
+        pending: Vec<u8>,
         keep_all: bool,
     ) -> Result<Self, GpuError> {
-        let weights =
-            Weights::new(w).map_err(|e| GpuError::invalid("rr weights", e.to_string()))?;
         let range = ctx.capabilities().max_storage_buffer_range as u64;
         let sizes: Vec<u64> = (0..graph.tensors.len())
             .map(|t| tensor_bytes(graph, t))
@@ -89,89 +78,19 @@ impl Resources {
                 GpuBuffer::new(ctx, &name, bytes, MemoryKind::DeviceLocal)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let mut constants = Vec::new();
-        let mut pending = Vec::new();
-        let mut add = |name: String, bytes: Vec<u8>| -> Result<usize, GpuError> {
-            let buf = GpuBuffer::new(ctx, &name, padded(bytes.len()), MemoryKind::DeviceLocal)?;
-            constants.push(buf);
-            pending.push(bytes);
-            Ok(constants.len() - 1)
-        };
-        let mut mats = HashMap::new();
-        let mut vecs = HashMap::new();
-        let mut biases = HashMap::new();
-        for node in &graph.nodes {
-            let (m, vs): (Option<_>, Vec<_>) = match &node.op {
-                Op::Gemm { mat, seed, .. } => (
-                    Some(*mat),
-                    match seed {
-                        Seed::Zero => vec![],
-                        Seed::Bias(b) | Seed::Residual { bias: b, .. } => vec![*b],
-                    },
-                ),
-                Op::Merge { mat, bias, .. } | Op::Expand { mat, bias, .. } => {
-                    (Some(*mat), vec![*bias])
-                }
-                Op::Norm { gain, .. } => (None, vec![*gain]),
-                Op::Attention { layer, .. } => {
-                    if !biases.contains_key(layer) {
-                        let all: Vec<u16> = weights
-                            .score_biases(*layer)
-                            .iter()
-                            .flatten()
-                            .copied()
-                            .collect();
-                        let i = add(format!("rr {layer} score biases"), halves(&all))?;
-                        biases.insert(*layer, i);
-                    }
-                    (None, vec![])
-                }
-                _ => (None, vec![]),
-            };
-            if let Some(m) = m {
-                if let std::collections::hash_map::Entry::Vacant(e) = mats.entry((m.layer, m.mat)) {
-                    let (natural, _) = weights
-                        .mat(&m)
-                        .map_err(|e| GpuError::invalid("rr weights", e.to_string()))?;
-                    e.insert(add(
-                        format!("rr {} {:?}", m.layer, m.mat),
-                        natural.codes.clone(),
-                    )?);
-                }
-            }
-            for v in vs {
-                if let std::collections::hash_map::Entry::Vacant(e) = vecs.entry((v.layer, v.vec)) {
-                    let data = weights
-                        .vec(&v)
-                        .map_err(|e| GpuError::invalid("rr weights", e.to_string()))?;
-                    e.insert(add(format!("rr {} {:?}", v.layer, v.vec), halves(data))?);
-                }
-            }
-        }
-        let act = add("rr act table".into(), halves(&act::act_table()[..]))?;
-        let exp = add("rr exp table".into(), halves(&gates::exp_table()[..]))?;
-        let sigmoid = add(
-            "rr sigmoid table".into(),
-            halves(&gates::sigmoid_table()[..]),
-        )?;
-        let tanh_words: Vec<u8> = gates::tanh_table()
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect();
-        let tanh = add("rr tanh table".into(), tanh_words)?;
+        let [act, exp, sigmoid, tanh] = weights.tables();
+        let biases = weights.score_bias_index();
         Ok(Resources {
             buffers,
             buffer_of: placed.buffer_of,
             offset: placed.offset,
             sizes,
-            mats,
-            vecs,
+            weights,
             biases,
             act,
             exp,
             sigmoid,
             tanh,
-            constants,
             pending,
             dummy: GpuBuffer::new(ctx, "rr unused input", 16, MemoryKind::DeviceLocal)?,
             sink: GpuBuffer::new(ctx, "rr unused output", 16, MemoryKind::DeviceLocal)?,
@@ -184,18 +103,16 @@ impl Resources {
         })
     }
 
-    /// Record the uploads of the weights and tables (once, before the first frame). Follow with
-    /// a transfer -> compute barrier.
+    /// Record the uploads of the instance's own weights and tables (once, before the first
+    /// frame) and the unused input's clear. Follow with a transfer -> compute barrier.
     pub fn record_constants(
         &mut self,
         rec: &mut Recorder<'_>,
         batch: &mut crate::gpu::UploadBatch,
     ) -> Result<(), GpuError> {
-        for (buf, bytes) in self.constants.iter().zip(&self.pending) {
-            batch.upload(rec, buf, 0, bytes)?;
-        }
+        self.stage_constants(batch)?;
+        batch.record(rec);
         rec.fill(self.dummy.binding(), 0)?;
-        self.pending.iter_mut().for_each(|p| *p = Vec::new());
         Ok(())
     }
 
@@ -203,11 +120,16 @@ impl Resources {
     /// recorded a command (the NGX feature): stage every upload now (allocations: can fail),
     /// record them later with [`Resources::record_staged`] (cannot fail).
     pub fn stage_constants(&mut self, batch: &mut crate::gpu::UploadBatch) -> Result<(), GpuError> {
-        for (buf, bytes) in self.constants.iter().zip(&self.pending) {
-            batch.stage(buf, 0, bytes)?;
+        if !self.pending.is_empty() {
+            self.weights.stage_into(batch, &self.pending)?;
+            self.pending = Vec::new();
         }
-        self.pending.iter_mut().for_each(|p| *p = Vec::new());
         Ok(())
+    }
+
+    /// The weights and tables it binds.
+    pub fn weights(&self) -> &Arc<RrGpuWeights> {
+        &self.weights
     }
 
     /// Record the copies [`Resources::stage_constants`] staged and the unused input's clear.
@@ -236,20 +158,14 @@ impl Resources {
     }
 
     pub(super) fn c(&self, i: usize) -> BufferBinding {
-        self.constants[i].binding()
+        self.weights.c(i)
     }
 
     pub(super) fn mat(&self, layer: LayerId, m: Mat) -> Result<BufferBinding, GpuError> {
-        self.mats
-            .get(&(layer, m))
-            .map(|&i| self.c(i))
-            .ok_or_else(|| GpuError::invalid("rr weights", format!("{layer} {m:?} not loaded")))
+        self.weights.mat(layer, m)
     }
 
     pub(super) fn vec(&self, layer: LayerId, v: Vector) -> Result<BufferBinding, GpuError> {
-        self.vecs
-            .get(&(layer, v))
-            .map(|&i| self.c(i))
-            .ok_or_else(|| GpuError::invalid("rr weights", format!("{layer} {v:?} not loaded")))
+        self.weights.vec(layer, v)
     }
 }
