@@ -20,10 +20,14 @@
 //! everything else that can refuse a frame are checked before the first command is recorded,
 //! so a refused frame leaves the feature and the command buffer as they were.
 //!
-//! Not yet supported (refused, named): UNORM depth formats (`D32_SFLOAT[_S8_UINT]` are read
-//! through their depth aspect), SNORM/UNORM16 guides, and the exposure texture without
-//! `AutoExposure` (its value would have to be read on the GPU; the frame constants take it from
-//! the host).
+//! Formats (`guide_import_kind`): float images as sampled, `D32_SFLOAT[_S8_UINT]` and
+//! `D16_UNORM` through their depth aspect, 8/10/16-bit UNORM and 8/16-bit SNORM images as their
+//! recovered integer code decoded by `numerics::normalized` (never by the driver's decoder);
+//! with `DepthInverted` the depth becomes `1 - d` in the same import. The exposure texture
+//! (without `AutoExposure`) is imported the same way into the frame's exposure input, which
+//! the exposure stage reads on the device. Not supported (refused, named): the 24-bit depth
+//! formats (`D24_UNORM_S8_UINT`, `X8_D24_UNORM_PACK32`: a sampled f32 does not give their code
+//! back exactly).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,6 +48,7 @@ use crate::nr::feature::instance::caller_image;
 use crate::nr::feature::{INPUT_LAYOUT, OUTPUT_LAYOUT, VIEW_IDLE_FRAMES};
 use crate::nr::record::passes::{
     export_supported, guide_import_kind, record_export_rect, record_import_lanes, Lanes,
+    IMPORT_INVERT,
 };
 use crate::nr::route::ExactRoute;
 use crate::rr::frame::FrameConstants;
@@ -225,9 +230,16 @@ impl RrFeature {
             pre_exposure: p.pre_exposure,
             exposure_scale: p.exposure_scale,
             exposure_value: p.exposure_value,
+            exposure_on_device: self.reads_exposure_texture(inputs),
             history_valid: self.history_valid && !p.reset,
             frame_index: self.frame_index,
         }
+    }
+
+    /// Whether the frame's exposure is the caller's exposure texture (given, and `AutoExposure`
+    /// off): then it is imported into the exposure input and read there on the device.
+    fn reads_exposure_texture(&self, inputs: &RrInputs) -> bool {
+        inputs.get(Guide::Exposure).is_some() && !self.created.flags().auto_exposure()
     }
 
     /// This feature's own device memory in bytes.
@@ -238,14 +250,6 @@ impl RrFeature {
     /// Every import of `inputs` and whether some guide lanes stay empty; refuses what the
     /// route cannot read.
     fn plan(&self, inputs: &RrInputs) -> Result<(Vec<Import>, bool), FeatureError> {
-        if let Some(img) = inputs.get(Guide::Exposure) {
-            if !self.created.flags().auto_exposure() {
-                return Err(FeatureError::UnsupportedInputFormat {
-                    key: Guide::Exposure.key().to_owned(),
-                    format: img.format,
-                });
-            }
-        }
         let out = inputs.output();
         if !export_supported(out.format) {
             return Err(FeatureError::UnsupportedOutputFormat {
@@ -257,7 +261,7 @@ impl RrFeature {
         let mut imports = Vec::new();
         let mut empty_lanes = false;
         for g in Guide::ALL {
-            if g == Guide::Exposure {
+            if g == Guide::Exposure && !self.reads_exposure_texture(inputs) {
                 continue;
             }
             let Some(img) = inputs.get(g) else {
@@ -270,7 +274,16 @@ impl RrFeature {
                     format: img.format,
                 }
             })?;
+            // DepthInverted (1 near, 0 far): the depth lane gets 1 - d, exactly
+            // (`numerics::normalized::invert_depth`), so the network always sees 0 near.
+            let kind = if g == Guide::Depth && self.created.flags().depth_inverted() {
+                kind | IMPORT_INVERT
+            } else {
+                kind
+            };
             let (channels, lanes) = match g.lanes() {
+                // The exposure texture: its first channel, one word.
+                None if g == Guide::Exposure => (1, Lanes::default()),
                 None => (4, Lanes::default()),
                 Some((first, n)) => {
                     // Roughness packed into the normals' w: the lane after the normals.
@@ -310,7 +323,6 @@ impl RrFeature {
         let graph = self.gpu.graph();
         let (color, guides, output) = (graph.color, graph.guides, graph.output);
         let n = graph.nodes.len();
-        let render = self.created.render();
         let out_size = self.created.output();
         let guides_buf = self.gpu.tensor(guides).map_err(gpu_error)?;
         if empty_lanes {
@@ -325,10 +337,10 @@ impl RrFeature {
                 FeatureError::Platform(format!("{}: planned but absent", i.guide.key()))
             })?;
             let src = self.use_image(img, INPUT_LAYOUT);
-            let dst = if i.guide == Guide::Color {
-                self.gpu.tensor(color).map_err(gpu_error)?
-            } else {
-                guides_buf
+            let dst = match i.guide {
+                Guide::Color => self.gpu.tensor(color).map_err(gpu_error)?,
+                Guide::Exposure => self.gpu.exposure_input(),
+                _ => guides_buf,
             };
             record_import_lanes(
                 &ctx,
@@ -341,7 +353,7 @@ impl RrFeature {
                 i.channels,
                 i.lanes,
                 (img.rect.x, img.rect.y),
-                (render.w, render.h),
+                (img.rect.width, img.rect.height),
             )
             .map_err(gpu_error)?;
         }
@@ -406,5 +418,36 @@ impl Instance<RrInputs> for RrFeature {
 impl Drop for RrFeature {
     fn drop(&mut self) {
         self.accounted.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ngx::dlss_d::role;
+
+    /// Every input format the ABI accepts for a guide (`dlss_d::roles`) is one the import reads,
+    /// except the 24-bit depth formats (refused at evaluation, docs/rr.md "Input formats"); the
+    /// depth of a `DepthInverted` feature keeps its decode and adds the inversion flag.
+    #[test]
+    fn every_accepted_format_is_imported_but_24_bit_depth() {
+        let d24 = [
+            vk::Format::D24_UNORM_S8_UINT,
+            vk::Format::X8_D24_UNORM_PACK32,
+        ];
+        for g in Guide::ALL {
+            for &f in role(g).formats() {
+                let kind = guide_import_kind(f);
+                if d24.contains(&f) {
+                    assert_eq!(kind, None, "{g:?} {f:?}");
+                } else {
+                    assert!(kind.is_some_and(|k| k & IMPORT_INVERT == 0), "{g:?} {f:?}");
+                }
+            }
+        }
+        assert_eq!(guide_import_kind(vk::Format::D16_UNORM), Some(4));
+        assert_eq!(guide_import_kind(vk::Format::R8G8B8A8_SNORM), Some(5));
+        assert_eq!(guide_import_kind(vk::Format::R16G16B16A16_SNORM), Some(6));
+        assert_eq!(guide_import_kind(vk::Format::R8_UNORM), Some(1));
     }
 }
