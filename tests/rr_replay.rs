@@ -179,9 +179,16 @@ fn barrier(
     access: (vk::AccessFlags, vk::AccessFlags),
     stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
 ) {
+    // Both aspects of a combined depth/stencil image move together (no
+    // separateDepthStencilLayouts needed); the copies name the depth aspect alone.
+    let aspect = if gi.img.format == vk::Format::D24_UNORM_S8_UINT {
+        vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL
+    } else {
+        gi.aspect
+    };
     let b = [
         openngx_tools::devkit::image_barrier(gi.img.image, layouts, access)
-            .subresource_range(range(gi.aspect)),
+            .subresource_range(range(aspect)),
     ];
     // SAFETY: a recording command buffer of the harness and a live image of its device.
     unsafe {
@@ -544,16 +551,15 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
             want.len()
         );
     }
-    // A depth image in a format the ABI accepts but the import cannot read exactly
-    // (X8_D24_UNORM_PACK32: a sampled f32 does not give a 24-bit code back): refused with the
-    // code and the key, before anything is recorded (the format is only the resource's claim;
-    // nothing of the image is touched).
+    // A depth image in a format the ABI does not accept (R8G8_UNORM): refused with the code and
+    // the key, before anything is recorded (the format is only the resource's claim; nothing of
+    // the image is touched).
     let depth_at = images
         .iter()
         .position(|gi| gi.guide == Guide::Depth)
         .expect("depth image");
     let mut d24 = resources[depth_at];
-    d24.Resource.ImageViewInfo.Format = vk::Format::X8_D24_UNORM_PACK32;
+    d24.Resource.ImageViewInfo.Format = vk::Format::R8G8_UNORM;
     set_vp(
         Guide::Depth.key(),
         (&mut d24 as *mut NVSDK_NGX_Resource_VK).cast(),
@@ -601,6 +607,9 @@ enum Enc {
     F32,
     Unorm(u32),
     Snorm(u32),
+    /// 24-bit UNORM depth in a 32-bit word whose top 8 bits (undefined in Vulkan's copies) hold
+    /// junk the read must mask.
+    D24,
 }
 
 /// One image of a formats frame.
@@ -630,6 +639,11 @@ impl Coded {
                 out.extend_from_slice(&c.to_le_bytes()[..bits as usize / 8]);
                 nz::snorm(c, bits)
             }
+            Enc::D24 => {
+                let c = nz::unorm_code(v, 24);
+                out.extend_from_slice(&(c | 0xA5 << 24).to_le_bytes());
+                nz::unorm(c, 24)
+            }
         }
     }
 }
@@ -641,7 +655,8 @@ impl Coded {
 /// depth inverted, the exposure value the texture's). Frame 0: normals RGBA16 SNORM, roughness
 /// and the exposure R16 UNORM, depth D16 UNORM (depth aspect), the depth-of-field guide R8
 /// UNORM; frame 1 (with history): normals RGBA8 SNORM, roughness R8 UNORM, depth R16 UNORM,
-/// albedos RGBA8 UNORM, the exposure R32 float.
+/// albedos RGBA8 UNORM, the exposure R32 float; frame 2, where the device has one: depth in
+/// `D24_UNORM_S8_UINT` (or `X8_D24_UNORM_PACK32`), junk in each word's undefined top byte.
 fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path) {
     use openngx::numerics::normalized as nz;
     use openngx::rr::feature::CreateFlags;
@@ -695,7 +710,7 @@ fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path
         channels,
         enc,
     };
-    let frames: [(Vec<Coded>, Coded); 2] = [
+    let mut frames: Vec<(Vec<Coded>, Coded)> = vec![
         (
             vec![
                 f32c(Guide::Color, vk::Format::R32G32B32A32_SFLOAT, 4),
@@ -747,7 +762,48 @@ fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path
             f32c(Guide::Exposure, vk::Format::R32_SFLOAT, 1),
         ),
     ];
-    let exposures = [0.6f32, 0.8];
+    // Frame 2: 24-bit depth (copied, not sampled: the image needs TRANSFER_SRC), where the
+    // device has the format.
+    let d24 = [
+        vk::Format::D24_UNORM_S8_UINT,
+        vk::Format::X8_D24_UNORM_PACK32,
+    ]
+    .into_iter()
+    .find(|&f| {
+        // SAFETY: the harness's live instance and physical device.
+        let props = unsafe {
+            h.instance
+                .get_physical_device_format_properties(h.physical, f)
+        };
+        props.optimal_tiling_features.contains(
+            vk::FormatFeatureFlags::SAMPLED_IMAGE
+                | vk::FormatFeatureFlags::TRANSFER_SRC
+                | vk::FormatFeatureFlags::TRANSFER_DST,
+        )
+    });
+    match d24 {
+        Some(format) => frames.push((
+            vec![
+                f32c(Guide::Color, vk::Format::R32G32B32A32_SFLOAT, 4),
+                f32c(Guide::DiffuseAlbedo, vk::Format::R32G32B32A32_SFLOAT, 4),
+                f32c(Guide::SpecularAlbedo, vk::Format::R32G32B32A32_SFLOAT, 4),
+                f32c(Guide::Normals, vk::Format::R32G32B32A32_SFLOAT, 4),
+                f32c(Guide::Roughness, vk::Format::R32_SFLOAT, 1),
+                coded(Guide::Depth, format, 1, Enc::D24),
+                f32c(Guide::MotionVectors, vk::Format::R32G32_SFLOAT, 2),
+                f32c(Guide::SpecularHitDistance, vk::Format::R32_SFLOAT, 1),
+                f32c(Guide::DiffuseHitDistance, vk::Format::R32_SFLOAT, 1),
+                f32c(Guide::DepthOfField, vk::Format::R32_SFLOAT, 1),
+            ],
+            f32c(Guide::Exposure, vk::Format::R32_SFLOAT, 1),
+        )),
+        None => println!(
+            "formats frame 2 (24-bit depth) SKIPPED: {} has neither D24_UNORM_S8_UINT nor \
+             X8_D24_UNORM_PACK32 with sampled and transfer support",
+            h.device_name
+        ),
+    }
+    let exposures = [0.6f32, 0.8, 1.25];
     let output = h.image(
         OUTPUT.w,
         OUTPUT.h,
@@ -805,12 +861,17 @@ fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path
                     }
                 }
             }
-            let aspect = if cd.format == vk::Format::D16_UNORM {
+            let aspect = if cd.format == vk::Format::D16_UNORM || matches!(cd.enc, Enc::D24) {
                 vk::ImageAspectFlags::DEPTH
             } else {
                 vk::ImageAspectFlags::COLOR
             };
-            let img = h.image(w, ht, cd.format, sampled);
+            let usage = if matches!(cd.enc, Enc::D24) {
+                sampled | vk::ImageUsageFlags::TRANSFER_SRC
+            } else {
+                sampled
+            };
+            let img = h.image(w, ht, cd.format, usage);
             let info = vk::ImageViewCreateInfo::default()
                 .image(img.image)
                 .view_type(vk::ImageViewType::TYPE_2D)

@@ -25,9 +25,9 @@
 //! recovered integer code decoded by `numerics::normalized` (never by the driver's decoder);
 //! with `DepthInverted` the depth becomes `1 - d` in the same import. The exposure texture
 //! (without `AutoExposure`) is imported the same way into the frame's exposure input, which
-//! the exposure stage reads on the device. Not supported (refused, named): the 24-bit depth
-//! formats (`D24_UNORM_S8_UINT`, `X8_D24_UNORM_PACK32`: a sampled f32 does not give their code
-//! back exactly).
+//! the exposure stage reads on the device. The 24-bit depth formats (`D24_UNORM_S8_UINT`,
+//! `X8_D24_UNORM_PACK32`), whose code a sampled f32 does not give back, are copied to a buffer
+//! and decoded from their integer bits (`super::depth24`; the image needs `TRANSFER_SRC` usage).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,11 +36,12 @@ use std::sync::Arc;
 use ash::vk::{self, Handle};
 use parking_lot::Mutex;
 
+use super::depth24;
 use super::params::{Guide, RrCreate, RrInputs};
 use crate::feature::{
     Backend, DeviceContext, FeatureError, ImageInput, Instance, Route, RouteReport,
 };
-use crate::gpu::{CallerImages, GpuContext, Pending, Recorder, UploadBatch};
+use crate::gpu::{CallerImages, GpuBuffer, GpuContext, MemoryKind, Pending, Recorder, UploadBatch};
 use crate::model::LoadOptions;
 use crate::nr::feature::backend::loader_gipa;
 use crate::nr::feature::errors::gpu_error;
@@ -147,6 +148,7 @@ impl RrBackend {
         self.instance_bytes.fetch_add(bytes, Ordering::Relaxed);
         Ok(RrFeature {
             pending,
+            depth_words: None,
             images: CallerImages::new(&ctx),
             gpu,
             created: params.clone(),
@@ -200,6 +202,8 @@ impl Backend for RrBackend {
 /// everything on the device goes before the context.
 pub struct RrFeature {
     pending: Pending,
+    /// The 24-bit depth's copied words (`depth24`), made by the first frame that needs them.
+    depth_words: Option<GpuBuffer>,
     images: CallerImages,
     gpu: GpuFrame,
     created: RrCreate,
@@ -215,7 +219,10 @@ pub struct RrFeature {
 /// One image import of a frame, checked before anything is recorded.
 struct Import {
     guide: Guide,
+    /// The import kernel's kind, or for 24-bit depth (`depth24`) only its `IMPORT_INVERT` bit.
     kind: u32,
+    /// A 24-bit depth, copied and decoded by `depth24` rather than sampled.
+    depth24: bool,
     channels: u32,
     lanes: Lanes,
 }
@@ -268,12 +275,17 @@ impl RrFeature {
                 empty_lanes |= g.lanes().is_some() && !(g == Guide::Roughness && packed);
                 continue;
             };
-            let kind = guide_import_kind(img.format).ok_or_else(|| {
-                FeatureError::UnsupportedInputFormat {
-                    key: g.key().to_owned(),
-                    format: img.format,
+            let depth24 = g == Guide::Depth && depth24::is_depth24(img.format);
+            let kind = match guide_import_kind(img.format) {
+                Some(k) => k,
+                None if depth24 => 0,
+                None => {
+                    return Err(FeatureError::UnsupportedInputFormat {
+                        key: g.key().to_owned(),
+                        format: img.format,
+                    })
                 }
-            })?;
+            };
             // DepthInverted (1 near, 0 far): the depth lane gets 1 - d, exactly
             // (`numerics::normalized::invert_depth`), so the network always sees 0 near.
             let kind = if g == Guide::Depth && self.created.flags().depth_inverted() {
@@ -304,6 +316,7 @@ impl RrFeature {
             imports.push(Import {
                 guide: g,
                 kind,
+                depth24,
                 channels,
                 lanes,
             });
@@ -342,6 +355,28 @@ impl RrFeature {
                 Guide::Exposure => self.gpu.exposure_input(),
                 _ => guides_buf,
             };
+            if i.depth24 {
+                let words = self
+                    .depth_words
+                    .as_ref()
+                    .ok_or_else(|| FeatureError::Platform("24-bit depth words not made".into()))?
+                    .binding();
+                let src = caller_image(img, INPUT_LAYOUT);
+                depth24::record(
+                    &ctx,
+                    rec,
+                    &mut self.images,
+                    &src,
+                    words,
+                    dst,
+                    (i.lanes.stride.unwrap_or(1), i.lanes.first),
+                    (img.rect.x, img.rect.y),
+                    (img.rect.width, img.rect.height),
+                    i.kind & IMPORT_INVERT != 0,
+                )
+                .map_err(gpu_error)?;
+                continue;
+            }
             record_import_lanes(
                 &ctx,
                 rec,
@@ -386,6 +421,20 @@ impl Instance<RrInputs> for RrFeature {
     fn evaluate(&mut self, cmd: vk::CommandBuffer, inputs: &RrInputs) -> Result<(), FeatureError> {
         self.pending.prune();
         let (imports, empty_lanes) = self.plan(inputs)?;
+        // The 24-bit depth's word buffer, made before anything is recorded (render size: every
+        // guide's region is).
+        if imports.iter().any(|i| i.depth24) && self.depth_words.is_none() {
+            let bytes = depth24::words_bytes((self.created.render().w, self.created.render().h));
+            self.depth_words = Some(
+                GpuBuffer::new(
+                    &self.ctx,
+                    "rr 24-bit depth words",
+                    bytes,
+                    MemoryKind::DeviceLocal,
+                )
+                .map_err(gpu_error)?,
+            );
+        }
         // Out of memory for the frame's completion event: refuse before recording anything.
         self.images.begin_frame().map_err(gpu_error)?;
         let c = self.constants(inputs);
@@ -426,20 +475,16 @@ mod tests {
     use super::*;
     use crate::ngx::dlss_d::role;
 
-    /// Every input format the ABI accepts for a guide (`dlss_d::roles`) is one the import reads,
-    /// except the 24-bit depth formats (refused at evaluation, docs/rr.md "Input formats"); the
-    /// depth of a `DepthInverted` feature keeps its decode and adds the inversion flag.
+    /// Every input format the ABI accepts for a guide (`dlss_d::roles`) is one the import kernel
+    /// reads, but the 24-bit depth formats, which `depth24` reads (docs/rr.md "Input formats").
     #[test]
-    fn every_accepted_format_is_imported_but_24_bit_depth() {
-        let d24 = [
-            vk::Format::D24_UNORM_S8_UINT,
-            vk::Format::X8_D24_UNORM_PACK32,
-        ];
+    fn every_accepted_format_is_read() {
         for g in Guide::ALL {
             for &f in role(g).formats() {
                 let kind = guide_import_kind(f);
-                if d24.contains(&f) {
-                    assert_eq!(kind, None, "{g:?} {f:?}");
+                if depth24::is_depth24(f) {
+                    // Copied and decoded by `depth24`, for the depth only.
+                    assert_eq!((kind, g), (None, Guide::Depth), "{f:?}");
                 } else {
                     assert!(kind.is_some_and(|k| k & IMPORT_INVERT == 0), "{g:?} {f:?}");
                 }
