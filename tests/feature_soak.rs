@@ -1049,12 +1049,14 @@ fn frames_in_flight_are_hazard_free() {
     verdict("frames in flight", close(h).err().into_iter().collect());
 }
 
-/// The synthetic RR model (seed 0), written once per test process.
+/// The synthetic RR model (seed 0), written once per test process (into a scratch directory
+/// removed at the process's exit).
 fn rr_model_dir() -> &'static Path {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    &DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("rr-model");
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let scratch = openngx_tools::scratch::process_dir(&std::env::temp_dir(), "openngx-soak-rr")
+            .expect("scratch dir");
+        let path = scratch.join("rr-model");
         openngx_tools::rr_synth::write_model(
             &path,
             0,
@@ -1062,9 +1064,8 @@ fn rr_model_dir() -> &'static Path {
             false,
         )
         .expect("synthesize");
-        (dir, path)
+        path
     })
-    .1
 }
 
 /// CreateFeature1 of feature 13 at its smallest sizes (render 32x32, output 64x32; DLAA mode,

@@ -538,3 +538,88 @@ fn f24_and_h25_groups_match_the_models() {
     drop(ctx);
     h.assert_validation_clean();
 }
+
+/// The image-format decodes (`shaders/lib/frame_formats.glsl`, kernel `test/formats`) against
+/// `numerics::normalized`, bit for bit: every 8- and 16-bit UNORM and SNORM code (SNORM's extra
+/// lowest code included), every 10-bit code, a stride of the 24-bit codes with both ends, the
+/// depth inversion of every decoded 16-bit value and of strided 24-bit ones, and the code
+/// recovery the import kernel does from a sampled texel: the decoded value and its f32
+/// neighbours two ulps either side (a driver's decoder off by that much) give the same code.
+#[test]
+fn image_format_decodes_match_rust() {
+    use openngx::numerics::normalized as nz;
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    const FORMATS: &str = "test/formats";
+    let mut unorm: Vec<[u32; 4]> = Vec::new();
+    for bits in [8u32, 10, 16] {
+        let max = (1u32 << bits) - 1;
+        unorm.extend((0..=max).map(|c| [c, max, bits, 0]));
+    }
+    let max24 = (1u32 << 24) - 1;
+    unorm.extend(
+        (0..=max24)
+            .step_by(977)
+            .chain([
+                1,
+                2,
+                max24 - 1,
+                max24,
+                1 << 23,
+                (1 << 23) - 1,
+                (1 << 23) + 1,
+            ])
+            .map(|c| [c, max24, 24, 0]),
+    );
+    check(&h, &ctx, FORMATS, 0, "frame_unorm", &unorm, |a| {
+        nz::unorm(a[0], a[2]).to_bits()
+    });
+    let mut snorm: Vec<[u32; 4]> = Vec::new();
+    for bits in [8u32, 16] {
+        let max = (1i32 << (bits - 1)) - 1;
+        snorm.extend((-max - 1..=max).map(|c| [c as u32, max as u32, bits, 0]));
+    }
+    check(&h, &ctx, FORMATS, 1, "frame_snorm", &snorm, |a| {
+        nz::snorm(a[0] as i32, a[2]).to_bits()
+    });
+    let depths: Vec<[u32; 4]> = unorm
+        .iter()
+        .filter(|a| a[2] >= 16)
+        .map(|a| [nz::unorm(a[0], a[2]).to_bits(), 0, 0, 0])
+        .collect();
+    check(&h, &ctx, FORMATS, 2, "frame_invert_depth", &depths, |a| {
+        nz::invert_depth(f32::from_bits(a[0])).to_bits()
+    });
+    // Recovery: the exact decode and values two ulps off (clamped into [0, 1] / [-1, 1]).
+    let near = |v: f32| {
+        let b = v.to_bits() as i64;
+        (-2i64..=2).map(move |d| f32::from_bits((b + d).max(0) as u32))
+    };
+    let recover_u: Vec<[u32; 4]> = unorm
+        .iter()
+        .filter(|a| a[2] <= 16)
+        .flat_map(|a| {
+            let (max, bits) = (a[1], a[2]);
+            near(nz::unorm(a[0], bits)).map(move |v| [v.to_bits(), max, bits, a[0]])
+        })
+        .collect();
+    check(&h, &ctx, FORMATS, 3, "unorm recovery", &recover_u, |a| {
+        nz::unorm(a[3], a[2]).to_bits()
+    });
+    let recover_s: Vec<[u32; 4]> = snorm
+        .iter()
+        .flat_map(|a| {
+            let (max, bits) = (a[1], a[2]);
+            let v = nz::snorm(a[0] as i32, bits);
+            near(v.abs()).map(move |m| {
+                let v = if v < 0.0 { -m } else { m };
+                [v.to_bits(), max, bits, a[0]]
+            })
+        })
+        .collect();
+    check(&h, &ctx, FORMATS, 4, "snorm recovery", &recover_s, |a| {
+        nz::snorm(a[3] as i32, a[2]).to_bits()
+    });
+    drop(ctx);
+    h.assert_validation_clean();
+}

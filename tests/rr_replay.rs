@@ -12,7 +12,11 @@
 //! fixture's `frame-NNN/output.bin` byte for byte. The feature keeps its history on the GPU, so
 //! frames 1 and 2 also prove the temporal path; a fourth frame with `Reset` = 1 (compared with
 //! the same CPU pipeline's fourth frame) proves that Reset ignores the history the GPU holds. A
-//! guide in a format the import cannot read is refused (`FAIL_UnsupportedInputFormat`).
+//! depth in a format the import cannot read is refused (`FAIL_UnsupportedInputFormat`).
+//! A further feature (`DepthInverted`, no `AutoExposure`, hardware depth) then takes frames
+//! whose guides, depth and exposure texture come in the UNORM/SNORM formats the ABI accepts,
+//! compared byte for byte with the CPU pipeline run on the values `numerics::normalized`
+//! decodes from the same codes (`new_formats`).
 //!
 //! Two features live on the device: the weights and tables are uploaded once
 //! (`RrGpuWeights::uploads` counts stagings) and counted once in `SizeInBytes` (the second
@@ -186,9 +190,16 @@ fn barrier(
     access: (vk::AccessFlags, vk::AccessFlags),
     stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
 ) {
+    // Both aspects of a combined depth/stencil image move together (no
+    // separateDepthStencilLayouts needed); the copies name the depth aspect alone.
+    let aspect = if gi.img.format == vk::Format::D24_UNORM_S8_UINT {
+        vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL
+    } else {
+        gi.aspect
+    };
     let b = [
         openngx_tools::devkit::image_barrier(gi.img.image, layouts, access)
-            .subresource_range(range(gi.aspect)),
+            .subresource_range(range(aspect)),
     ];
     // SAFETY: a recording command buffer of the harness and a live image of its device.
     unsafe {
@@ -604,14 +615,18 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
     );
     run(b, "b", 1);
     let handle = b;
-    // A roughness image in a format the ABI accepts but the import cannot read exactly
-    // (R16_UNORM): refused with the code and the key, before anything is recorded.
-    let unorm16 = h.image(w, ht, vk::Format::R16_UNORM, sampled);
-    let unorm16_view = h.view(&unorm16);
-    let mut rough = ngx_resource(&unorm16, unorm16_view, false);
+    // A depth image in a format the ABI does not accept (R8G8_UNORM): refused with the code and
+    // the key, before anything is recorded (the format is only the resource's claim; nothing of
+    // the image is touched).
+    let depth_at = images
+        .iter()
+        .position(|gi| gi.guide == Guide::Depth)
+        .expect("depth image");
+    let mut d24 = resources[depth_at];
+    d24.Resource.ImageViewInfo.Format = vk::Format::R8G8_UNORM;
     set_vp(
-        Guide::Roughness.key(),
-        (&mut rough as *mut NVSDK_NGX_Resource_VK).cast(),
+        Guide::Depth.key(),
+        (&mut d24 as *mut NVSDK_NGX_Resource_VK).cast(),
     );
     // SAFETY: a recording command buffer, a live handle and map.
     let r = submit(&h, |cmd| unsafe {
@@ -649,6 +664,7 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         "the failed creation staged them"
     );
     assert_eq!((size_in_bytes(), RrGpuWeights::live()), (0, 0));
+    new_formats(&h, p, &model);
     // SAFETY: our map and device.
     unsafe {
         NVSDK_NGX_VULKAN_DestroyParameters(p);
@@ -661,7 +677,6 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
             h.device.destroy_image_view(gi.view, None);
         }
         h.device.destroy_image_view(out_view, None);
-        h.device.destroy_image_view(unorm16_view, None);
     }
     println!(
         "RR through the C ABI: {evals} frames of two features {RENDER} -> {OUTPUT} byte-exact \
@@ -670,4 +685,478 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         h.device_name, h.validation, h.sync_validation
     );
     h.assert_validation_clean();
+}
+
+/// How a test image stores a guide's lanes: its format, its texel's channels and bytes, and the
+/// encoding of each channel (the inverse of `numerics::normalized`'s decode).
+#[derive(Clone, Copy)]
+enum Enc {
+    F32,
+    Unorm(u32),
+    Snorm(u32),
+    /// 24-bit UNORM depth in a 32-bit word whose top 8 bits (undefined in Vulkan's copies) hold
+    /// junk the read must mask.
+    D24,
+}
+
+/// One image of a formats frame.
+struct Coded {
+    guide: Guide,
+    format: vk::Format,
+    channels: usize,
+    enc: Enc,
+}
+
+impl Coded {
+    /// `v` encoded as this image stores it, and the value the import must decode it to.
+    fn encode(&self, v: f32, out: &mut Vec<u8>) -> f32 {
+        use openngx::numerics::normalized as nz;
+        match self.enc {
+            Enc::F32 => {
+                out.extend_from_slice(&v.to_le_bytes());
+                v
+            }
+            Enc::Unorm(bits) => {
+                let c = nz::unorm_code(v, bits);
+                out.extend_from_slice(&c.to_le_bytes()[..bits as usize / 8]);
+                nz::unorm(c, bits)
+            }
+            Enc::Snorm(bits) => {
+                let c = nz::snorm_code(v, bits);
+                out.extend_from_slice(&c.to_le_bytes()[..bits as usize / 8]);
+                nz::snorm(c, bits)
+            }
+            Enc::D24 => {
+                let c = nz::unorm_code(v, 24);
+                out.extend_from_slice(&(c | 0xA5 << 24).to_le_bytes());
+                nz::unorm(c, 24)
+            }
+        }
+    }
+}
+
+/// The formats `dlss_d::roles` accepts beyond floats, through a second feature created with
+/// `DepthInverted` and without `AutoExposure`: two frames, each feeding every guide (and the
+/// exposure texture) in an integer-coded format where one exists, compared byte for byte with
+/// the CPU pipeline run on the values `numerics::normalized` decodes from the same codes (the
+/// depth inverted, the exposure value the texture's). Frame 0: normals RGBA16 SNORM, roughness
+/// and the exposure R16 UNORM, depth D16 UNORM (depth aspect), the depth-of-field guide R8
+/// UNORM; frame 1 (with history): normals RGBA8 SNORM, roughness R8 UNORM, depth R16 UNORM,
+/// albedos RGBA8 UNORM, the exposure R32 float; frame 2, where the device has one: depth in
+/// `D24_UNORM_S8_UINT` (or `X8_D24_UNORM_PACK32`), junk in each word's undefined top byte.
+fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path) {
+    use openngx::numerics::normalized as nz;
+    use openngx::rr::feature::CreateFlags;
+    let set_ui = |k: &str, v: u32| {
+        // SAFETY: a live map, a C string.
+        unsafe { NVSDK_NGX_Parameter_SetUI(p, c(k).as_ptr(), v) }
+    };
+    let set_i = |k: &str, v: i32| {
+        // SAFETY: as above.
+        unsafe { NVSDK_NGX_Parameter_SetI(p, c(k).as_ptr(), v) }
+    };
+    let set_f = |k: &str, v: f32| {
+        // SAFETY: as above.
+        unsafe { NVSDK_NGX_Parameter_SetF(p, c(k).as_ptr(), v) }
+    };
+    let set_vp = |k: &str, v: *mut c_void| {
+        // SAFETY: as above; the pointee outlives the evaluation that reads it.
+        unsafe { NVSDK_NGX_Parameter_SetVoidPointer(p, c(k).as_ptr(), v) }
+    };
+    let flags = CreateFlags::IS_HDR | CreateFlags::MV_LOW_RES | CreateFlags::DEPTH_INVERTED;
+    set_i("DLSS.Feature.Create.Flags", flags as i32);
+    // Hardware depth is carried, not acted on (docs/rr.md): the same frames as with linear.
+    set_ui("DLSS.Use.HW.Depth", 1);
+    let mut handle = std::ptr::null_mut();
+    let r = submit(h, |cmd| {
+        // SAFETY: our device, a recording command buffer, a live map, a local out pointer.
+        unsafe {
+            NVSDK_NGX_VULKAN_CreateFeature1(
+                h.device.handle(),
+                cmd,
+                NVSDK_NGX_Feature_RayReconstruction,
+                p,
+                &mut handle,
+            )
+        }
+    });
+    ok("CreateFeature1 (DepthInverted)", r);
+
+    let m = RrModel::load(model, Default::default()).expect("model");
+    let geo = Geometry::new(RENDER, OUTPUT).expect("geometry");
+    let mut pipe = CpuFrame::new(m.weights(), geo, Preset::E).expect("pipeline");
+    let f32c = |g, format, channels| Coded {
+        guide: g,
+        format,
+        channels,
+        enc: Enc::F32,
+    };
+    let coded = |g, format, channels, enc| Coded {
+        guide: g,
+        format,
+        channels,
+        enc,
+    };
+    let mut frames: Vec<(Vec<Coded>, Coded)> = vec![
+        (
+            vec![
+                f32c(Guide::Color, vk::Format::R32G32B32A32_SFLOAT, 4),
+                f32c(Guide::DiffuseAlbedo, vk::Format::R32G32B32A32_SFLOAT, 4),
+                f32c(Guide::SpecularAlbedo, vk::Format::R32G32B32A32_SFLOAT, 4),
+                coded(
+                    Guide::Normals,
+                    vk::Format::R16G16B16A16_SNORM,
+                    4,
+                    Enc::Snorm(16),
+                ),
+                coded(Guide::Roughness, vk::Format::R16_UNORM, 1, Enc::Unorm(16)),
+                coded(Guide::Depth, vk::Format::D16_UNORM, 1, Enc::Unorm(16)),
+                f32c(Guide::MotionVectors, vk::Format::R32G32_SFLOAT, 2),
+                f32c(Guide::SpecularHitDistance, vk::Format::R32_SFLOAT, 1),
+                f32c(Guide::DiffuseHitDistance, vk::Format::R32_SFLOAT, 1),
+                coded(Guide::DepthOfField, vk::Format::R8_UNORM, 1, Enc::Unorm(8)),
+            ],
+            coded(Guide::Exposure, vk::Format::R16_UNORM, 1, Enc::Unorm(16)),
+        ),
+        (
+            vec![
+                f32c(Guide::Color, vk::Format::R32G32B32A32_SFLOAT, 4),
+                coded(
+                    Guide::DiffuseAlbedo,
+                    vk::Format::R8G8B8A8_UNORM,
+                    4,
+                    Enc::Unorm(8),
+                ),
+                coded(
+                    Guide::SpecularAlbedo,
+                    vk::Format::R8G8B8A8_UNORM,
+                    4,
+                    Enc::Unorm(8),
+                ),
+                coded(Guide::Normals, vk::Format::R8G8B8A8_SNORM, 4, Enc::Snorm(8)),
+                coded(Guide::Roughness, vk::Format::R8_UNORM, 1, Enc::Unorm(8)),
+                coded(Guide::Depth, vk::Format::R16_UNORM, 1, Enc::Unorm(16)),
+                f32c(Guide::MotionVectors, vk::Format::R32G32_SFLOAT, 2),
+                f32c(Guide::SpecularHitDistance, vk::Format::R32_SFLOAT, 1),
+                f32c(Guide::DiffuseHitDistance, vk::Format::R32_SFLOAT, 1),
+                coded(
+                    Guide::DepthOfField,
+                    vk::Format::R16_UNORM,
+                    1,
+                    Enc::Unorm(16),
+                ),
+            ],
+            f32c(Guide::Exposure, vk::Format::R32_SFLOAT, 1),
+        ),
+    ];
+    // Frame 2: 24-bit depth (copied, not sampled: the image needs TRANSFER_SRC), where the
+    // device has the format.
+    let d24 = [
+        vk::Format::D24_UNORM_S8_UINT,
+        vk::Format::X8_D24_UNORM_PACK32,
+    ]
+    .into_iter()
+    .find(|&f| {
+        // SAFETY: the harness's live instance and physical device.
+        let props = unsafe {
+            h.instance
+                .get_physical_device_format_properties(h.physical, f)
+        };
+        props.optimal_tiling_features.contains(
+            vk::FormatFeatureFlags::SAMPLED_IMAGE
+                | vk::FormatFeatureFlags::TRANSFER_SRC
+                | vk::FormatFeatureFlags::TRANSFER_DST,
+        )
+    });
+    match d24 {
+        Some(format) => frames.push((
+            vec![
+                f32c(Guide::Color, vk::Format::R32G32B32A32_SFLOAT, 4),
+                f32c(Guide::DiffuseAlbedo, vk::Format::R32G32B32A32_SFLOAT, 4),
+                f32c(Guide::SpecularAlbedo, vk::Format::R32G32B32A32_SFLOAT, 4),
+                f32c(Guide::Normals, vk::Format::R32G32B32A32_SFLOAT, 4),
+                f32c(Guide::Roughness, vk::Format::R32_SFLOAT, 1),
+                coded(Guide::Depth, format, 1, Enc::D24),
+                f32c(Guide::MotionVectors, vk::Format::R32G32_SFLOAT, 2),
+                f32c(Guide::SpecularHitDistance, vk::Format::R32_SFLOAT, 1),
+                f32c(Guide::DiffuseHitDistance, vk::Format::R32_SFLOAT, 1),
+                f32c(Guide::DepthOfField, vk::Format::R32_SFLOAT, 1),
+            ],
+            f32c(Guide::Exposure, vk::Format::R32_SFLOAT, 1),
+        )),
+        None => println!(
+            "formats frame 2 (24-bit depth) SKIPPED: {} has neither D24_UNORM_S8_UINT nor \
+             X8_D24_UNORM_PACK32 with sampled and transfer support",
+            h.device_name
+        ),
+    }
+    let exposures = [0.6f32, 0.8, 1.25];
+    let output = h.image(
+        OUTPUT.w,
+        OUTPUT.h,
+        vk::Format::R16G16B16A16_SFLOAT,
+        vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC,
+    );
+    let out_view = h.view(&output);
+    let mut out = ngx_resource(&output, out_view, true);
+    set_vp(
+        keys::OUTPUT,
+        (&mut out as *mut NVSDK_NGX_Resource_VK).cast(),
+    );
+    let readback: HostBuffer = h.host_buffer((OUTPUT.area() * 8) as u64);
+    let sampled = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
+    for (f, (list, exposure)) in frames.iter().enumerate() {
+        let n = 10 + f as u32;
+        let s = scene::render(RENDER, n);
+        let mut color = s.color.clone();
+        let mut guides = s.guides.clone();
+        // Each image and its bytes; the CPU side gets the decoded values.
+        let mut uploads: Vec<(GuideImage, Vec<u8>, vk::Format)> = Vec::new();
+        for cd in list.iter().chain([exposure]) {
+            let (w, ht) = if cd.guide == Guide::Exposure {
+                (1, 1)
+            } else {
+                (RENDER.w, RENDER.h)
+            };
+            let (first, lanes, stride) = match (cd.guide, cd.guide.lanes()) {
+                (Guide::Color, _) => (0, 4, 4),
+                (Guide::Exposure, _) => (0, 1, 1),
+                (_, Some((first, lanes))) => (first, lanes, LANES),
+                (_, None) => unreachable!("every other guide has lanes"),
+            };
+            let mut bytes = Vec::new();
+            for px in 0..(w * ht) as usize {
+                for ch in 0..cd.channels {
+                    if cd.guide == Guide::Exposure {
+                        let _ = cd.encode(exposures[f], &mut bytes);
+                        continue;
+                    }
+                    if ch < lanes {
+                        let lane = px * stride + first + ch;
+                        let src = if cd.guide == Guide::Color {
+                            &mut color
+                        } else {
+                            &mut guides
+                        };
+                        let mut v = cd.encode(src[lane], &mut bytes);
+                        if cd.guide == Guide::Depth {
+                            v = nz::invert_depth(v);
+                        }
+                        src[lane] = v;
+                    } else {
+                        let _ = cd.encode(0.0, &mut bytes);
+                    }
+                }
+            }
+            let aspect = if cd.format == vk::Format::D16_UNORM || matches!(cd.enc, Enc::D24) {
+                vk::ImageAspectFlags::DEPTH
+            } else {
+                vk::ImageAspectFlags::COLOR
+            };
+            let usage = if matches!(cd.enc, Enc::D24) {
+                sampled | vk::ImageUsageFlags::TRANSFER_SRC
+            } else {
+                sampled
+            };
+            let img = h.image(w, ht, cd.format, usage);
+            let info = vk::ImageViewCreateInfo::default()
+                .image(img.image)
+                .view_type(vk::ImageViewType::TYPE_2D)
+                .format(cd.format)
+                .subresource_range(range(aspect));
+            // SAFETY: a live image of the harness's device; destroyed below.
+            let view =
+                unsafe { h.device.create_image_view(&info, None) }.expect("vkCreateImageView");
+            uploads.push((
+                GuideImage {
+                    guide: cd.guide,
+                    first,
+                    lanes,
+                    texel: cd.channels,
+                    aspect,
+                    img,
+                    view,
+                },
+                bytes,
+                cd.format,
+            ));
+        }
+        // The CPU pipeline on the decoded values (the depth inverted, the texture's exposure).
+        let expo = match exposure.enc {
+            Enc::Unorm(bits) => nz::unorm(nz::unorm_code(exposures[f], bits), bits),
+            _ => exposures[f],
+        };
+        let params = FrameParams {
+            jitter: scene::JITTER[f % scene::JITTER.len()],
+            exposure_value: Some(expo),
+            ..FrameParams::default()
+        };
+        let want = pipe
+            .run(&params, &color, &guides)
+            .expect("cpu frame")
+            .get("output")
+            .expect("output")
+            .to_bytes();
+        let total: usize = uploads.iter().map(|u| u.1.len().div_ceil(16) * 16).sum();
+        let staging: HostBuffer = h.host_buffer(total as u64);
+        let mut offsets = Vec::new();
+        let mut off = 0usize;
+        for (_, bytes, _) in &uploads {
+            staging.write(off, bytes);
+            offsets.push(off as u64);
+            off += bytes.len().div_ceil(16) * 16;
+        }
+        let mut resources: Vec<NVSDK_NGX_Resource_VK> = uploads
+            .iter()
+            .map(|(gi, _, _)| ngx_resource(&gi.img, gi.view, false))
+            .collect();
+        for ((gi, _, _), res) in uploads.iter().zip(resources.iter_mut()) {
+            set_vp(gi.guide.key(), (res as *mut NVSDK_NGX_Resource_VK).cast());
+        }
+        set_f(keys::JITTER_X, params.jitter[0]);
+        set_f(keys::JITTER_Y, params.jitter[1]);
+        set_f(keys::MV_SCALE_X, 1.0);
+        set_f(keys::MV_SCALE_Y, 1.0);
+        set_f(keys::PRE_EXPOSURE, 1.0);
+        set_f(keys::EXPOSURE_SCALE, 1.0);
+        set_i(keys::RESET, 0);
+        let r = submit(h, |cmd| {
+            for ((gi, _, _), &o) in uploads.iter().zip(&offsets) {
+                barrier(
+                    h,
+                    cmd,
+                    gi,
+                    (
+                        vk::ImageLayout::UNDEFINED,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    ),
+                    (vk::AccessFlags::empty(), vk::AccessFlags::TRANSFER_WRITE),
+                    (
+                        vk::PipelineStageFlags::TOP_OF_PIPE,
+                        vk::PipelineStageFlags::TRANSFER,
+                    ),
+                );
+                let (w, ht) = (gi.img.width, gi.img.height);
+                // SAFETY: a recording command buffer; the staging buffer holds the texels at `o`.
+                unsafe {
+                    h.device.cmd_copy_buffer_to_image(
+                        cmd,
+                        staging.buffer,
+                        gi.img.image,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        &[vk::BufferImageCopy {
+                            image_subresource: vk::ImageSubresourceLayers {
+                                aspect_mask: gi.aspect,
+                                ..copy_region(o, w, ht).image_subresource
+                            },
+                            ..copy_region(o, w, ht)
+                        }],
+                    )
+                };
+                barrier(
+                    h,
+                    cmd,
+                    gi,
+                    (
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+                    ),
+                    (
+                        vk::AccessFlags::TRANSFER_WRITE,
+                        vk::AccessFlags::SHADER_READ,
+                    ),
+                    (
+                        vk::PipelineStageFlags::TRANSFER,
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                    ),
+                );
+            }
+            if f == 0 {
+                h.barrier(
+                    cmd,
+                    output.image,
+                    (vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL),
+                    (vk::AccessFlags::empty(), vk::AccessFlags::SHADER_WRITE),
+                    (
+                        vk::PipelineStageFlags::TOP_OF_PIPE,
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                    ),
+                );
+            }
+            // SAFETY: a recording command buffer, a live handle and map.
+            let r = unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, handle, p, None) };
+            h.barrier(
+                cmd,
+                output.image,
+                (vk::ImageLayout::GENERAL, vk::ImageLayout::GENERAL),
+                (
+                    vk::AccessFlags::SHADER_WRITE,
+                    vk::AccessFlags::TRANSFER_READ,
+                ),
+                (
+                    vk::PipelineStageFlags::ALL_COMMANDS,
+                    vk::PipelineStageFlags::TRANSFER,
+                ),
+            );
+            // SAFETY: a recording command buffer; the readback buffer holds the output.
+            unsafe {
+                h.device.cmd_copy_image_to_buffer(
+                    cmd,
+                    output.image,
+                    vk::ImageLayout::GENERAL,
+                    readback.buffer,
+                    &[copy_region(0, OUTPUT.w, OUTPUT.h)],
+                );
+                let mb = [vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::HOST_READ)];
+                h.device.cmd_pipeline_barrier(
+                    cmd,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &mb,
+                    &[],
+                    &[],
+                );
+            }
+            r
+        });
+        ok("EvaluateFeature_C (formats)", r);
+        let got = readback.read();
+        let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+        assert!(
+            differ == 0,
+            "formats frame {f}: {differ} of {} output bytes differ from the CPU pipeline on the \
+             decoded codes, first at byte {:?}",
+            want.len(),
+            got.iter().zip(&want).position(|(a, b)| a != b)
+        );
+        let names: Vec<String> = uploads
+            .iter()
+            .map(|(gi, _, fmt)| format!("{}={fmt:?}", gi.guide.key()))
+            .collect();
+        println!(
+            "formats frame {f}: Output equals the CPU pipeline's ({} bytes): {}",
+            want.len(),
+            names.join(", ")
+        );
+        // The map must not point at this frame's resources any more.
+        for (gi, _, _) in &uploads {
+            set_vp(gi.guide.key(), std::ptr::null_mut());
+        }
+        // SAFETY: every submission was waited for.
+        unsafe {
+            for (gi, _, _) in &uploads {
+                h.device.destroy_image_view(gi.view, None);
+            }
+        }
+    }
+    // SAFETY: every submission was waited for; the handle is live.
+    ok("ReleaseFeature (formats)", unsafe {
+        NVSDK_NGX_VULKAN_ReleaseFeature(handle)
+    });
+    set_vp(keys::OUTPUT, std::ptr::null_mut());
+    // SAFETY: every submission was waited for.
+    unsafe { h.device.destroy_image_view(out_view, None) };
 }

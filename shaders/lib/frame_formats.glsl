@@ -50,6 +50,33 @@ uint frame_unorm_code(float v, uint max_code) {
     return code > max_code ? max_code : code;
 }
 
+// The SNORM code of a texel the sampler returned as max(c / max, -1) (within a few ulp):
+// floor(v * max + 0.5), clamped to -max..max (the code -max - 1 decodes as -max does).
+int frame_snorm_code(float v, uint max_code) {
+    precise float s = clamp(v, -1.0, 1.0) * float(max_code) + 0.5;
+    int code = int(floor(s));
+    return clamp(code, -int(max_code), int(max_code));
+}
+
+// numerics::normalized::unorm: RN_f32(c / max) (codes above max are 1).
+float frame_unorm(uint code, uint max_code) {
+    return frame_ratio(min(code, max_code), max_code);
+}
+
+// numerics::normalized::snorm: max(RN_f32(c / max), -1), the sign applied to the correctly
+// rounded magnitude (round-to-nearest-even is symmetric).
+float frame_snorm(int code, uint max_code) {
+    int c = clamp(code, -int(max_code), int(max_code));
+    float m = frame_ratio(uint(abs(c)), max_code);
+    return c < 0 ? -m : m;
+}
+
+// numerics::normalized::invert_depth: RN_f32(1 - d).
+float frame_invert_depth(float d) {
+    precise float r = 1.0 - d;
+    return r;
+}
+
 // Midpoints between the linear values of adjacent 8-bit sRGB codes (c and c + 1, the Vulkan
 // sRGB EOTF evaluated in f64, midpoint rounded to f32). A decoded texel lies far closer to its
 // own code's value than half the gap (the narrowest gap, between codes 0 and 1, is 3.0e-4), so

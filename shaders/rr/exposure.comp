@@ -2,7 +2,8 @@
 // RR's exposure stage (the graph's Exposure op, rr::frame::input::exposure; openngx's own): the
 // exact sum over render pixels of floor(clamp(luma, 0, 10000) * 1024) (64-bit, two words), then
 // E = RN_f16(241 N / max(S, 5N)) * scale, or X * scale * recip(pre-exposure) for a caller's
-// exposure value; E -> 1 unless a positive finite half; out = [E, recip(E)]. PASS 0: each of
+// exposure value X (pushed, or binding 3's word: the caller's exposure texture imported on the
+// device); E -> 1 unless a positive finite half; out = [E, recip(E)]. PASS 0: each of
 // `partials` workgroups sums a stride of the pixels into its 64-bit partial; PASS 1 (one
 // workgroup, after a barrier) sums the partials and computes E. Integer sums: any order gives S.
 #extension GL_GOOGLE_include_directive : require
@@ -17,11 +18,12 @@ layout(constant_id = 0) const uint PASS = 0u;
 layout(std430, binding = 0) readonly buffer Color { uint color[]; }; // [pixel][4] f32 bits
 layout(std430, binding = 1) writeonly buffer Out { uint outw[]; };   // E | recip(E) << 16
 layout(std430, binding = 2) buffer Partials { uint partials[]; };    // [group] lo, hi
+layout(std430, binding = 3) readonly buffer Input { uint exposure_input[]; }; // [0]: f32 bits
 
 layout(push_constant) uniform Push {
     uint pixels;
     uint groups; // PASS 0's workgroups (partials), at most 1024
-    uint has_value;
+    uint has_value; // 0: automatic; 1: `value`; 2: exposure_input[0] (the caller's texture)
     uint value;    // f32 bits
     uint scale;    // f32 bits
     uint pre;      // f32 bits
@@ -130,7 +132,8 @@ void main() {
     }
     uint e;
     if (pc.has_value != 0u) {
-        e = f16_mul(f16_mul(rr_sat(uintBitsToFloat(pc.value)), rr_sat(uintBitsToFloat(pc.scale))),
+        uint x = pc.has_value == 2u ? exposure_input[0] : pc.value;
+        e = f16_mul(f16_mul(rr_sat(uintBitsToFloat(x)), rr_sat(uintBitsToFloat(pc.scale))),
                     recip(rr_sat(uintBitsToFloat(pc.pre))));
     } else {
         e = f16_mul(auto_exposure(lo_s[0], hi_s[0], pc.pixels), rr_sat(uintBitsToFloat(pc.scale)));

@@ -11,6 +11,9 @@ pub mod gemm;
 mod gemm_panel;
 pub mod mma;
 pub mod norm;
+/// The exact decode of normalised integer texels (UNORM, SNORM) and of inverted depth, shared by
+/// every route that reads a caller's image (`shaders/lib/frame_formats.glsl` is the GLSL twin).
+pub mod normalized;
 pub mod ops;
 /// Portable, exactly specified f32 transcendentals (log2, sqrt, rcp, exp2, sigmoid, sin/cos),
 /// moved here from `nr::frame` so that every network's frame code can use them.

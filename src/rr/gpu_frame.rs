@@ -229,6 +229,16 @@ impl GpuFrame {
         })
     }
 
+    /// The exposure input: one f32 word the exposure stage reads instead of the pushed exposure
+    /// value when the frame's `exposure_on_device` is set (a feature imports the caller's
+    /// exposure texture into it, so the value never visits the host).
+    pub fn exposure_input(&self) -> BufferBinding {
+        BufferBinding {
+            range: 4,
+            ..self.res.exposure_input.binding()
+        }
+    }
+
     fn check_tensor(&self, t: TensorId) -> Result<(), GpuError> {
         if t < self.graph.tensors.len() {
             Ok(())

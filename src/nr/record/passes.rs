@@ -659,10 +659,16 @@ pub struct Lanes {
     pub first: u32,
 }
 
+/// The import kernel's flag (added to a kind of [`guide_import_kind`]) that turns channel 0 into
+/// `1 - v` after its decode (`numerics::normalized::invert_depth`: DLSS's `DepthInverted`).
+pub const IMPORT_INVERT: u32 = 0x100;
+
 /// How the import kernel decodes a caller image of another network (RR's guides): the colour
-/// formats as [`record_import_color`], and the one-, two- and four-channel float formats and
-/// the 32-bit float depth formats (their depth aspect) as sampled. `None`: not supported (the
-/// UNORM depth formats among them: their decode would be the driver's).
+/// formats as [`record_import_color`]; the one-, two- and four-channel float formats and the
+/// 32-bit float depth formats (their depth aspect) as sampled; 8- and 16-bit UNORM and SNORM
+/// formats (`D16_UNORM` through its depth aspect) as their recovered integer code decoded by
+/// `numerics::normalized` (kinds 1, 4, 5, 6). `None`: not supported (the 24-bit depth formats:
+/// a sampled f32 cannot give their code back exactly).
 pub fn guide_import_kind(format: vk::Format) -> Option<u32> {
     match format {
         vk::Format::D32_SFLOAT | vk::Format::D32_SFLOAT_S8_UINT => Some(0),
@@ -671,6 +677,10 @@ pub fn guide_import_kind(format: vk::Format) -> Option<u32> {
         | vk::Format::R16G16_SFLOAT
         | vk::Format::R32G32_SFLOAT
         | vk::Format::B10G11R11_UFLOAT_PACK32 => Some(0),
+        vk::Format::R8_UNORM => Some(1),
+        vk::Format::R16_UNORM | vk::Format::D16_UNORM => Some(4),
+        vk::Format::R8G8B8A8_SNORM => Some(5),
+        vk::Format::R16G16B16A16_SNORM => Some(6),
         f => color_import_kind(f),
     }
 }

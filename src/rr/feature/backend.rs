@@ -24,10 +24,14 @@
 //! everything else that can refuse a frame are checked before the first command is recorded,
 //! so a refused frame leaves the feature and the command buffer as they were.
 //!
-//! Not yet supported (refused, named): UNORM depth formats (`D32_SFLOAT[_S8_UINT]` are read
-//! through their depth aspect), SNORM/UNORM16 guides, and the exposure texture without
-//! `AutoExposure` (its value would have to be read on the GPU; the frame constants take it from
-//! the host).
+//! Formats (`guide_import_kind`): float images as sampled, `D32_SFLOAT[_S8_UINT]` and
+//! `D16_UNORM` through their depth aspect, 8/10/16-bit UNORM and 8/16-bit SNORM images as their
+//! recovered integer code decoded by `numerics::normalized` (never by the driver's decoder);
+//! with `DepthInverted` the depth becomes `1 - d` in the same import. The exposure texture
+//! (without `AutoExposure`) is imported the same way into the frame's exposure input, which
+//! the exposure stage reads on the device. The 24-bit depth formats (`D24_UNORM_S8_UINT`,
+//! `X8_D24_UNORM_PACK32`), whose code a sampled f32 does not give back, are copied to a buffer
+//! and decoded from their integer bits (`super::depth24`; the image needs `TRANSFER_SRC` usage).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,11 +40,12 @@ use std::sync::{Arc, Weak};
 use ash::vk::{self, Handle};
 use parking_lot::Mutex;
 
+use super::depth24;
 use super::params::{Guide, RrCreate, RrInputs};
 use crate::feature::{
     Backend, DeviceContext, FeatureError, ImageInput, Instance, Route, RouteReport,
 };
-use crate::gpu::{CallerImages, GpuContext, Pending, Recorder, UploadBatch};
+use crate::gpu::{CallerImages, GpuBuffer, GpuContext, MemoryKind, Pending, Recorder, UploadBatch};
 use crate::model::{LoadOptions, ModelCache};
 use crate::nr::feature::backend::loader_gipa;
 use crate::nr::feature::errors::gpu_error;
@@ -48,6 +53,7 @@ use crate::nr::feature::instance::caller_image;
 use crate::nr::feature::{INPUT_LAYOUT, OUTPUT_LAYOUT, VIEW_IDLE_FRAMES};
 use crate::nr::record::passes::{
     export_supported, guide_import_kind, record_export_rect, record_import_lanes, Lanes,
+    IMPORT_INVERT,
 };
 use crate::nr::route::ExactRoute;
 use crate::rr::frame::FrameConstants;
@@ -180,6 +186,7 @@ impl RrBackend {
         self.instance_bytes.fetch_add(bytes, Ordering::Relaxed);
         Ok(RrFeature {
             pending,
+            depth_words: None,
             images: CallerImages::new(&ctx),
             gpu,
             created: params.clone(),
@@ -242,6 +249,8 @@ impl Backend for RrBackend {
 /// everything on the device goes before the context.
 pub struct RrFeature {
     pending: Pending,
+    /// The 24-bit depth's copied words (`depth24`), made by the first frame that needs them.
+    depth_words: Option<GpuBuffer>,
     images: CallerImages,
     gpu: GpuFrame,
     created: RrCreate,
@@ -259,7 +268,10 @@ pub struct RrFeature {
 /// One image import of a frame, checked before anything is recorded.
 struct Import {
     guide: Guide,
+    /// The import kernel's kind, or for 24-bit depth (`depth24`) only its `IMPORT_INVERT` bit.
     kind: u32,
+    /// A 24-bit depth, copied and decoded by `depth24` rather than sampled.
+    depth24: bool,
     channels: u32,
     lanes: Lanes,
 }
@@ -274,9 +286,16 @@ impl RrFeature {
             pre_exposure: p.pre_exposure,
             exposure_scale: p.exposure_scale,
             exposure_value: p.exposure_value,
+            exposure_on_device: self.reads_exposure_texture(inputs),
             history_valid: self.history_valid && !p.reset,
             frame_index: self.frame_index,
         }
+    }
+
+    /// Whether the frame's exposure is the caller's exposure texture (given, and `AutoExposure`
+    /// off): then it is imported into the exposure input and read there on the device.
+    fn reads_exposure_texture(&self, inputs: &RrInputs) -> bool {
+        inputs.get(Guide::Exposure).is_some() && !self.created.flags().auto_exposure()
     }
 
     /// This feature's own device memory in bytes (the shared weights are not included).
@@ -292,14 +311,6 @@ impl RrFeature {
     /// Every import of `inputs` and whether some guide lanes stay empty; refuses what the
     /// route cannot read.
     fn plan(&self, inputs: &RrInputs) -> Result<(Vec<Import>, bool), FeatureError> {
-        if let Some(img) = inputs.get(Guide::Exposure) {
-            if !self.created.flags().auto_exposure() {
-                return Err(FeatureError::UnsupportedInputFormat {
-                    key: Guide::Exposure.key().to_owned(),
-                    format: img.format,
-                });
-            }
-        }
         let out = inputs.output();
         if !export_supported(out.format) {
             return Err(FeatureError::UnsupportedOutputFormat {
@@ -311,20 +322,34 @@ impl RrFeature {
         let mut imports = Vec::new();
         let mut empty_lanes = false;
         for g in Guide::ALL {
-            if g == Guide::Exposure {
+            if g == Guide::Exposure && !self.reads_exposure_texture(inputs) {
                 continue;
             }
             let Some(img) = inputs.get(g) else {
                 empty_lanes |= g.lanes().is_some() && !(g == Guide::Roughness && packed);
                 continue;
             };
-            let kind = guide_import_kind(img.format).ok_or_else(|| {
-                FeatureError::UnsupportedInputFormat {
-                    key: g.key().to_owned(),
-                    format: img.format,
+            let depth24 = g == Guide::Depth && depth24::is_depth24(img.format);
+            let kind = match guide_import_kind(img.format) {
+                Some(k) => k,
+                None if depth24 => 0,
+                None => {
+                    return Err(FeatureError::UnsupportedInputFormat {
+                        key: g.key().to_owned(),
+                        format: img.format,
+                    })
                 }
-            })?;
+            };
+            // DepthInverted (1 near, 0 far): the depth lane gets 1 - d, exactly
+            // (`numerics::normalized::invert_depth`), so the network always sees 0 near.
+            let kind = if g == Guide::Depth && self.created.flags().depth_inverted() {
+                kind | IMPORT_INVERT
+            } else {
+                kind
+            };
             let (channels, lanes) = match g.lanes() {
+                // The exposure texture: its first channel, one word.
+                None if g == Guide::Exposure => (1, Lanes::default()),
                 None => (4, Lanes::default()),
                 Some((first, n)) => {
                     // Roughness packed into the normals' w: the lane after the normals.
@@ -345,6 +370,7 @@ impl RrFeature {
             imports.push(Import {
                 guide: g,
                 kind,
+                depth24,
                 channels,
                 lanes,
             });
@@ -364,7 +390,6 @@ impl RrFeature {
         let graph = self.gpu.graph();
         let (color, guides, output) = (graph.color, graph.guides, graph.output);
         let n = graph.nodes.len();
-        let render = self.created.render();
         let out_size = self.created.output();
         let guides_buf = self.gpu.tensor(guides).map_err(gpu_error)?;
         if empty_lanes {
@@ -379,11 +404,33 @@ impl RrFeature {
                 FeatureError::Platform(format!("{}: planned but absent", i.guide.key()))
             })?;
             let src = self.use_image(img, INPUT_LAYOUT);
-            let dst = if i.guide == Guide::Color {
-                self.gpu.tensor(color).map_err(gpu_error)?
-            } else {
-                guides_buf
+            let dst = match i.guide {
+                Guide::Color => self.gpu.tensor(color).map_err(gpu_error)?,
+                Guide::Exposure => self.gpu.exposure_input(),
+                _ => guides_buf,
             };
+            if i.depth24 {
+                let words = self
+                    .depth_words
+                    .as_ref()
+                    .ok_or_else(|| FeatureError::Platform("24-bit depth words not made".into()))?
+                    .binding();
+                let src = caller_image(img, INPUT_LAYOUT);
+                depth24::record(
+                    &ctx,
+                    rec,
+                    &mut self.images,
+                    &src,
+                    words,
+                    dst,
+                    (i.lanes.stride.unwrap_or(1), i.lanes.first),
+                    (img.rect.x, img.rect.y),
+                    (img.rect.width, img.rect.height),
+                    i.kind & IMPORT_INVERT != 0,
+                )
+                .map_err(gpu_error)?;
+                continue;
+            }
             record_import_lanes(
                 &ctx,
                 rec,
@@ -395,7 +442,7 @@ impl RrFeature {
                 i.channels,
                 i.lanes,
                 (img.rect.x, img.rect.y),
-                (render.w, render.h),
+                (img.rect.width, img.rect.height),
             )
             .map_err(gpu_error)?;
         }
@@ -428,6 +475,20 @@ impl Instance<RrInputs> for RrFeature {
     fn evaluate(&mut self, cmd: vk::CommandBuffer, inputs: &RrInputs) -> Result<(), FeatureError> {
         self.pending.prune();
         let (imports, empty_lanes) = self.plan(inputs)?;
+        // The 24-bit depth's word buffer, made before anything is recorded (render size: every
+        // guide's region is).
+        if imports.iter().any(|i| i.depth24) && self.depth_words.is_none() {
+            let bytes = depth24::words_bytes((self.created.render().w, self.created.render().h));
+            self.depth_words = Some(
+                GpuBuffer::new(
+                    &self.ctx,
+                    "rr 24-bit depth words",
+                    bytes,
+                    MemoryKind::DeviceLocal,
+                )
+                .map_err(gpu_error)?,
+            );
+        }
         // Out of memory for the frame's completion event: refuse before recording anything.
         self.images.begin_frame().map_err(gpu_error)?;
         let c = self.constants(inputs);
@@ -460,5 +521,32 @@ impl Instance<RrInputs> for RrFeature {
 impl Drop for RrFeature {
     fn drop(&mut self) {
         self.accounted.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ngx::dlss_d::role;
+
+    /// Every input format the ABI accepts for a guide (`dlss_d::roles`) is one the import kernel
+    /// reads, but the 24-bit depth formats, which `depth24` reads (docs/rr.md "Input formats").
+    #[test]
+    fn every_accepted_format_is_read() {
+        for g in Guide::ALL {
+            for &f in role(g).formats() {
+                let kind = guide_import_kind(f);
+                if depth24::is_depth24(f) {
+                    // Copied and decoded by `depth24`, for the depth only.
+                    assert_eq!((kind, g), (None, Guide::Depth), "{f:?}");
+                } else {
+                    assert!(kind.is_some_and(|k| k & IMPORT_INVERT == 0), "{g:?} {f:?}");
+                }
+            }
+        }
+        assert_eq!(guide_import_kind(vk::Format::D16_UNORM), Some(4));
+        assert_eq!(guide_import_kind(vk::Format::R8G8B8A8_SNORM), Some(5));
+        assert_eq!(guide_import_kind(vk::Format::R16G16B16A16_SNORM), Some(6));
+        assert_eq!(guide_import_kind(vk::Format::R8_UNORM), Some(1));
     }
 }

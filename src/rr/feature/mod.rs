@@ -8,9 +8,11 @@
 //! tensors ([`Guide::lanes`]) and runs the frame with [`RrInputs::frame_params`].
 //!
 //! * `params` — [`RrCreate`], [`RrInputs`], [`CreateFlags`], [`Guide`];
-//! * `backend` — [`RrBackend`] and [`RrFeature`] (creation, evaluation on the caller's device).
+//! * `backend` — [`RrBackend`] and [`RrFeature`] (creation, evaluation on the caller's device);
+//! * `depth24` — the exact read of 24-bit depth (a copy of the depth aspect and its decode).
 
 pub mod backend;
+pub mod depth24;
 pub mod params;
 
 pub use backend::{RrBackend, RrFeature};

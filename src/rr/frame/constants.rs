@@ -14,6 +14,11 @@ pub struct FrameConstants {
     pub exposure_scale: f32,
     /// The exposure texture's value, if the caller gave one and auto-exposure is off.
     pub exposure_value: Option<f32>,
+    /// GPU route only: the exposure value is the f32 word of the route's exposure input buffer
+    /// (`GpuFrame::exposure_input`: the caller's exposure texture, imported on the device),
+    /// not `exposure_value`. The CPU reference never sets it: it is given that texel's decoded
+    /// value as `exposure_value`, the same value by the same decode (`numerics::normalized`).
+    pub exposure_on_device: bool,
     /// Whether the previous output may be used (not the first frame, not Reset).
     pub history_valid: bool,
     /// Frames since creation: picks the window shift (`rr::geometry::shift`).
@@ -28,6 +33,7 @@ impl Default for FrameConstants {
             pre_exposure: 1.0,
             exposure_scale: 1.0,
             exposure_value: None,
+            exposure_on_device: false,
             history_valid: false,
             frame_index: 0,
         }

@@ -47,6 +47,7 @@ impl Temporal {
             pre_exposure: p.pre_exposure,
             exposure_scale: p.exposure_scale,
             exposure_value: p.exposure_value,
+            exposure_on_device: false,
             history_valid: self.history_written && !p.reset,
             frame_index: self.frame_index,
         }

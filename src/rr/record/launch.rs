@@ -21,8 +21,8 @@ pub(super) enum Frame {
         heads: u32,
         side: Side,
     },
-    /// The exposure stage's two passes (`groups` workgroups): the caller's exposure value,
-    /// scale and pre-exposure.
+    /// The exposure stage's two passes (`groups` workgroups): where the exposure value comes
+    /// from (none, pushed, or the exposure input buffer), the value, scale and pre-exposure.
     Exposure { groups: u64 },
     /// Reprojection and the input features: the fixed words, then jitter and MV scale, then
     /// (`valid`) whether history is usable.
@@ -74,8 +74,14 @@ impl Launch {
             Frame::Fixed => (self.push.clone(), fixed),
             Frame::Exposure { groups } => {
                 let mut p = self.push.clone();
+                // 0: automatic; 1: the value pushed; 2: the exposure input buffer's word.
+                let source = if c.exposure_on_device {
+                    2
+                } else {
+                    u32::from(c.exposure_value.is_some())
+                };
                 p.extend([
-                    u32::from(c.exposure_value.is_some()),
+                    source,
                     c.exposure_value.unwrap_or(1.0).to_bits(),
                     c.exposure_scale.to_bits(),
                     c.pre_exposure.to_bits(),

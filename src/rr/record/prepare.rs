@@ -264,9 +264,14 @@ pub fn prepare(
         Op::Exposure { color, out } => {
             let px = graph.rows(*color);
             let groups = (px as u64).div_ceil(256).clamp(1, EXPOSURE_PARTIALS);
-            let bindings = [res.t(*color), res.t(*out), res.partials.binding()];
+            let bindings = [
+                res.t(*color),
+                res.t(*out),
+                res.partials.binding(),
+                res.exposure_input.binding(),
+            ];
             let pass =
-                |p: u32| PipelineDesc::new("rr/exposure", 3, 24).with_spec(SpecConstant::u32(0, p));
+                |p: u32| PipelineDesc::new("rr/exposure", 4, 24).with_spec(SpecConstant::u32(0, p));
             let sums = make(
                 pass(0),
                 &bindings,

@@ -39,6 +39,10 @@ pub struct Resources {
     pub(super) sink: GpuBuffer,
     /// The exposure stage's per-workgroup 64-bit partial sums.
     pub(super) partials: GpuBuffer,
+    /// The exposure value as one f32 word, written on the device (the caller's exposure
+    /// texture's first texel, imported) and read by the exposure stage when the frame says so
+    /// (`FrameConstants::exposure_on_device`).
+    pub exposure_input: GpuBuffer,
 }
 
 impl Resources {
@@ -100,6 +104,7 @@ impl Resources {
                 8 * EXPOSURE_PARTIALS,
                 MemoryKind::DeviceLocal,
             )?,
+            exposure_input: GpuBuffer::new(ctx, "rr exposure input", 16, MemoryKind::DeviceLocal)?,
         })
     }
 
