@@ -5,8 +5,10 @@
 //! `ReleaseFeature` -> `Shutdown1`) on a Vulkan device it creates itself (lavapipe when there is
 //! no GPU). It writes side-by-side `input | output` PNGs and a summary, prints the GPU time of
 //! each evaluation (timestamps around it) and checks frame 0 bit for bit against the CPU
-//! reference.
+//! reference. `--feature rr` runs Ray Reconstruction (feature 13) the same way (`demo/rr.rs`),
+//! sharing this file's NGX session, feature creation, timing and picture writing.
 
+mod rr;
 mod vulkan;
 
 use std::ffi::{c_void, CStr};
@@ -30,18 +32,34 @@ use openngx::numerics::{f16, Profiles};
 use openngx_tools::image;
 use openngx_tools::synth::{self, SynthParams};
 
+use crate::model_out::Network;
 use vulkan::{demo_error, App, HostBuffer, Image};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Frame width (default 64, or the first input PNG's width).
+    /// The network: `nr` (DLSS-NR) or `rr` (Ray Reconstruction, feature 13: `--width/--height`
+    /// the render size, `--out-width/--out-height` the output size, the synthetic path-traced
+    /// scene with every guide).
+    #[arg(long, value_enum, default_value = "nr")]
+    feature: Network,
+    /// Frame width (default 64, or the first input PNG's width; RR: the render width, default 64).
     #[arg(long)]
     width: Option<u32>,
-    /// Frame height (default 64, or the first input PNG's height).
+    /// Frame height (default 64, or the first input PNG's height; RR: the render height,
+    /// default 48).
     #[arg(long)]
     height: Option<u32>,
+    /// RR: the output width (default 3/2 of the render width).
+    #[arg(long)]
+    out_width: Option<u32>,
+    /// RR: the output height (default 3/2 of the render height).
+    #[arg(long)]
+    out_height: Option<u32>,
+    /// RR: the preset, `d` or `e`.
+    #[arg(long, default_value = "e")]
+    preset: String,
     /// Frames to run (default 3, 1 on a CPU Vulkan implementation such as lavapipe, or every
-    /// input PNG).
+    /// input PNG; RR: 3 everywhere).
     #[arg(long)]
     frames: Option<u32>,
     /// Model directory (default: the synthetic model in the user's cache directory, written on
@@ -60,7 +78,7 @@ pub struct Args {
     #[arg(long)]
     device: Option<usize>,
     /// Skip the bit-exactness check of frame 0 against the CPU reference (it takes about as
-    /// long as a lavapipe frame).
+    /// long as a lavapipe frame; RR checks every frame).
     #[arg(long)]
     no_check: bool,
     /// Which implementation renders the frames: `exact` (the library through the public NGX
@@ -72,7 +90,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    match run_inner(&args) {
+    let result = match args.feature {
+        Network::Nr => run_inner(&args),
+        Network::Rr => rr::run(&args),
+    };
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
@@ -125,9 +147,9 @@ fn step<T>(label: &str, f: impl FnOnce() -> T) -> (T, f64) {
 // ---------------------------------------------------------------------------------------------
 // Inputs
 
-/// The default model location: `$XDG_CACHE_HOME/openngx/model-seed0` or
-/// `~/.cache/openngx/model-seed0`.
-fn default_model_dir() -> Result<PathBuf, String> {
+/// A default model location: `$XDG_CACHE_HOME/openngx/NAME` or `~/.cache/openngx/NAME`
+/// (`model-seed0` for DLSS-NR, `rr-model-seed0` for RR).
+fn default_model_dir(name: &str) -> Result<PathBuf, String> {
     let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
         Some(d) => PathBuf::from(d),
         None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
@@ -135,7 +157,26 @@ fn default_model_dir() -> Result<PathBuf, String> {
             None => return Err("neither XDG_CACHE_HOME nor HOME is set: pass --model DIR".into()),
         },
     };
-    Ok(base.join("openngx").join("model-seed0"))
+    Ok(base.join("openngx").join(name))
+}
+
+/// The synthetic model in the cache directory `name` (see [`default_model_dir`]), written by
+/// `synthesize` on first use.
+fn cached_model(
+    name: &str,
+    synthesize: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<PathBuf, String> {
+    let d = default_model_dir(name)?;
+    if !d.join("manifest.json").is_file() {
+        let parent = d.parent().ok_or("bad cache directory")?;
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        let (r, _) = step(
+            &format!("synthesizing the model into {}", d.display()),
+            || synthesize(&d),
+        );
+        r?;
+    }
+    Ok(d)
 }
 
 /// `*` and `?` wildcards over one file name.
@@ -313,15 +354,8 @@ impl Objects {
     }
 }
 
-/// Init -> CreateFeature1 -> EvaluateFeature_C per frame -> ReleaseFeature -> Shutdown1.
-fn run_ngx(
-    app: &App,
-    obj: &Objects,
-    w: u32,
-    h: u32,
-    inputs: &[InputFrame],
-    route: Route,
-) -> Result<Vec<FrameOut>, String> {
+/// `NVSDK_NGX_VULKAN_Init` on the app's device, `f`, then `Shutdown1` (also when `f` failed).
+fn ngx_session<T>(app: &App, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     let data_path: Vec<wchar_t> = std::env::temp_dir()
         .to_string_lossy()
         .chars()
@@ -343,14 +377,174 @@ fn run_ngx(
         )
     };
     check("NVSDK_NGX_VULKAN_Init", r)?;
-    let result = with_ngx(app, obj, w, h, inputs, route);
+    let result = f();
     let r = NVSDK_NGX_VULKAN_Shutdown1(app.kit.device.handle());
-    let outs = result?;
+    let out = result?;
     check("NVSDK_NGX_VULKAN_Shutdown1", r)?;
-    Ok(outs)
+    Ok(out)
 }
 
-fn with_ngx(
+/// Refuses to go on unless the capability `available` (an int) is 1; then allocates a
+/// parameter map for `f` and destroys it after.
+fn with_params<T>(
+    available: &CStr,
+    f: impl FnOnce(*mut NVSDK_NGX_Parameter) -> Result<T, String>,
+) -> Result<T, String> {
+    let mut caps = std::ptr::null_mut();
+    // SAFETY: valid out pointer.
+    check("GetCapabilityParameters", unsafe {
+        NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps)
+    })?;
+    let mut value = 0i32;
+    // SAFETY: a live map; a missing key leaves `value` at 0.
+    unsafe {
+        NVSDK_NGX_Parameter_GetI(caps, available.as_ptr(), &mut value);
+        NVSDK_NGX_VULKAN_DestroyParameters(caps);
+    }
+    if value != 1 {
+        return Err(format!(
+            "{} is 0: this build has no backend for the feature",
+            available.to_string_lossy()
+        ));
+    }
+    let mut params = std::ptr::null_mut();
+    // SAFETY: valid out pointer.
+    check("AllocateParameters", unsafe {
+        NVSDK_NGX_VULKAN_AllocateParameters(&mut params)
+    })?;
+    let r = f(params);
+    // SAFETY: our map.
+    unsafe { NVSDK_NGX_VULKAN_DestroyParameters(params) };
+    r
+}
+
+/// `CreateFeature1` of `feature` with the creation parameters already in `params`, recorded
+/// into the app's command buffer after the transition of `output` to `GENERAL` and submitted on
+/// its own (the one-time uploads, the weights), so that the frames' timestamps measure the
+/// evaluations alone.
+fn create_feature(
+    app: &App,
+    feature: NVSDK_NGX_Feature,
+    params: *mut NVSDK_NGX_Parameter,
+    output: &Image,
+) -> Result<*mut NVSDK_NGX_Handle, String> {
+    let mut handle: *mut NVSDK_NGX_Handle = std::ptr::null_mut();
+    let (created, _) = step(
+        "creating the feature (model load, weight upload)",
+        || -> Result<(), String> {
+            app.begin()?;
+            app.transition(
+                output.image,
+                vk::ImageLayout::UNDEFINED,
+                vk::ImageLayout::GENERAL,
+                vk::AccessFlags::empty(),
+                vk::AccessFlags::SHADER_WRITE,
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+            );
+            // SAFETY: our device, a recording command buffer, a live map, a valid out pointer.
+            let r = unsafe {
+                NVSDK_NGX_VULKAN_CreateFeature1(
+                    app.kit.device.handle(),
+                    app.cmd,
+                    feature,
+                    params,
+                    &mut handle,
+                )
+            };
+            let submitted = app.submit_and_wait();
+            check("NVSDK_NGX_VULKAN_CreateFeature1", r)?;
+            submitted
+        },
+    );
+    created?;
+    Ok(handle)
+}
+
+/// Records `evaluate` (the app's command buffer is recording) between timestamps `2 * index`
+/// and `2 * index + 1` of `pool`, after a barrier that makes everything recorded before it (the
+/// uploads) finish first, so the span is the evaluation's. Returns its result and the query
+/// pair to read after the submission.
+fn record_timed<R>(
+    app: &App,
+    pool: Option<vk::QueryPool>,
+    index: u32,
+    evaluate: impl FnOnce() -> R,
+) -> (R, Option<(vk::QueryPool, u32)>) {
+    let q = pool.map(|pool| (pool, 2 * index));
+    // SAFETY: recording command buffer; queries `first`, `first + 1` exist in the pool.
+    unsafe {
+        if let Some((pool, first)) = q {
+            app.kit.device.cmd_reset_query_pool(app.cmd, pool, first, 2);
+            let all = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+                .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)];
+            app.kit.device.cmd_pipeline_barrier(
+                app.cmd,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::DependencyFlags::empty(),
+                &all,
+                &[],
+                &[],
+            );
+            app.kit.device.cmd_write_timestamp(
+                app.cmd,
+                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                pool,
+                first,
+            );
+        }
+    }
+    let r = evaluate();
+    if let Some((pool, first)) = q {
+        // SAFETY: as above.
+        unsafe {
+            app.kit.device.cmd_write_timestamp(
+                app.cmd,
+                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                pool,
+                first + 1,
+            )
+        };
+    }
+    (r, q)
+}
+
+/// `output` (`R16G16B16A16_SFLOAT` texels) as RGB.
+fn half_rgb(output: &[[u16; 4]]) -> Vec<[f32; 3]> {
+    output
+        .iter()
+        .map(|p| [f16::to_f32(p[0]), f16::to_f32(p[1]), f16::to_f32(p[2])])
+        .collect()
+}
+
+/// Writes `input | output` side by side as one PNG of `2 * out.0` x `out.1`: the input
+/// (`inp.0` x `inp.1`) upscaled to the output's size by nearest neighbour (pixel centres), so
+/// a render-resolution input and an upscaled output line up.
+fn write_side_by_side(
+    path: &Path,
+    input: &[[f32; 3]],
+    inp: (u32, u32),
+    output: &[[f32; 3]],
+    out: (u32, u32),
+) -> Result<(), String> {
+    let (ow, oh) = (out.0 as usize, out.1 as usize);
+    let (iw, ih) = (inp.0 as usize, inp.1 as usize);
+    if input.len() != iw * ih || output.len() != ow * oh || ow == 0 || oh == 0 {
+        return Err(format!("{}: picture sizes do not match", path.display()));
+    }
+    let mut rgb = Vec::with_capacity(2 * ow * oh);
+    for y in 0..oh {
+        let sy = (y * ih) / oh;
+        rgb.extend((0..ow).map(|x| input[sy * iw + (x * iw) / ow]));
+        rgb.extend_from_slice(&output[y * ow..(y + 1) * ow]);
+    }
+    image::write_png_rgb(path, 2 * out.0, out.1, &rgb).map_err(|e| e.to_string())
+}
+
+/// Init -> CreateFeature1 -> EvaluateFeature_C per frame -> ReleaseFeature -> Shutdown1.
+fn run_ngx(
     app: &App,
     obj: &Objects,
     w: u32,
@@ -358,29 +552,11 @@ fn with_ngx(
     inputs: &[InputFrame],
     route: Route,
 ) -> Result<Vec<FrameOut>, String> {
-    let mut caps = std::ptr::null_mut();
-    // SAFETY: valid out pointer.
-    check("GetCapabilityParameters", unsafe {
-        NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps)
-    })?;
-    let mut available = 0i32;
-    // SAFETY: a live map; a missing key leaves `available` at 0.
-    unsafe {
-        NVSDK_NGX_Parameter_GetI(caps, c"DLSSNR.Available".as_ptr(), &mut available);
-        NVSDK_NGX_VULKAN_DestroyParameters(caps);
-    }
-    if available != 1 {
-        return Err("DLSSNR.Available is 0: this build has no DLSS-NR backend".into());
-    }
-    let mut params = std::ptr::null_mut();
-    // SAFETY: valid out pointer.
-    check("AllocateParameters", unsafe {
-        NVSDK_NGX_VULKAN_AllocateParameters(&mut params)
-    })?;
-    let r = frames_on(app, obj, w, h, inputs, params, route);
-    // SAFETY: our map.
-    unsafe { NVSDK_NGX_VULKAN_DestroyParameters(params) };
-    r
+    ngx_session(app, || {
+        with_params(c"DLSSNR.Available", |params| {
+            frames_on(app, obj, w, h, inputs, params, route)
+        })
+    })
 }
 
 fn frames_on(
@@ -397,38 +573,7 @@ fn frames_on(
     let tensor = route == Route::Tensor;
     set_ui(params, c"OpenNGX.Route", if tensor { 2 } else { 1 });
     set_ui(params, c"OpenNGX.TensorFeaturesEnabled", u32::from(tensor));
-    let mut handle: *mut NVSDK_NGX_Handle = std::ptr::null_mut();
-    // Creation records one-time uploads (the weights) into the command buffer; it is submitted
-    // on its own so that the frames' timestamps measure the evaluations alone.
-    let (created, _) = step(
-        "creating the feature (model load, weight upload)",
-        || -> Result<(), String> {
-            app.begin()?;
-            app.transition(
-                obj.output.image,
-                vk::ImageLayout::UNDEFINED,
-                vk::ImageLayout::GENERAL,
-                vk::AccessFlags::empty(),
-                vk::AccessFlags::SHADER_WRITE,
-                vk::PipelineStageFlags::TOP_OF_PIPE,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-            );
-            // SAFETY: our device, a recording command buffer, a live map, a valid out pointer.
-            let r = unsafe {
-                NVSDK_NGX_VULKAN_CreateFeature1(
-                    app.kit.device.handle(),
-                    app.cmd,
-                    NVSDK_NGX_Feature_Reserved18,
-                    params,
-                    &mut handle,
-                )
-            };
-            let submitted = app.submit_and_wait();
-            check("NVSDK_NGX_VULKAN_CreateFeature1", r)?;
-            submitted
-        },
-    );
-    created?;
+    let handle = create_feature(app, NVSDK_NGX_Feature_Reserved18, params, &obj.output)?;
     let mut active = 0u32;
     // SAFETY: a live map and a valid out pointer; a missing key leaves 0.
     unsafe { NVSDK_NGX_Parameter_GetUI(params, c"OpenNGX.ActiveRoute".as_ptr(), &mut active) };
@@ -519,45 +664,10 @@ fn evaluate_frame(
         }
         None => set_vp(params, c"DLSSNR.MVec", std::ptr::null_mut()),
     }
-    let q = obj.queries.map(|pool| (pool, 2 * index));
-    // SAFETY: recording command buffer; queries `first`, `first + 1` exist in the pool.
-    unsafe {
-        if let Some((pool, first)) = q {
-            app.kit.device.cmd_reset_query_pool(app.cmd, pool, first, 2);
-            // Everything before (the uploads) finishes first, so the span is the evaluation's.
-            let all = [vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-                .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)];
-            app.kit.device.cmd_pipeline_barrier(
-                app.cmd,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::DependencyFlags::empty(),
-                &all,
-                &[],
-                &[],
-            );
-            app.kit.device.cmd_write_timestamp(
-                app.cmd,
-                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                pool,
-                first,
-            );
-        }
-    }
-    // SAFETY: a recording command buffer, a live handle and map.
-    let r = unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(app.cmd, handle, params, None) };
-    if let Some((pool, first)) = q {
-        // SAFETY: as above.
-        unsafe {
-            app.kit.device.cmd_write_timestamp(
-                app.cmd,
-                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                pool,
-                first + 1,
-            )
-        };
-    }
+    let (r, q) = record_timed(app, obj.queries, index, || {
+        // SAFETY: a recording command buffer, a live handle and map.
+        unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(app.cmd, handle, params, None) }
+    });
     app.read_image(&obj.output, &obj.readback);
     let submitted = app.submit_and_wait();
     check("NVSDK_NGX_VULKAN_EvaluateFeature_C", r)?;
@@ -620,20 +730,11 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     // Model: given, or the synthetic one in the cache directory.
     let model_dir = match &args.model {
         Some(d) => d.clone(),
-        None => {
-            let d = default_model_dir()?;
-            if !d.join("manifest.json").is_file() {
-                let parent = d.parent().ok_or("bad cache directory")?;
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("{}: {e}", parent.display()))?;
-                let (r, _) = step(
-                    &format!("synthesizing the model into {}", d.display()),
-                    || synth::write_model(&d, 0, &SynthParams::DEFAULT, false),
-                );
-                r.map_err(|e| e.to_string())?;
-            }
-            d
-        }
+        None => cached_model("model-seed0", |d| {
+            synth::write_model(d, 0, &SynthParams::DEFAULT, false)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })?,
     };
     // The library finds the model through its documented lookup; an explicit directory wins.
     std::env::set_var("OPENNGX_MODEL_DIR", &model_dir);
@@ -756,22 +857,9 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         model_dir.display()
     );
     for (i, (f, o)) in inputs.iter().zip(&outs).enumerate() {
-        let mut rgb = Vec::with_capacity((2 * w * h) as usize);
-        for y in 0..h as usize {
-            let row = y * w as usize;
-            rgb.extend(
-                f.proxy[row..row + w as usize]
-                    .iter()
-                    .map(|p| [p[0], p[1], p[2]]),
-            );
-            rgb.extend(
-                o.output[row..row + w as usize]
-                    .iter()
-                    .map(|p| [f16::to_f32(p[0]), f16::to_f32(p[1]), f16::to_f32(p[2])]),
-            );
-        }
         let path = args.out.join(format!("frame_{i:03}.png"));
-        image::write_png_rgb(&path, 2 * w, h, &rgb).map_err(|e| e.to_string())?;
+        let input: Vec<[f32; 3]> = f.proxy.iter().map(|p| [p[0], p[1], p[2]]).collect();
+        write_side_by_side(&path, &input, (w, h), &half_rgb(&o.output), (w, h))?;
         let gpu = o
             .gpu_ms
             .map_or("n/a".to_owned(), |ms| format!("{ms:.1} ms"));

@@ -19,6 +19,7 @@ mod standalone;
 mod synth_model;
 mod validate_model;
 mod verify;
+mod verify_rr;
 
 use std::process::ExitCode;
 
