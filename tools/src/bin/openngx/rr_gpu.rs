@@ -1,7 +1,8 @@
 //! RR's exact GPU route (`rr::gpu_frame::GpuFrame`) as the tools run it (`bench --feature rr`,
-//! `parity --feature rr`): a device the tool owns ([`StandaloneDevice`]), one instance, whole
-//! frames with their temporal state, GPU timestamps per layer (consecutive ops of one layer, the
-//! frame stages by label) and the published tensors read back.
+//! `parity --feature rr`, `verify --feature rr`): a device the tool owns ([`StandaloneDevice`]),
+//! one instance, whole frames with their temporal state, GPU timestamps per layer (consecutive
+//! ops of one layer, the frame stages by label) and the published tensors (or any tensors, with
+//! the constants the frame ran with) read back.
 //!
 //! The temporal state is the tool's own [`Temporal`] (the rule the CPU frame and
 //! `GpuFrame::record_frame` share), because timing a frame records it in groups of nodes.
