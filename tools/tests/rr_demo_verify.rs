@@ -1,8 +1,8 @@
 //! `openngx verify --feature rr` and `openngx demo --feature rr` at 64x48 -> 96x72 on the test
 //! device (lavapipe in CI):
 //!
-//! * verify runs two frames of the synthetic scene on RR's exact GPU route and finds every op
-//!   exact on the GPU's own inputs (exit 0); with the GPU skipping one op (`--skip-op`: its
+//! * verify runs a frame of the synthetic scene and a two-frame fixture of `reference --feature
+//!   rr` on RR's exact GPU route and finds every op exact on the GPU's own inputs (exit 0); with the GPU skipping one op (`--skip-op`: its
 //!   outputs keep the frame's poison) it names that op, its layer and tensor (exit 1); with the
 //!   CPU reference on preset D against the GPU's E (`--cpu-preset`) it names the features op,
 //!   the one the presets tell apart, at channel 25 (the depth-of-field slot) (exit 1); bad
@@ -92,10 +92,48 @@ fn verify_rr_is_exact_op_by_op_and_names_the_op_that_differs() {
     let g = graph();
     let n = g.nodes.len();
 
-    // The real route: two frames (the second reads the GPU's own history), every op exact.
-    let (o, text) = verify(model, &["--frames", "2"]);
+    // The real route on the synthetic scene: one frame, every op exact.
+    let (o, text) = verify(model, &[]);
     assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
     assert!(text.contains(&format!("frame 0: {n} ops exact")), "{text}");
+    assert!(
+        text.contains(&format!("all {n} ops exact (1 frames x {n}")),
+        "{text}"
+    );
+
+    // On a two-frame fixture of `reference --feature rr` (its inputs and per-frame parameters;
+    // the second frame reads the GPU's own history): every op exact.
+    let fx = dir.path().join("fixture");
+    let fx = fx.to_str().expect("utf-8 path");
+    let mut args = vec![
+        "reference",
+        "--feature",
+        "rr",
+        "--model",
+        model,
+        "--synthetic-scene",
+        "--frames",
+        "2",
+        "--out",
+        fx,
+    ];
+    args.extend(SIZE);
+    let o = openngx(&args, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut args = vec![
+        "verify",
+        "--feature",
+        "rr",
+        "--model",
+        model,
+        "--fixture",
+        fx,
+    ];
+    args.push("--no-verify");
+    let o = openngx(&args, &VALIDATION);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
+    assert!(text.contains("preset E"), "{text}");
     assert!(text.contains(&format!("frame 1: {n} ops exact")), "{text}");
     assert!(
         text.contains(&format!("all {} ops exact (2 frames x {n}", 2 * n)),
