@@ -104,10 +104,7 @@ impl Objects {
 
     /// Free the query pool (the images and buffers on drop), with the device idle.
     fn free(self, app: &App) {
-        if let Some(q) = self.queries {
-            // SAFETY: the device is idle.
-            unsafe { app.kit.device.destroy_query_pool(q, None) };
-        }
+        app.free_query_pool(self.queries);
     }
 }
 

@@ -243,6 +243,14 @@ impl App {
             .map_err(|e| format!("vkCreateQueryPool failed: {e}"))
     }
 
+    /// Destroy a pool from [`App::query_pool`]; call with the device idle.
+    pub fn free_query_pool(&self, pool: Option<vk::QueryPool>) {
+        if let Some(q) = pool {
+            // SAFETY: the pool is ours and, the device being idle, no work uses it.
+            unsafe { self.kit.device.destroy_query_pool(q, None) };
+        }
+    }
+
     /// Milliseconds between queries `first` and `first + 1` of `pool` (after the wait).
     pub fn elapsed_ms(&self, pool: vk::QueryPool, first: u32) -> Option<f64> {
         let period = self.timestamp_period_ns?;
