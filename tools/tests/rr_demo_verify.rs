@@ -97,7 +97,7 @@ fn verify_rr_is_exact_op_by_op_and_names_the_op_that_differs() {
     assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
     assert!(text.contains(&format!("frame 0: {n} ops exact")), "{text}");
     assert!(
-        text.contains(&format!("all {n} ops exact (1 frames x {n}")),
+        text.contains(&format!("all {n} ops exact (1 frame x {n}")),
         "{text}"
     );
 

@@ -72,7 +72,11 @@ fn input(args: &Args) -> Result<(Geometry, Preset, Vec<Frame>, String), String> 
             if frames.is_empty() {
                 return Err("fixture refused: no frames".into());
             }
-            let what = format!("RR fixture {} ({} frames)", dir.display(), frames.len());
+            let what = format!(
+                "RR fixture {} ({})",
+                dir.display(),
+                frames_text(frames.len())
+            );
             Ok((geometry, preset, frames, what))
         }
         None => {
@@ -85,7 +89,7 @@ fn input(args: &Args) -> Result<(Geometry, Preset, Vec<Frame>, String), String> 
             if args.frames == 0 {
                 return Err("--frames must be at least 1".into());
             }
-            let frames = (0..args.frames)
+            let frames: Vec<Frame> = (0..args.frames)
                 .map(|n| {
                     let s = scene::render(render, n);
                     Frame {
@@ -98,9 +102,18 @@ fn input(args: &Args) -> Result<(Geometry, Preset, Vec<Frame>, String), String> 
                     }
                 })
                 .collect();
-            let what = format!("RR synthetic scene ({} frames)", args.frames);
+            let what = format!("RR synthetic scene ({})", frames_text(frames.len()));
             Ok((geometry, parse_preset(&args.preset)?, frames, what))
         }
+    }
+}
+
+/// `1 frame`, `N frames`.
+fn frames_text(n: usize) -> String {
+    if n == 1 {
+        "1 frame".into()
+    } else {
+        format!("{n} frames")
     }
 }
 
@@ -282,8 +295,8 @@ pub fn run(args: &Args) -> Result<bool, String> {
     let runs = n * frames.len();
     if n == total {
         println!(
-            "all {runs} ops exact ({} frames x {n}, {:.1} s)",
-            frames.len(),
+            "all {runs} ops exact ({} x {n}, {:.1} s)",
+            frames_text(frames.len()),
             t0.elapsed().as_secs_f64()
         );
     } else {
