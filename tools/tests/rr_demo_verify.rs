@@ -8,8 +8,8 @@
 //!   the one the presets tell apart, at channel 25 (the depth-of-field slot) (exit 1); bad
 //!   options exit 2. verify runs under the validation layer with synchronization validation
 //!   where it is installed.
-//! * demo runs three frames through the public C ABI, synthesizing the model into the cache
-//!   directory on first use, writes `noisy input | output` PNGs of twice the output width and
+//! * demo runs three frames through the public C ABI (its own device under the same validation),
+//!   synthesizing the model into the cache directory on first use, writes `noisy input | output` PNGs of twice the output width and
 //!   finds every frame bit-exact against the CPU reference.
 //!
 //! Skipped (and says so) without a Vulkan device that runs the exact route.
@@ -46,6 +46,15 @@ const SIZE: [&str; 8] = [
     "72",
 ];
 
+/// Panics on any validation-layer message in the run's output.
+fn no_validation_messages(o: &Output) {
+    let all = format!("{}{}", stdout(o), stderr(o));
+    assert!(
+        !all.contains("Validation Error") && !all.contains("SYNC-HAZARD") && !all.contains("VUID"),
+        "validation messages:\n{all}"
+    );
+}
+
 fn graph() -> Graph {
     let geo = Geometry::new(Size::new(64, 48), Size::new(96, 72)).expect("geometry");
     graph::build(&geo, Preset::E)
@@ -68,11 +77,7 @@ fn verify(model: &str, extra: &[&str]) -> (Output, String) {
     let t = std::time::Instant::now();
     let o = openngx(&args, &VALIDATION);
     let text = stdout(&o);
-    let all = format!("{text}{}", stderr(&o));
-    assert!(
-        !all.contains("Validation Error") && !all.contains("SYNC-HAZARD") && !all.contains("VUID"),
-        "validation messages:\n{all}"
-    );
+    no_validation_messages(&o);
     eprintln!(
         "openngx verify {extra:?}: {:.1} s",
         t.elapsed().as_secs_f64()
@@ -133,6 +138,7 @@ fn verify_rr_is_exact_op_by_op_and_names_the_op_that_differs() {
     let o = openngx(&args, &VALIDATION);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
+    no_validation_messages(&o);
     assert!(text.contains("preset E"), "{text}");
     assert!(text.contains(&format!("frame 1: {n} ops exact")), "{text}");
     assert!(
@@ -208,16 +214,16 @@ fn demo_rr_runs_the_c_abi_and_every_frame_is_bit_exact() {
     args.extend(SIZE);
     args.extend(["--out", out.to_str().expect("utf-8 path")]);
     let t = std::time::Instant::now();
-    let o = openngx(
-        &args,
-        &[("XDG_CACHE_HOME", cache.to_str().expect("utf-8 path"))],
-    );
+    let mut envs = vec![("XDG_CACHE_HOME", cache.to_str().expect("utf-8 path"))];
+    envs.extend(VALIDATION);
+    let o = openngx(&args, &envs);
     eprintln!(
         "openngx demo --feature rr (3 frames, checked): {:.1} s",
         t.elapsed().as_secs_f64()
     );
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
+    no_validation_messages(&o);
     // The model synthesized on first use, where the demo said.
     let model = cache.join("openngx/rr-model-seed0");
     assert!(model.join("manifest.json").is_file(), "{text}");

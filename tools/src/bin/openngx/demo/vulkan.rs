@@ -63,7 +63,8 @@ impl App {
     pub fn new(index: Option<usize>) -> Result<App, String> {
         let kit = CallerDevice::open(&Options {
             app_name: c"openngx demo",
-            validation: false,
+            // The Khronos layer (where installed) when asked, as the tools' own devices.
+            validation: std::env::var("OPENNGX_VALIDATION").as_deref() == Ok("1"),
             collect_errors: false,
             device: index.map_or(DeviceChoice::Best, DeviceChoice::Listed),
             optional_extensions: &[],
