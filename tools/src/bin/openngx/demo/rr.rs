@@ -32,11 +32,12 @@ use openngx::rr::weights::model::RrModel;
 use openngx_tools::devkit::ngx_resource;
 use openngx_tools::rr_synth::{write_model, RrSynthParams};
 
-use super::vulkan::{demo_error, App, HostBuffer, Image};
-use super::{
+use super::shared::{
     cached_model, check, create_feature, half_rgb, ngx_session, record_timed, step, with_params,
-    write_side_by_side, Args,
+    write_side_by_side,
 };
+use super::vulkan::{demo_error, App, HostBuffer, Image};
+use super::Args;
 use crate::rr_gpu::parse_preset;
 
 /// The caller's image of one guide (or the colour): `lanes` of the colour or guide values from
