@@ -299,3 +299,27 @@ pub fn write_side_by_side(
     }
     image::write_png_rgb(path, 2 * out.0, out.1, &rgb).map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn side_by_side_upscales_the_input_by_nearest_neighbour() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("p.png");
+        let (red, blue, green) = ([1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]);
+        // A 2x1 input beside a 4x2 output: each input pixel covers 2x2 output pixels.
+        write_side_by_side(&path, &[red, blue], (2, 1), &[green; 8], (4, 2)).expect("write");
+        let px = image::read_png_rgba(&path, 8, 2).expect("read");
+        let want = [red, red, blue, blue, green, green, green, green];
+        for y in 0..2 {
+            for (x, w) in want.iter().enumerate() {
+                let p = px[y * 8 + x];
+                assert_eq!([p[0], p[1], p[2]], *w, "pixel ({x}, {y})");
+            }
+        }
+        // Sizes that do not match the pixels are refused.
+        assert!(write_side_by_side(&path, &[red], (2, 1), &[green; 8], (4, 2)).is_err());
+    }
+}
