@@ -348,7 +348,7 @@ fn doctor_reports_rrs_route_and_model() {
                 "user data directory: {} (not found)",
                 data.path().join("openngx/rr-model").display()
             ),
-            "rr model: none found (not needed until RR has a GPU route",
+            "rr model: none found (feature 13's creation fails until there is one",
             "doctor: OK",
         ],
     );

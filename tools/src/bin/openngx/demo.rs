@@ -5,19 +5,18 @@
 //! `ReleaseFeature` -> `Shutdown1`) on a Vulkan device it creates itself (lavapipe when there is
 //! no GPU). It writes side-by-side `input | output` PNGs and a summary, prints the GPU time of
 //! each evaluation (timestamps around it) and checks frame 0 bit for bit against the CPU
-//! reference.
+//! reference. `--feature rr` runs Ray Reconstruction (feature 13) the same way (`demo/rr.rs`);
+//! what both share (NGX session, creation, timing, pictures, the cached model) is `demo/shared.rs`.
 
+mod rr;
+mod shared;
 mod vulkan;
 
 use std::ffi::{c_void, CStr};
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
 
-use ash::vk::{self, Handle};
+use ash::vk;
 use openngx::feature::Route;
 use openngx::model::{LoadOptions, Model};
 use openngx::ngx::abi::*;
@@ -26,22 +25,42 @@ use openngx::ngx::param_exports::*;
 use openngx::nr::cpu_frame::CpuPipeline;
 use openngx::nr::frame::{scene, FrameParams};
 use openngx::nr::geometry::Geometry;
-use openngx::numerics::{f16, Profiles};
+use openngx::numerics::Profiles;
 use openngx_tools::image;
 use openngx_tools::synth::{self, SynthParams};
 
+use crate::model_out::Network;
+use shared::{
+    cached_model, check, create_feature, half_rgb, ngx_session, record_timed, step, with_params,
+    write_side_by_side,
+};
 use vulkan::{demo_error, App, HostBuffer, Image};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Frame width (default 64, or the first input PNG's width).
+    /// The network: `nr` (DLSS-NR) or `rr` (Ray Reconstruction, feature 13: `--width/--height`
+    /// the render size, `--out-width/--out-height` the output size, the synthetic path-traced
+    /// scene with every guide).
+    #[arg(long, value_enum, default_value = "nr")]
+    feature: Network,
+    /// Frame width (default 64, or the first input PNG's width; RR: the render width, default 64).
     #[arg(long)]
     width: Option<u32>,
-    /// Frame height (default 64, or the first input PNG's height).
+    /// Frame height (default 64, or the first input PNG's height; RR: the render height,
+    /// default 48).
     #[arg(long)]
     height: Option<u32>,
+    /// RR: the output width (default 3/2 of the render width).
+    #[arg(long)]
+    out_width: Option<u32>,
+    /// RR: the output height (default 3/2 of the render height).
+    #[arg(long)]
+    out_height: Option<u32>,
+    /// RR: the preset, `d` or `e`.
+    #[arg(long, default_value = "e")]
+    preset: String,
     /// Frames to run (default 3, 1 on a CPU Vulkan implementation such as lavapipe, or every
-    /// input PNG).
+    /// input PNG; RR: 3 everywhere).
     #[arg(long)]
     frames: Option<u32>,
     /// Model directory (default: the synthetic model in the user's cache directory, written on
@@ -60,7 +79,7 @@ pub struct Args {
     #[arg(long)]
     device: Option<usize>,
     /// Skip the bit-exactness check of frame 0 against the CPU reference (it takes about as
-    /// long as a lavapipe frame).
+    /// long as a lavapipe frame; RR checks every frame).
     #[arg(long)]
     no_check: bool,
     /// Which implementation renders the frames: `exact` (the library through the public NGX
@@ -72,7 +91,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    match run_inner(&args) {
+    let result = match args.feature {
+        Network::Nr => run_inner(&args),
+        Network::Rr => rr::run(&args),
+    };
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
@@ -83,60 +106,7 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Progress on stderr
-
-/// Runs `f` while a line on stderr shows the step and its elapsed time (a terminal gets a live
-/// line, anything else one line when the step ends). Returns the result and the seconds taken.
-fn step<T>(label: &str, f: impl FnOnce() -> T) -> (T, f64) {
-    let start = Instant::now();
-    let live = std::io::stderr().is_terminal();
-    let stop = Arc::new(AtomicBool::new(false));
-    let ticker = live.then(|| {
-        let stop = Arc::clone(&stop);
-        let label = label.to_owned();
-        std::thread::spawn(move || {
-            const SPIN: [char; 4] = ['|', '/', '-', '\\'];
-            let mut i = 0;
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(200));
-                let t = start.elapsed().as_secs_f64();
-                if t >= 1.0 {
-                    eprint!("\r\x1b[2K{} {label} {t:.0} s", SPIN[i % 4]);
-                    let _ = std::io::stderr().flush();
-                    i += 1;
-                }
-            }
-        })
-    });
-    let r = f();
-    stop.store(true, Ordering::Relaxed);
-    if let Some(t) = ticker {
-        let _ = t.join();
-    }
-    let secs = start.elapsed().as_secs_f64();
-    if live {
-        eprintln!("\r\x1b[2K{label}: {secs:.1} s");
-    } else {
-        eprintln!("{label}: {secs:.1} s");
-    }
-    (r, secs)
-}
-
-// ---------------------------------------------------------------------------------------------
 // Inputs
-
-/// The default model location: `$XDG_CACHE_HOME/openngx/model-seed0` or
-/// `~/.cache/openngx/model-seed0`.
-fn default_model_dir() -> Result<PathBuf, String> {
-    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        Some(d) => PathBuf::from(d),
-        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-            Some(h) => PathBuf::from(h).join(".cache"),
-            None => return Err("neither XDG_CACHE_HOME nor HOME is set: pass --model DIR".into()),
-        },
-    };
-    Ok(base.join("openngx").join("model-seed0"))
-}
 
 /// `*` and `?` wildcards over one file name.
 fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
@@ -213,28 +183,6 @@ struct InputFrame {
 // ---------------------------------------------------------------------------------------------
 // NGX through the C ABI
 
-fn check(call: &str, r: NVSDK_NGX_Result) -> Result<(), String> {
-    if r == NVSDK_NGX_Result_Success {
-        return Ok(());
-    }
-    // SAFETY: the library returns a static NUL-terminated wide string.
-    let name = unsafe {
-        let p = GetNGXResultAsString(r);
-        let mut s = String::new();
-        if !p.is_null() {
-            let mut i = 0;
-            while *p.add(i) != 0 && i < 128 {
-                s.push(char::from_u32(*p.add(i) as u32).unwrap_or('?'));
-                i += 1;
-            }
-        }
-        s
-    };
-    Err(format!(
-        "{call} returned {r:#010x} ({name}); run with OPENNGX_LOG=1 for the library's reason"
-    ))
-}
-
 fn set_ui(p: *mut NVSDK_NGX_Parameter, k: &CStr, v: u32) {
     // SAFETY: a live parameter map and a NUL-terminated name.
     unsafe { NVSDK_NGX_Parameter_SetUI(p, k.as_ptr(), v) }
@@ -306,10 +254,7 @@ impl Objects {
 
     /// Free the objects (the images and buffers on drop), with the device idle.
     fn free(self, app: &App) {
-        if let Some(q) = self.queries {
-            // SAFETY: the device is idle.
-            unsafe { app.kit.device.destroy_query_pool(q, None) };
-        }
+        app.free_query_pool(self.queries);
     }
 }
 
@@ -322,65 +267,11 @@ fn run_ngx(
     inputs: &[InputFrame],
     route: Route,
 ) -> Result<Vec<FrameOut>, String> {
-    let data_path: Vec<wchar_t> = std::env::temp_dir()
-        .to_string_lossy()
-        .chars()
-        .map(|c| c as wchar_t)
-        .chain([0])
-        .collect();
-    // SAFETY: the app's live handles, the loader's proc addrs, a NUL-terminated wide path.
-    let r = unsafe {
-        NVSDK_NGX_VULKAN_Init(
-            0x0de3,
-            data_path.as_ptr(),
-            vk::Instance::from_raw(app.kit.instance.handle().as_raw()),
-            app.kit.physical,
-            app.kit.device.handle(),
-            Some(app.kit.entry.static_fn().get_instance_proc_addr),
-            Some(app.kit.instance.fp_v1_0().get_device_proc_addr),
-            std::ptr::null(),
-            NVSDK_NGX_Version_API,
-        )
-    };
-    check("NVSDK_NGX_VULKAN_Init", r)?;
-    let result = with_ngx(app, obj, w, h, inputs, route);
-    let r = NVSDK_NGX_VULKAN_Shutdown1(app.kit.device.handle());
-    let outs = result?;
-    check("NVSDK_NGX_VULKAN_Shutdown1", r)?;
-    Ok(outs)
-}
-
-fn with_ngx(
-    app: &App,
-    obj: &Objects,
-    w: u32,
-    h: u32,
-    inputs: &[InputFrame],
-    route: Route,
-) -> Result<Vec<FrameOut>, String> {
-    let mut caps = std::ptr::null_mut();
-    // SAFETY: valid out pointer.
-    check("GetCapabilityParameters", unsafe {
-        NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps)
-    })?;
-    let mut available = 0i32;
-    // SAFETY: a live map; a missing key leaves `available` at 0.
-    unsafe {
-        NVSDK_NGX_Parameter_GetI(caps, c"DLSSNR.Available".as_ptr(), &mut available);
-        NVSDK_NGX_VULKAN_DestroyParameters(caps);
-    }
-    if available != 1 {
-        return Err("DLSSNR.Available is 0: this build has no DLSS-NR backend".into());
-    }
-    let mut params = std::ptr::null_mut();
-    // SAFETY: valid out pointer.
-    check("AllocateParameters", unsafe {
-        NVSDK_NGX_VULKAN_AllocateParameters(&mut params)
-    })?;
-    let r = frames_on(app, obj, w, h, inputs, params, route);
-    // SAFETY: our map.
-    unsafe { NVSDK_NGX_VULKAN_DestroyParameters(params) };
-    r
+    ngx_session(app, || {
+        with_params(c"DLSSNR.Available", |params| {
+            frames_on(app, obj, w, h, inputs, params, route)
+        })
+    })
 }
 
 fn frames_on(
@@ -397,38 +288,7 @@ fn frames_on(
     let tensor = route == Route::Tensor;
     set_ui(params, c"OpenNGX.Route", if tensor { 2 } else { 1 });
     set_ui(params, c"OpenNGX.TensorFeaturesEnabled", u32::from(tensor));
-    let mut handle: *mut NVSDK_NGX_Handle = std::ptr::null_mut();
-    // Creation records one-time uploads (the weights) into the command buffer; it is submitted
-    // on its own so that the frames' timestamps measure the evaluations alone.
-    let (created, _) = step(
-        "creating the feature (model load, weight upload)",
-        || -> Result<(), String> {
-            app.begin()?;
-            app.transition(
-                obj.output.image,
-                vk::ImageLayout::UNDEFINED,
-                vk::ImageLayout::GENERAL,
-                vk::AccessFlags::empty(),
-                vk::AccessFlags::SHADER_WRITE,
-                vk::PipelineStageFlags::TOP_OF_PIPE,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-            );
-            // SAFETY: our device, a recording command buffer, a live map, a valid out pointer.
-            let r = unsafe {
-                NVSDK_NGX_VULKAN_CreateFeature1(
-                    app.kit.device.handle(),
-                    app.cmd,
-                    NVSDK_NGX_Feature_Reserved18,
-                    params,
-                    &mut handle,
-                )
-            };
-            let submitted = app.submit_and_wait();
-            check("NVSDK_NGX_VULKAN_CreateFeature1", r)?;
-            submitted
-        },
-    );
-    created?;
+    let handle = create_feature(app, NVSDK_NGX_Feature_Reserved18, params, &obj.output)?;
     let mut active = 0u32;
     // SAFETY: a live map and a valid out pointer; a missing key leaves 0.
     unsafe { NVSDK_NGX_Parameter_GetUI(params, c"OpenNGX.ActiveRoute".as_ptr(), &mut active) };
@@ -519,45 +379,10 @@ fn evaluate_frame(
         }
         None => set_vp(params, c"DLSSNR.MVec", std::ptr::null_mut()),
     }
-    let q = obj.queries.map(|pool| (pool, 2 * index));
-    // SAFETY: recording command buffer; queries `first`, `first + 1` exist in the pool.
-    unsafe {
-        if let Some((pool, first)) = q {
-            app.kit.device.cmd_reset_query_pool(app.cmd, pool, first, 2);
-            // Everything before (the uploads) finishes first, so the span is the evaluation's.
-            let all = [vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-                .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)];
-            app.kit.device.cmd_pipeline_barrier(
-                app.cmd,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::DependencyFlags::empty(),
-                &all,
-                &[],
-                &[],
-            );
-            app.kit.device.cmd_write_timestamp(
-                app.cmd,
-                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                pool,
-                first,
-            );
-        }
-    }
-    // SAFETY: a recording command buffer, a live handle and map.
-    let r = unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(app.cmd, handle, params, None) };
-    if let Some((pool, first)) = q {
-        // SAFETY: as above.
-        unsafe {
-            app.kit.device.cmd_write_timestamp(
-                app.cmd,
-                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                pool,
-                first + 1,
-            )
-        };
-    }
+    let (r, q) = record_timed(app, obj.queries, index, || {
+        // SAFETY: a recording command buffer, a live handle and map.
+        unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(app.cmd, handle, params, None) }
+    });
     app.read_image(&obj.output, &obj.readback);
     let submitted = app.submit_and_wait();
     check("NVSDK_NGX_VULKAN_EvaluateFeature_C", r)?;
@@ -620,20 +445,11 @@ fn run_inner(args: &Args) -> Result<bool, String> {
     // Model: given, or the synthetic one in the cache directory.
     let model_dir = match &args.model {
         Some(d) => d.clone(),
-        None => {
-            let d = default_model_dir()?;
-            if !d.join("manifest.json").is_file() {
-                let parent = d.parent().ok_or("bad cache directory")?;
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("{}: {e}", parent.display()))?;
-                let (r, _) = step(
-                    &format!("synthesizing the model into {}", d.display()),
-                    || synth::write_model(&d, 0, &SynthParams::DEFAULT, false),
-                );
-                r.map_err(|e| e.to_string())?;
-            }
-            d
-        }
+        None => cached_model("model-seed0", |d| {
+            synth::write_model(d, 0, &SynthParams::DEFAULT, false)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })?,
     };
     // The library finds the model through its documented lookup; an explicit directory wins.
     std::env::set_var("OPENNGX_MODEL_DIR", &model_dir);
@@ -756,22 +572,9 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         model_dir.display()
     );
     for (i, (f, o)) in inputs.iter().zip(&outs).enumerate() {
-        let mut rgb = Vec::with_capacity((2 * w * h) as usize);
-        for y in 0..h as usize {
-            let row = y * w as usize;
-            rgb.extend(
-                f.proxy[row..row + w as usize]
-                    .iter()
-                    .map(|p| [p[0], p[1], p[2]]),
-            );
-            rgb.extend(
-                o.output[row..row + w as usize]
-                    .iter()
-                    .map(|p| [f16::to_f32(p[0]), f16::to_f32(p[1]), f16::to_f32(p[2])]),
-            );
-        }
         let path = args.out.join(format!("frame_{i:03}.png"));
-        image::write_png_rgb(&path, 2 * w, h, &rgb).map_err(|e| e.to_string())?;
+        let input: Vec<[f32; 3]> = f.proxy.iter().map(|p| [p[0], p[1], p[2]]).collect();
+        write_side_by_side(&path, &input, (w, h), &half_rgb(&o.output), (w, h))?;
         let gpu = o
             .gpu_ms
             .map_or("n/a".to_owned(), |ms| format!("{ms:.1} ms"));

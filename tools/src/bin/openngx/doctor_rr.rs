@@ -84,9 +84,10 @@ pub fn report(verify: bool, core: Option<&Path>) -> bool {
         }
         Err(ModelDirError::NotFound { .. }) => {
             println!(
-                "rr model: none found (not needed until RR has a GPU route; `openngx synth-model \
-                 --feature rr` or `openngx extract-model --feature rr --dll nvngx_dlssd.dll` writes one \
-                 to the user data directory)"
+                "rr model: none found (feature 13's creation fails until there is one; `openngx \
+                 synth-model --feature rr` or `openngx extract-model --feature rr --dll \
+                 nvngx_dlssd.dll` writes one to the user data directory; `openngx demo --feature rr` \
+                 synthesizes its own into the cache directory)"
             );
             true
         }

@@ -19,13 +19,18 @@ mod standalone;
 mod synth_model;
 mod validate_model;
 mod verify;
+mod verify_rr;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "openngx", version, about = "openngx tools (DLSS-NR on Vulkan)")]
+#[command(
+    name = "openngx",
+    version,
+    about = "openngx tools (DLSS-NR and Ray Reconstruction on Vulkan)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -33,7 +38,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run DLSS-NR end to end through the C ABI on the synthetic scene (or PNGs) and write pictures.
+    /// Run DLSS-NR (or with --feature rr Ray Reconstruction) end to end through the C ABI on the
+    /// synthetic scene (or PNGs) and write pictures.
     Demo(demo::Args),
     /// Write a deterministic synthetic model directory (same structure as the shipped model).
     SynthModel(synth_model::Args),
@@ -48,8 +54,9 @@ enum Command {
     /// Run the network on a captured-frame fixture and compare with its references; exit 0 only
     /// when every check is bit-exact.
     Parity(parity::Args),
-    /// Run the GPU network op by op against the CPU reference on the GPU's own inputs; print the
-    /// first op that differs (exit 1) or "all N ops exact" (exit 0).
+    /// Run the GPU network (NR, or with --feature rr RR's exact route) op by op against the CPU
+    /// reference on the GPU's own inputs; print the first op that differs (exit 1) or "all N ops
+    /// exact" (exit 0).
     Verify(verify::Args),
     /// Report the Vulkan devices, what the routes need, and where the model is looked for.
     Doctor(doctor::Args),

@@ -23,47 +23,78 @@ use openngx_tools::compare;
 use openngx_tools::fixture::Fixture;
 
 use crate::gpu_net::{synthetic_features, GpuNet, Progress};
+use crate::model_out::Network;
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["fixture", "synthetic"])))]
 pub struct Args {
+    /// The network: `nr` (DLSS-NR) or `rr` (Ray Reconstruction: `--width/--height` the render
+    /// size, `--out-width/--out-height` the output size, or an RR fixture; whole frames of the
+    /// exact route, every op compared).
+    #[arg(long, value_enum, default_value = "nr")]
+    pub(crate) feature: Network,
     /// Model directory (manifest.json + model/).
     #[arg(long)]
-    model: PathBuf,
+    pub(crate) model: PathBuf,
     /// Fixture directory: its network input (inputFeatures, or prepare of its proxy), its
     /// geometry and its MMA profile.
     #[arg(long)]
-    fixture: Option<PathBuf>,
+    pub(crate) fixture: Option<PathBuf>,
     /// Deterministic synthetic features of a WIDTH x HEIGHT frame instead of a fixture.
     #[arg(long, requires_all = ["width", "height"], conflicts_with = "fixture")]
-    synthetic: bool,
+    pub(crate) synthetic: bool,
     #[arg(long)]
-    width: Option<u32>,
+    pub(crate) width: Option<u32>,
     #[arg(long)]
-    height: Option<u32>,
+    pub(crate) height: Option<u32>,
+    /// RR: the output width (default: the render width).
+    #[arg(long)]
+    pub(crate) out_width: Option<u32>,
+    /// RR: the output height (default: the render height).
+    #[arg(long)]
+    pub(crate) out_height: Option<u32>,
+    /// RR, synthetic scene: the preset, `d` or `e` (a fixture names its own).
+    #[arg(long, default_value = "e")]
+    pub(crate) preset: String,
+    /// RR, synthetic scene: frames of the temporal sequence to check (the GPU keeps its own
+    /// history between them; a fixture runs all of its frames).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) frames: u32,
     /// MMA profile: f13 (native) or h25 (default: the fixture's, else f13).
     #[arg(long)]
-    profile: Option<String>,
+    pub(crate) profile: Option<String>,
     /// Check only the first N ops of the schedule (the GPU runs only those).
     #[arg(long)]
-    ops: Option<usize>,
+    pub(crate) ops: Option<usize>,
     /// Device index among those that support the exact route.
     #[arg(long)]
-    device: Option<usize>,
+    pub(crate) device: Option<usize>,
     /// Skip the SHA-256 check of the model's stage files.
     #[arg(long)]
-    no_verify: bool,
+    pub(crate) no_verify: bool,
     /// Test hook: flip the lowest bit of the first byte of op N's first output in what the GPU
     /// produced, before comparing (shows that a difference is found and where).
     #[arg(long, hide = true)]
-    corrupt_op: Option<usize>,
+    pub(crate) corrupt_op: Option<usize>,
+    /// RR test hook: the GPU does not record op N, so its outputs keep the poison every tensor
+    /// starts a frame with (a real GPU-side fault: an unwritten tensor).
+    #[arg(long, hide = true)]
+    pub(crate) skip_op: Option<usize>,
+    /// RR test hook: the CPU reference runs this preset (`d`/`e`) instead of the GPU's, so the
+    /// first op the preset changes must be named.
+    #[arg(long, hide = true)]
+    pub(crate) cpu_preset: Option<String>,
 }
 
-const EXIT_DIFFERS: u8 = 1;
-const EXIT_UNUSABLE: u8 = 2;
+pub(crate) const EXIT_DIFFERS: u8 = 1;
+pub(crate) const EXIT_UNUSABLE: u8 = 2;
 
 pub fn run(args: Args) -> ExitCode {
-    match run_inner(&args) {
+    let result = match args.feature {
+        Network::Nr => nr_only(&args).and_then(|()| run_inner(&args)),
+        Network::Rr => crate::verify_rr::run(&args),
+    };
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(EXIT_DIFFERS),
         Err(e) => {
@@ -71,6 +102,24 @@ pub fn run(args: Args) -> ExitCode {
             ExitCode::from(EXIT_UNUSABLE)
         }
     }
+}
+
+/// Refuses RR's options on an NR run.
+fn nr_only(args: &Args) -> Result<(), String> {
+    if args.out_width.is_some()
+        || args.out_height.is_some()
+        || args.skip_op.is_some()
+        || args.cpu_preset.is_some()
+        || args.frames != 1
+        || args.preset != "e"
+    {
+        return Err(
+            "--out-width, --out-height, --preset, --frames, --skip-op and --cpu-preset are RR's \
+             (--feature rr)"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 /// The network input and profile of the run.
@@ -137,7 +186,8 @@ fn to_bytes(d: &TensorData) -> Vec<u8> {
     }
 }
 
-fn hex(b: &[u8]) -> String {
+/// Bytes as one little-endian hex number (most significant first).
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().rev().map(|x| format!("{x:02x}")).collect()
 }
 

@@ -63,7 +63,8 @@ impl App {
     pub fn new(index: Option<usize>) -> Result<App, String> {
         let kit = CallerDevice::open(&Options {
             app_name: c"openngx demo",
-            validation: false,
+            // The Khronos layer (where installed) when asked, as the tools' own devices.
+            validation: std::env::var("OPENNGX_VALIDATION").as_deref() == Ok("1"),
             collect_errors: false,
             device: index.map_or(DeviceChoice::Best, DeviceChoice::Listed),
             optional_extensions: &[],
@@ -241,6 +242,14 @@ impl App {
         unsafe { self.kit.device.create_query_pool(&info, None) }
             .map(Some)
             .map_err(|e| format!("vkCreateQueryPool failed: {e}"))
+    }
+
+    /// Destroy a pool from [`App::query_pool`]; call with the device idle.
+    pub fn free_query_pool(&self, pool: Option<vk::QueryPool>) {
+        if let Some(q) = pool {
+            // SAFETY: the pool is ours and, the device being idle, no work uses it.
+            unsafe { self.kit.device.destroy_query_pool(q, None) };
+        }
     }
 
     /// Milliseconds between queries `first` and `first + 1` of `pool` (after the wait).
