@@ -23,7 +23,8 @@
 //! creation adds only its tensors); their frames interleave (frame 0 of each, then the first's
 //! frames 1-3) and both equal the reference; the first is released after its four frames and
 //! the second, on the weights the first uploaded, still runs frame 1 exactly (on its own
-//! history, which the first's three later frames did not touch).
+//! history, which the first's three later frames did not touch); the released handle is refused
+//! by Evaluate and Release (`FAIL_FeatureNotFound`).
 //! When the last one is released the weights are freed (nothing in `SizeInBytes`, no live copy)
 //! and a new creation uploads them again; a creation failing after it staged them (the test hook
 //! `OPENNGX_TEST_FAIL_CREATION`) leaves nothing held and no copy live.
@@ -613,6 +614,16 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         1,
         "the other feature holds the weights"
     );
+    // The released handle is stale: refused by Evaluate and Release, the other untouched.
+    // SAFETY: the library only compares the pointer against its registry (its contract), so
+    // the released handle is never dereferenced.
+    let r = submit(&h, |cmd| unsafe {
+        NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, a, p, None)
+    });
+    assert_eq!(r, NVSDK_NGX_Result_FAIL_FeatureNotFound, "{r:#x}");
+    // SAFETY: as above.
+    let r = unsafe { NVSDK_NGX_VULKAN_ReleaseFeature(a) };
+    assert_eq!(r, NVSDK_NGX_Result_FAIL_FeatureNotFound, "{r:#x}");
     run(b, "b", 1);
     let handle = b;
     // A depth image in a format the ABI does not accept (R8G8_UNORM): refused with the code and
