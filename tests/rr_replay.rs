@@ -607,8 +607,9 @@ enum Enc {
     F32,
     Unorm(u32),
     Snorm(u32),
-    /// 24-bit UNORM depth in a 32-bit word whose top 8 bits (undefined in Vulkan's copies) hold
-    /// junk the read must mask.
+    /// 24-bit UNORM depth in a 32-bit word, junk in its top 8 bits (ignored by the copy into
+    /// the image; the mask of what the copy out leaves there is `gpu_numerics`'s
+    /// `d24_depth_words_are_masked_and_decoded_exactly`).
     D24,
 }
 
@@ -656,7 +657,7 @@ impl Coded {
 /// and the exposure R16 UNORM, depth D16 UNORM (depth aspect), the depth-of-field guide R8
 /// UNORM; frame 1 (with history): normals RGBA8 SNORM, roughness R8 UNORM, depth R16 UNORM,
 /// albedos RGBA8 UNORM, the exposure R32 float; frame 2, where the device has one: depth in
-/// `D24_UNORM_S8_UINT` (or `X8_D24_UNORM_PACK32`), junk in each word's undefined top byte.
+/// `D24_UNORM_S8_UINT` (or `X8_D24_UNORM_PACK32`), copied out of the image and decoded.
 fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path) {
     use openngx::numerics::normalized as nz;
     use openngx::rr::feature::CreateFlags;
