@@ -695,6 +695,7 @@ fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path
         }
     });
     ok("CreateFeature1 (DepthInverted)", r);
+    let created_bytes = size_in_bytes();
 
     let m = RrModel::load(model, Default::default()).expect("model");
     let geo = Geometry::new(RENDER, OUTPUT).expect("geometry");
@@ -1066,10 +1067,19 @@ fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path
             }
         }
     }
+    if d24.is_some() {
+        assert_eq!(
+            size_in_bytes(),
+            created_bytes + RENDER.area() as u64 * 4,
+            "the 24-bit depth's words are counted"
+        );
+    }
     // SAFETY: every submission was waited for; the handle is live.
     ok("ReleaseFeature (formats)", unsafe {
         NVSDK_NGX_VULKAN_ReleaseFeature(handle)
     });
+    // Its 24-bit depth words were counted while it lived and are given back with it.
+    assert_eq!(size_in_bytes(), 0, "formats feature released: nothing held");
     set_vp(keys::OUTPUT, std::ptr::null_mut());
     // SAFETY: every submission was waited for.
     unsafe { h.device.destroy_image_view(out_view, None) };
