@@ -361,7 +361,6 @@ impl RrFeature {
                     .as_ref()
                     .ok_or_else(|| FeatureError::Platform("24-bit depth words not made".into()))?
                     .binding();
-                let src = caller_image(img, INPUT_LAYOUT);
                 depth24::record(
                     &ctx,
                     rec,
