@@ -258,6 +258,7 @@ struct Eval<'a> {
     roughness: Option<&'a NVSDK_NGX_Resource_VK>,
     specular_hit: Option<&'a NVSDK_NGX_Resource_VK>,
     reflected_albedo: Option<&'a NVSDK_NGX_Resource_VK>,
+    exposure: Option<&'a NVSDK_NGX_Resource_VK>,
     jitter: (f32, f32),
     reset: i32,
     mv_scale: (f32, f32),
@@ -282,13 +283,10 @@ fn evaluate(h: *mut NVSDK_NGX_Handle, p: *mut NVSDK_NGX_Parameter, e: &Eval) -> 
     set_i(p, "Reset", e.reset);
     set_f(p, "MV.Scale.X", one(e.mv_scale.0));
     set_f(p, "MV.Scale.Y", one(e.mv_scale.1));
-    for k in [
-        "TransparencyMask",
-        "ExposureTexture",
-        "DLSS.Input.Bias.Current.Color.Mask",
-    ] {
+    for k in ["TransparencyMask", "DLSS.Input.Bias.Current.Color.Mask"] {
         set_vp(p, k, std::ptr::null());
     }
+    set_vp(p, "ExposureTexture", vp(e.exposure));
     // The G-buffer surface's sixteen attributes (all NULL here), attribute 10 as the specular
     // motion vectors, 12 also as the emissive.
     for k in [
@@ -953,6 +951,38 @@ fn with_a_backend_the_typed_inputs_reach_it() {
             .map(|i| i.ignored().to_vec()),
         Some(vec!["DLSSD.ReflectedAlbedo"])
     );
+    // The integer-coded formats the exact route reads (docs/rr.md "Input formats"; its backend
+    // used to refuse them at evaluation): accepted through the ABI and handed to the backend
+    // as given, the exposure texture as its 1x1 region.
+    let d24 = image(110, vk::Format::D24_UNORM_S8_UINT, 64, 48, false);
+    let snorm = image(120, vk::Format::R8G8B8A8_SNORM, 64, 48, false);
+    let r16 = image(130, vk::Format::R16_UNORM, 64, 48, false);
+    let r8 = image(140, vk::Format::R8_UNORM, 64, 48, false);
+    let expo = image(150, vk::Format::R16_UNORM, 1, 1, false);
+    let coded = Eval {
+        depth: Some(&d24),
+        normals: Some(&snorm),
+        roughness: Some(&r16),
+        specular_hit: Some(&r8),
+        exposure: Some(&expo),
+        ..full
+    };
+    assert_eq!(evaluate(h, e, &coded), NVSDK_NGX_Result_Success);
+    {
+        let s = seen.lock().unwrap_or_else(|e| e.into_inner());
+        let i = s.evals.last().expect("the coded frame reached the backend");
+        for (g, f) in [
+            (Guide::Depth, vk::Format::D24_UNORM_S8_UINT),
+            (Guide::Normals, vk::Format::R8G8B8A8_SNORM),
+            (Guide::Roughness, vk::Format::R16_UNORM),
+            (Guide::SpecularHitDistance, vk::Format::R8_UNORM),
+            (Guide::Exposure, vk::Format::R16_UNORM),
+        ] {
+            assert_eq!(i.get(g).map(|img| img.format), Some(f), "{g:?}");
+        }
+        let r = i.get(Guide::Exposure).expect("exposure").rect;
+        assert_eq!((r.x, r.y, r.width, r.height), (0, 0, 1, 1));
+    }
     assert_eq!(
         // SAFETY: the live handle, released once.
         unsafe { NVSDK_NGX_VULKAN_ReleaseFeature(h) },

@@ -623,3 +623,79 @@ fn image_format_decodes_match_rust() {
     drop(ctx);
     h.assert_validation_clean();
 }
+
+/// RR's 24-bit depth decode kernel (`rr/import_d24`, fed by the copy of a D24 depth aspect)
+/// against `numerics::normalized`: words whose top byte holds every junk value (Vulkan leaves it
+/// undefined; lavapipe's copies write zero, other drivers need not) decode as their low 24 bits,
+/// `RN_f32(c / (2^24 - 1))`, into one lane of a wider texel, then `1 - d` with the inversion;
+/// the other lanes stay untouched.
+#[test]
+fn d24_depth_words_are_masked_and_decoded_exactly() {
+    use openngx::numerics::normalized as nz;
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let (w, ht) = (64u32, 48u32);
+    let n = (w * ht) as usize;
+    let max24 = (1u32 << 24) - 1;
+    let codes: Vec<u32> = (0..n as u32)
+        .map(|i| match i {
+            0 => 0,
+            1 => max24,
+            2 => 1,
+            3 => max24 - 1,
+            _ => (i * 5471) % (1 << 24),
+        })
+        .collect();
+    let words: Vec<u32> = codes
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| c | ((i as u32 % 256) << 24))
+        .collect();
+    let (stride, first) = (3u32, 1u32);
+    let pipeline = ctx
+        .pipeline(&PipelineDesc::new("rr/import_d24", 2, 16))
+        .unwrap();
+    for invert in [false, true] {
+        let mut src =
+            GpuBuffer::new(&ctx, "d24 words", (n * 4) as u64, MemoryKind::Upload).unwrap();
+        src.write(0, &words_to_bytes(&words)).unwrap();
+        let out = GpuBuffer::new(
+            &ctx,
+            "d24 lanes",
+            (n * stride as usize * 4) as u64,
+            MemoryKind::Readback,
+        )
+        .unwrap();
+        let mut arena = DescriptorArena::new(&ctx, 1, 2).unwrap();
+        let set = arena
+            .allocate(&pipeline, &[src.binding(), out.binding()])
+            .unwrap();
+        let push: Vec<u8> = [w, ht, stride | (first << 16), u32::from(invert)]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        h.submit(|cmd| {
+            // SAFETY: the harness's command buffer is recording on the context's device.
+            let mut rec = unsafe { Recorder::new(&ctx, cmd) }.unwrap();
+            rec.fill(out.binding(), 0xDEAD_BEEF).unwrap();
+            rec.transfer_to_compute();
+            rec.run(&pipeline, set, &push, [w.div_ceil(8), ht.div_ceil(8), 1])
+                .unwrap();
+            rec.to_host();
+        });
+        let got = bytes_to_words(&out.read_all().unwrap());
+        for (i, &c) in codes.iter().enumerate() {
+            let d = nz::unorm(c, 24);
+            let want = if invert { nz::invert_depth(d) } else { d };
+            let texel = &got[i * stride as usize..(i + 1) * stride as usize];
+            assert_eq!(
+                texel,
+                &[0xDEAD_BEEF, want.to_bits(), 0xDEAD_BEEF],
+                "texel {i}: code {c:#x} with top byte {:#x}, invert {invert}",
+                words[i] >> 24
+            );
+        }
+    }
+    drop(ctx);
+    h.assert_validation_clean();
+}

@@ -705,8 +705,9 @@ enum Enc {
     F32,
     Unorm(u32),
     Snorm(u32),
-    /// 24-bit UNORM depth in a 32-bit word whose top 8 bits (undefined in Vulkan's copies) hold
-    /// junk the read must mask.
+    /// 24-bit UNORM depth in a 32-bit word, junk in its top 8 bits (ignored by the copy into
+    /// the image; the mask of what the copy out leaves there is `gpu_numerics`'s
+    /// `d24_depth_words_are_masked_and_decoded_exactly`).
     D24,
 }
 
@@ -754,7 +755,7 @@ impl Coded {
 /// and the exposure R16 UNORM, depth D16 UNORM (depth aspect), the depth-of-field guide R8
 /// UNORM; frame 1 (with history): normals RGBA8 SNORM, roughness R8 UNORM, depth R16 UNORM,
 /// albedos RGBA8 UNORM, the exposure R32 float; frame 2, where the device has one: depth in
-/// `D24_UNORM_S8_UINT` (or `X8_D24_UNORM_PACK32`), junk in each word's undefined top byte.
+/// `D24_UNORM_S8_UINT` (or `X8_D24_UNORM_PACK32`), copied out of the image and decoded.
 fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path) {
     use openngx::numerics::normalized as nz;
     use openngx::rr::feature::CreateFlags;
@@ -792,6 +793,7 @@ fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path
         }
     });
     ok("CreateFeature1 (DepthInverted)", r);
+    let created_bytes = size_in_bytes();
 
     let m = RrModel::load(model, Default::default()).expect("model");
     let geo = Geometry::new(RENDER, OUTPUT).expect("geometry");
@@ -1163,10 +1165,19 @@ fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path
             }
         }
     }
+    if d24.is_some() {
+        assert_eq!(
+            size_in_bytes(),
+            created_bytes + RENDER.area() as u64 * 4,
+            "the 24-bit depth's words are counted"
+        );
+    }
     // SAFETY: every submission was waited for; the handle is live.
     ok("ReleaseFeature (formats)", unsafe {
         NVSDK_NGX_VULKAN_ReleaseFeature(handle)
     });
+    // Its 24-bit depth words were counted while it lived and are given back with it.
+    assert_eq!(size_in_bytes(), 0, "formats feature released: nothing held");
     set_vp(keys::OUTPUT, std::ptr::null_mut());
     // SAFETY: every submission was waited for.
     unsafe { h.device.destroy_image_view(out_view, None) };

@@ -415,7 +415,6 @@ impl RrFeature {
                     .as_ref()
                     .ok_or_else(|| FeatureError::Platform("24-bit depth words not made".into()))?
                     .binding();
-                let src = caller_image(img, INPUT_LAYOUT);
                 depth24::record(
                     &ctx,
                     rec,
@@ -488,6 +487,9 @@ impl Instance<RrInputs> for RrFeature {
                 )
                 .map_err(gpu_error)?,
             );
+            // The stats callback's SizeInBytes counts it from now on (Drop gives it back).
+            self.bytes += bytes;
+            self.accounted.fetch_add(bytes, Ordering::Relaxed);
         }
         // Out of memory for the frame's completion event: refuse before recording anything.
         self.images.begin_frame().map_err(gpu_error)?;
