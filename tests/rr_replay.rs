@@ -13,6 +13,11 @@
 //! frames 1 and 2 also prove the temporal path; a fourth frame with `Reset` = 1 (compared with
 //! the same CPU pipeline's fourth frame) proves that Reset ignores the history the GPU holds. A
 //! guide in a format the import cannot read is refused (`FAIL_UnsupportedInputFormat`).
+//!
+//! A second test creates (and releases, without running a frame) a 1920x1080 -> 3840x2160
+//! feature: its largest tensors (255 MiB) exceed lavapipe's 128 MiB binding range, so the ops that
+//! touch them run in bands (`rr::record::bands`); before the split route it was refused.
+//! The library's state is process-wide, so both tests take `LOCK`.
 
 mod common;
 
@@ -35,6 +40,9 @@ use openngx::rr::weights::model::RrModel;
 use openngx_tools::devkit::{copy_region, ngx_resource};
 use openngx_tools::rr_fixture::{self, RrFixture, RrRecordedFrame};
 use openngx_tools::rr_synth::{write_model, RrSynthParams};
+
+/// NGX's state (and `OPENNGX_RR_MODEL_DIR`) is process-wide: one test at a time.
+static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 const RENDER: Size = Size::new(64, 48);
 const OUTPUT: Size = Size::new(96, 72);
@@ -202,6 +210,7 @@ fn f32s(bytes: &[u8]) -> Vec<f32> {
 
 #[test]
 fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(h) = Harness::new() else { return };
     let t0 = Instant::now();
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -582,5 +591,116 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         h.validation,
         h.sync_validation
     );
+    h.assert_validation_clean();
+}
+
+/// 1920x1080 -> 3840x2160 is created on the device and released (no frame runs): on lavapipe
+/// (`maxStorageBufferRange` 128 MiB) enc0's and dec0's MLP GEMMs run in bands; before the split
+/// route the creation was refused (a 255 MiB binding).
+#[test]
+fn rr_hd_to_4k_is_created_within_the_binding_range() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = Harness::new() else { return };
+    let (render, output) = (Size::new(1920, 1080), Size::new(3840, 2160));
+    let geometry = Geometry::new(render, output).expect("geometry");
+    let caps = h.context().capabilities().clone();
+    let plan = openngx::rr::gpu_frame::GpuFrame::plan(&caps, geometry, Preset::E)
+        .expect("the plan within the device's limits");
+    let split: Vec<usize> = plan.iter().map(Vec::len).filter(|&n| n > 1).collect();
+    println!(
+        "{}: maxStorageBufferRange {} MiB: {} ops in bands ({} launches)",
+        h.device_name,
+        caps.max_storage_buffer_range >> 20,
+        split.len(),
+        split.iter().sum::<usize>()
+    );
+    if u64::from(caps.max_storage_buffer_range) < 255 << 20 {
+        assert!(
+            split.len() >= 4,
+            "the MLP hidden codes exceed the range: {split:?}"
+        );
+    }
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let model = tmp.path().join("model");
+    write_model(&model, 0, &RrSynthParams::DEFAULT, false).expect("synthetic model");
+    std::env::set_var("OPENNGX_RR_MODEL_DIR", &model);
+    let path: Vec<wchar_t> = "/tmp".chars().map(|c| c as wchar_t).chain([0]).collect();
+    // SAFETY: the harness's live handles and the loader's proc addrs.
+    ok("Init", unsafe {
+        NVSDK_NGX_VULKAN_Init(
+            7,
+            path.as_ptr(),
+            h.instance.handle(),
+            h.physical,
+            h.device.handle(),
+            Some(h.gipa()),
+            Some(h.gdpa()),
+            std::ptr::null(),
+            NVSDK_NGX_Version_API,
+        )
+    });
+    let mut p = std::ptr::null_mut();
+    // SAFETY: a local out pointer.
+    ok("AllocateParameters", unsafe {
+        NVSDK_NGX_VULKAN_AllocateParameters(&mut p)
+    });
+    let set_ui = |k: &str, v: u32| {
+        // SAFETY: a live map, a C string.
+        unsafe { NVSDK_NGX_Parameter_SetUI(p, c(k).as_ptr(), v) }
+    };
+    let set_i = |k: &str, v: i32| {
+        // SAFETY: as above.
+        unsafe { NVSDK_NGX_Parameter_SetI(p, c(k).as_ptr(), v) }
+    };
+    set_ui("CreationNodeMask", 1);
+    set_ui("VisibilityNodeMask", 1);
+    set_ui("Width", render.w);
+    set_ui("Height", render.h);
+    set_ui("OutWidth", output.w);
+    set_ui("OutHeight", output.h);
+    set_i(
+        "PerfQualityValue",
+        NVSDK_NGX_PerfQuality_Value_MaxPerf as i32,
+    );
+    // MVLowRes: motion vectors at render resolution (the only kind implemented).
+    set_i("DLSS.Feature.Create.Flags", 1 << 1);
+    set_i("DLSS.Enable.Output.Subrects", 0);
+    set_i("DLSS.Denoise.Mode", 1);
+    set_ui("DLSS.Roughness.Mode", 0);
+    set_ui("DLSS.Use.HW.Depth", 0);
+    set_ui("RayReconstruction.Hint.Render.Preset.Performance", 5);
+    let mut handle = std::ptr::null_mut();
+    let t = Instant::now();
+    let r = submit(&h, |cmd| {
+        // SAFETY: our device, a recording command buffer, a live map, a local out pointer.
+        unsafe {
+            NVSDK_NGX_VULKAN_CreateFeature1(
+                h.device.handle(),
+                cmd,
+                NVSDK_NGX_Feature_RayReconstruction,
+                p,
+                &mut handle,
+            )
+        }
+    });
+    ok("CreateFeature1 at 1920x1080 -> 3840x2160", r);
+    let held = size_in_bytes();
+    println!(
+        "created in {:.2} s, {} MiB held",
+        t.elapsed().as_secs_f64(),
+        held >> 20
+    );
+    assert!(held > 255 << 20, "a live feature holds its tensors: {held}");
+    // SAFETY: every submission was waited for; the handle is live.
+    ok("ReleaseFeature", unsafe {
+        NVSDK_NGX_VULKAN_ReleaseFeature(handle)
+    });
+    assert_eq!(size_in_bytes(), 0, "released: nothing held (was {held})");
+    // SAFETY: our map and device.
+    unsafe {
+        NVSDK_NGX_VULKAN_DestroyParameters(p);
+        NVSDK_NGX_VULKAN_Shutdown1(h.device.handle());
+    }
+    std::env::remove_var("OPENNGX_RR_MODEL_DIR");
     h.assert_validation_clean();
 }

@@ -3,8 +3,10 @@
 //! (`descriptors`; the cached sets of pipelines that bind images, `image_bindings`), the
 //! caller's images (`caller_image`: views, staleness), barriers, timestamps, the command recorder
 //! (`dispatch`), prepared launches (`prepared`) and objects freed once a recorded command buffer
-//! has run (`deferred`). Nothing here creates a device or a queue or submits work: everything is
+//! has run (`deferred`), and the band arithmetic that keeps launches within the device's binding
+//! and grid limits (`bands`). Nothing here creates a device or a queue or submits work: everything is
 //! recorded into command buffers the caller owns. Nothing here knows a network.
+pub mod bands;
 pub mod barrier;
 pub mod buffer;
 pub mod caller_image;

@@ -9,16 +9,28 @@
 
 use std::sync::Arc;
 
+use crate::gpu::bands::BindLimits;
 use crate::gpu::{
-    ArenaCapacity, BufferBinding, DescriptorArena, GpuContext, GpuError, Recorder, UploadBatch,
+    ArenaCapacity, BufferBinding, Capabilities, DescriptorArena, GpuContext, GpuError, Recorder,
+    UploadBatch,
 };
 use crate::rr::frame::temporal::{FrameParams, Temporal};
 use crate::rr::frame::FrameConstants;
 use crate::rr::geometry::Geometry;
 use crate::rr::graph::{self, Graph, TensorId};
 use crate::rr::preset::Preset;
-use crate::rr::record::{self, Launch, Resources};
+use crate::rr::record::{self, bands, Launch, Resources};
 use crate::rr::weights::RrWeights;
+
+/// How a [`GpuFrame`] is built ([`GpuFrame::with_options`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuFrameOptions {
+    /// A buffer of its own for every tensor ([`GpuFrame::keeping_every_tensor`]).
+    pub keep_every_tensor: bool,
+    /// How finely the ops with a band rule are cut beyond what the device's limits need
+    /// (`rr::record::bands::Cut`; test hooks: the split route at small sizes).
+    pub cut: bands::Cut,
+}
 
 /// The prepared GPU route of one RR instance.
 pub struct GpuFrame {
@@ -62,9 +74,51 @@ impl GpuFrame {
         preset: Preset,
         keep_all: bool,
     ) -> Result<Self, GpuError> {
+        Self::with_options(
+            ctx,
+            weights,
+            geometry,
+            preset,
+            GpuFrameOptions {
+                keep_every_tensor: keep_all,
+                ..GpuFrameOptions::default()
+            },
+        )
+    }
+
+    /// The launches' bands of `geometry` and `preset` within the limits of a device with `caps`
+    /// (`rr::record::bands::plan_graph`): one band per op where it fits as it is; why not, where
+    /// even the smallest band does not fit.
+    pub fn plan(
+        caps: &Capabilities,
+        geometry: Geometry,
+        preset: Preset,
+    ) -> Result<Vec<Vec<bands::Band>>, bands::RangeError> {
         let graph = graph::build(&geometry, preset);
-        let res = Resources::new(ctx, &graph, weights, keep_all)?;
-        let sets = 2 * graph.nodes.len() as u32;
+        bands::plan_graph(&graph, &BindLimits::of(caps), &bands::Cut::default())
+    }
+
+    /// [`GpuFrame::new`] with `options`. Refused before anything is allocated when an op cannot
+    /// run within the device's limits even in its smallest bands (the error names the op, the
+    /// tensor and the limit).
+    pub fn with_options(
+        ctx: &Arc<GpuContext>,
+        weights: &RrWeights,
+        geometry: Geometry,
+        preset: Preset,
+        options: GpuFrameOptions,
+    ) -> Result<Self, GpuError> {
+        let graph = graph::build(&geometry, preset);
+        let limits = BindLimits::of(ctx.capabilities());
+        let plan = bands::plan_graph(&graph, &limits, &options.cut).map_err(|e| {
+            GpuError::invalid(
+                format!("rr {} -> {}", geometry.render, geometry.output),
+                e.to_string(),
+            )
+        })?;
+        let res = Resources::new(ctx, &graph, weights, options.keep_every_tensor)?;
+        // Two launches at most per band (an encoder tail and its quarter average).
+        let sets = 2 * plan.iter().map(Vec::len).sum::<usize>() as u32;
         let mut arena = DescriptorArena::with_capacity(
             ctx,
             &ArenaCapacity {
@@ -74,7 +128,7 @@ impl GpuFrame {
             },
         )?;
         let launches = (0..graph.nodes.len())
-            .map(|i| record::prepare(ctx, &graph, &res, &mut arena, i))
+            .map(|i| record::prepare(ctx, &graph, &res, &mut arena, i, &plan[i]))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(GpuFrame {
             graph,
@@ -88,6 +142,12 @@ impl GpuFrame {
     /// The graph it runs.
     pub fn graph(&self) -> &Graph {
         &self.graph
+    }
+
+    /// Kernel launches of each node (more than one where the node runs in bands, or has two
+    /// passes).
+    pub fn launches_per_node(&self) -> Vec<usize> {
+        self.launches.iter().map(Vec::len).collect()
     }
 
     /// Record the weights' and tables' uploads (once). Ends with a transfer -> compute barrier.

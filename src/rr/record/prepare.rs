@@ -1,6 +1,7 @@
 //! Each op of the RR graph as its kernel launches (`shaders/rr`): the pipeline with its
 //! specialisation, the descriptor set over the op's tensors and weights, the push constants and
-//! the grid.
+//! the grid. An op cut into bands (`super::bands`) has one launch per band, each binding its
+//! band's sub-ranges with the band's row count in its push constants.
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use crate::gpu::{
 };
 use crate::rr::graph::{DType, Epilogue, Graph, Op, Seed, TensorId};
 
+use super::bands::{band_binding, touched, Axis, Band};
 use super::launch::{grid, Frame, Launch, GROUP};
 use super::resources::{Resources, EXPOSURE_PARTIALS};
 
@@ -16,17 +18,36 @@ fn u(v: usize) -> u32 {
     v as u32
 }
 
-/// The launches of `graph.nodes[node]` (one, or two for an encoder tail with a next level; the
-/// match is exhaustive, so a new op kind needs its kernel here).
+/// The launches of `graph.nodes[node]` over `bands` (its plan, `super::bands::plan_node`): one
+/// per band, or two for an encoder tail with a next level; the match is exhaustive, so a new op
+/// kind needs its kernel here.
 pub fn prepare(
     ctx: &Arc<GpuContext>,
     graph: &Graph,
     res: &Resources,
     arena: &mut DescriptorArena,
     node: usize,
+    bands: &[Band],
 ) -> Result<Vec<Launch>, GpuError> {
     let op = &graph.nodes[node].op;
     let label = graph.nodes[node].label.as_str();
+    let axis = Axis::of(graph, &graph.nodes[node]);
+    // Tensor `t`'s binding for band `b`: the rows the band touches, or the whole tensor.
+    let sub = |t: TensorId, b: Band| -> BufferBinding {
+        touched(&axis, b)
+            .into_iter()
+            .find(|(u, _)| *u == t)
+            .map_or_else(
+                || res.t(t),
+                |(_, rows)| band_binding(graph, t, res.t(t), rows),
+            )
+    };
+    if bands.is_empty() || (matches!(axis, Axis::Whole) && bands.len() != 1) {
+        return Err(GpuError::invalid(
+            format!("rr launch `{label}`"),
+            format!("{} bands planned for an op of axis {axis:?}", bands.len()),
+        ));
+    }
     let size = |t: TensorId| graph.grid_size(graph.tensors[t].grid);
     let ch = |t: TensorId| graph.tensors[t].channels;
     let mut make = |desc: PipelineDesc,
@@ -57,15 +78,20 @@ pub fn prepare(
             eps,
             out,
         } => {
-            let rows = graph.rows(*input);
             let x_f16 = graph.tensors[*input].dtype == DType::F16;
-            vec![make(
-                PipelineDesc::new("rr/norm", 3, 12).with_spec(SpecConstant::bool(0, x_f16)),
-                &[res.t(*input), res.vec(gain.layer, gain.vec)?, res.t(*out)],
-                vec![u(rows), u(ch(*input)), u32::from(*eps)],
-                rows as u64,
-                Frame::Fixed,
-            )?]
+            let g = res.vec(gain.layer, gain.vec)?;
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/norm", 3, 12).with_spec(SpecConstant::bool(0, x_f16)),
+                        &[sub(*input, b), g, sub(*out, b)],
+                        vec![b.len(), u(ch(*input)), u32::from(*eps)],
+                        u64::from(b.len()),
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Gemm {
             input,
@@ -74,10 +100,9 @@ pub fn prepare(
             epilogue,
             out,
         } => {
-            let rows = graph.rows(*input);
             let (seed_kind, bias, x) = match seed {
-                Seed::Zero => (0, dummy, dummy),
-                Seed::Bias(b) => (1, res.vec(b.layer, b.vec)?, dummy),
+                Seed::Zero => (0, dummy, None),
+                Seed::Bias(b) => (1, res.vec(b.layer, b.vec)?, None),
                 Seed::Residual { x, bias } => (
                     if graph.tensors[*x].dtype == DType::F16 {
                         3
@@ -85,7 +110,7 @@ pub fn prepare(
                         2
                     },
                     res.vec(bias.layer, bias.vec)?,
-                    res.t(*x),
+                    Some(*x),
                 ),
             };
             check_quads(label, &[mat.n, mat.k])?;
@@ -95,21 +120,27 @@ pub fn prepare(
                 Epilogue::Q8Act => 2,
                 Epilogue::Q8Relu => 3,
             };
-            vec![make(
-                gemm_desc(0, seed_kind, epi),
-                &[
-                    res.t(*input),
-                    res.mat(mat.layer, mat.mat)?,
-                    bias,
-                    x,
-                    res.t(*out),
-                    res.c(res.act),
-                    dummy,
-                ],
-                vec![u(rows), u(mat.n), u(mat.k), 0, 0, 0],
-                (rows * mat.n / 4) as u64,
-                Frame::Fixed,
-            )?]
+            let w = res.mat(mat.layer, mat.mat)?;
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        gemm_desc(0, seed_kind, epi),
+                        &[
+                            sub(*input, b),
+                            w,
+                            bias,
+                            x.map_or(dummy, |x| sub(x, b)),
+                            sub(*out, b),
+                            res.c(res.act),
+                            dummy,
+                        ],
+                        vec![b.len(), u(mat.n), u(mat.k), 0, 0, 0],
+                        u64::from(b.len()) * (mat.n / 4) as u64,
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Merge {
             input,
@@ -118,23 +149,22 @@ pub fn prepare(
             out,
         } => {
             let (fine, coarse) = (size(*input), size(*out));
-            let rows = coarse.area();
             check_quads(label, &[mat.n, mat.k, ch(*input)])?;
-            vec![make(
-                gemm_desc(1, 1, 1),
-                &[
-                    res.t(*input),
-                    res.mat(mat.layer, mat.mat)?,
-                    res.vec(bias.layer, bias.vec)?,
-                    dummy,
-                    res.t(*out),
-                    dummy,
-                    dummy,
-                ],
-                vec![u(rows), u(mat.n), u(mat.k), u(ch(*input)), fine.w, coarse.w],
-                (rows * mat.n / 4) as u64,
-                Frame::Fixed,
-            )?]
+            let (w, bv) = (res.mat(mat.layer, mat.mat)?, res.vec(bias.layer, bias.vec)?);
+            bands
+                .iter()
+                .map(|&b| {
+                    // The band's coarse token rows (whole rows of the coarse level).
+                    let rows = b.len() * coarse.w;
+                    make(
+                        gemm_desc(1, 1, 1),
+                        &[sub(*input, b), w, bv, dummy, sub(*out, b), dummy, dummy],
+                        vec![rows, u(mat.n), u(mat.k), u(ch(*input)), fine.w, coarse.w],
+                        u64::from(rows) * (mat.n / 4) as u64,
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Expand {
             low,
@@ -144,23 +174,30 @@ pub fn prepare(
             out,
         } => {
             let (fine, coarse) = (size(*out), size(*low));
-            let rows = coarse.area();
             check_quads(label, &[mat.n, mat.k, ch(*out)])?;
-            vec![make(
-                gemm_desc(0, 1, 4),
-                &[
-                    res.t(*low),
-                    res.mat(mat.layer, mat.mat)?,
-                    res.vec(bias.layer, bias.vec)?,
-                    dummy,
-                    res.t(*out),
-                    dummy,
-                    res.t(*skip),
-                ],
-                vec![u(rows), u(mat.n), u(mat.k), u(ch(*out)), fine.w, coarse.w],
-                (rows * mat.n / 4) as u64,
-                Frame::Fixed,
-            )?]
+            let (w, bv) = (res.mat(mat.layer, mat.mat)?, res.vec(bias.layer, bias.vec)?);
+            bands
+                .iter()
+                .map(|&b| {
+                    // The band's coarse token rows; they write fine rows 2a..2b.
+                    let rows = b.len() * coarse.w;
+                    make(
+                        gemm_desc(0, 1, 4),
+                        &[
+                            sub(*low, b),
+                            w,
+                            bv,
+                            dummy,
+                            sub(*out, b),
+                            dummy,
+                            sub(*skip, b),
+                        ],
+                        vec![rows, u(mat.n), u(mat.k), u(ch(*out)), fine.w, coarse.w],
+                        u64::from(rows) * (mat.n / 4) as u64,
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Attention {
             u: ut,
@@ -251,16 +288,23 @@ pub fn prepare(
                 Frame::Fixed,
             )?]
         }
-        Op::Dec0Outputs { x2, out48, out144 } => {
-            let rows = graph.rows(*x2);
-            vec![make(
-                PipelineDesc::new("rr/dec0_outputs", 4, 8),
-                &[res.t(*x2), res.t(*out48), res.t(*out144), res.c(res.tanh)],
-                vec![u(rows), u(ch(*x2))],
-                rows as u64,
-                Frame::Fixed,
-            )?]
-        }
+        Op::Dec0Outputs { x2, out48, out144 } => bands
+            .iter()
+            .map(|&b| {
+                make(
+                    PipelineDesc::new("rr/dec0_outputs", 4, 8),
+                    &[
+                        sub(*x2, b),
+                        sub(*out48, b),
+                        sub(*out144, b),
+                        res.c(res.tanh),
+                    ],
+                    vec![b.len(), u(ch(*x2))],
+                    u64::from(b.len()),
+                    Frame::Fixed,
+                )
+            })
+            .collect::<Result<_, _>>()?,
         Op::Exposure { color, out } => {
             let px = graph.rows(*color);
             let groups = (px as u64).div_ceil(256).clamp(1, EXPOSURE_PARTIALS);

@@ -1,0 +1,349 @@
+//! RR's launches within the device's limits: which rows of an op one launch computes, so that no
+//! storage-buffer binding exceeds `maxStorageBufferRange` and no grid exceeds what
+//! `maxComputeWorkGroupCount` holds (x, continued along y: `launch::split_grid`).
+//!
+//! An op whose bindings and grid fit runs as one launch over all its rows, exactly as before (on
+//! a device with a large binding range, such as the H200, nothing is split). Otherwise it runs as
+//! several launches over **bands** of its axis, each binding the sub-range of every tensor the
+//! band touches, with the row count in its push constants set to the band's. The kernels of these
+//! ops index their tensors relative to the binding's start, so none of them changes; the band
+//! arithmetic (limits, the greedy cut, sub-ranges) is `gpu::bands`, shared with NR.
+//!
+//! RR's rules, by op (a band `[a, b)` of the op's axis; `w` a level's width):
+//!
+//! * **Norm, Gemm, Dec0Outputs** are row-independent: the axis is the token rows, and every
+//!   tensor (input, the residual `x`, output) is touched at rows `[a, b)`.
+//! * **Merge** (coarse token `(X, Y)` reads fine tokens `2X + {0,1}, 2Y + {0,1}`): the axis is the
+//!   coarse level's token *rows* `Y`; the band reads fine token rows `[2a, 2b)` (tokens
+//!   `[2a·w_fine, 2b·w_fine)`) and writes coarse tokens `[a·w_coarse, b·w_coarse)`. Fine row `2a`
+//!   is even, so the kernel's relative gather `(2·cy + dy)·w_fine + 2·cx + dx` is the band's.
+//! * **Expand** (coarse token `(X, Y)` writes the four fine tokens of its quad, adding the skip
+//!   at the same fine tokens): the same axis; the band reads low tokens `[a·w_coarse, b·w_coarse)`
+//!   and reads `skip` and writes `out` at fine token rows `[2a, 2b)`.
+//! * **Not split** (one launch, its tensors bound whole): the window attention (a window reads a
+//!   ring of mirrored keys around it, so a band needs the level's coordinates in the kernel), the
+//!   encoder and decoder tails (3x3 filters with mirrored borders; bilinear taps of the coarser
+//!   surface) and the frame stages: the exposure (one sum over every
+//!   pixel), reprojection and the output (they read the history at motion-vector positions
+//!   anywhere in it) and the input features (mirrored gathers of the render image). Their
+//!   largest tensors are the render-size guides (64 bytes a pixel: 127 MiB at 1920x1080) and the
+//!   level-0 tail and attention tensors, all within 128 MiB up to 1920x1080 -> 3840x2160; at a
+//!   size where one is not, creation is refused naming the op, the tensor and the limit.
+//!
+//! Bands start at multiples of a quantum of the axis chosen so that every sub-range (read or
+//! written) starts at a multiple of 256 bytes from its tensor's start: the largest
+//! `minStorageBufferOffsetAlignment` Vulkan allows, and tensors are placed at 256-byte aligned
+//! offsets (`slots`). So writes of neighbouring bands never share a byte and need no barrier
+//! between them. The last band's sub-ranges run to the end of their tensor's binding (its
+//! padding included). Where even one quantum does not fit, the plan fails with a
+//! [`RangeError`] naming the node, the tensor and the limit, before anything is allocated.
+
+use std::ops::Range;
+
+use crate::gpu::bands::{split, sub_binding};
+pub use crate::gpu::bands::{Band, BindLimits, RangeError};
+use crate::gpu::BufferBinding;
+use crate::rr::graph::{Graph, Node, Op, Seed, TensorId};
+
+use super::launch::GROUP;
+use super::slots::tensor_bytes;
+
+/// Every band's sub-ranges start at a multiple of this many bytes from their tensor's start.
+const ALIGN: u64 = 256;
+
+/// How an op's launches can be cut.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Axis {
+    /// `units` rows of the axis; a band `[a, b)` touches token rows `[a·m, b·m)` of each
+    /// `(tensor, m)`, and runs `inv` invocations per unit.
+    Rows {
+        units: u32,
+        tensors: Vec<(TensorId, u64)>,
+        inv: u64,
+    },
+    /// One launch only, every tensor bound whole.
+    Whole,
+}
+
+impl Axis {
+    /// The op's axis (the module doc's rules).
+    pub fn of(graph: &Graph, node: &Node) -> Axis {
+        let rows = |t: TensorId| graph.rows(t) as u32;
+        let width = |t: TensorId| u64::from(graph.grid_size(graph.tensors[t].grid).w);
+        let height = |t: TensorId| graph.grid_size(graph.tensors[t].grid).h;
+        match &node.op {
+            Op::Norm { input, out, .. } => Axis::Rows {
+                units: rows(*input),
+                tensors: vec![(*input, 1), (*out, 1)],
+                inv: 1,
+            },
+            Op::Gemm {
+                input,
+                mat,
+                seed,
+                out,
+                ..
+            } => {
+                let mut tensors = vec![(*input, 1), (*out, 1)];
+                if let Seed::Residual { x, .. } = seed {
+                    tensors.push((*x, 1));
+                }
+                Axis::Rows {
+                    units: rows(*input),
+                    tensors,
+                    inv: (mat.n / 4) as u64,
+                }
+            }
+            Op::Dec0Outputs { x2, out48, out144 } => Axis::Rows {
+                units: rows(*x2),
+                tensors: vec![(*x2, 1), (*out48, 1), (*out144, 1)],
+                inv: 1,
+            },
+            Op::Merge {
+                input, mat, out, ..
+            } => Axis::Rows {
+                units: height(*out),
+                tensors: vec![(*input, 2 * width(*input)), (*out, width(*out))],
+                inv: width(*out) * (mat.n / 4) as u64,
+            },
+            Op::Expand {
+                low,
+                mat,
+                skip,
+                out,
+                ..
+            } => Axis::Rows {
+                units: height(*low),
+                tensors: vec![
+                    (*low, width(*low)),
+                    (*skip, 2 * width(*out)),
+                    (*out, 2 * width(*out)),
+                ],
+                inv: width(*low) * (mat.n / 4) as u64,
+            },
+            _ => Axis::Whole,
+        }
+    }
+
+    /// The axis' length (1 for a whole op).
+    pub fn len(&self) -> u32 {
+        match self {
+            Axis::Rows { units, .. } => *units,
+            Axis::Whole => 1,
+        }
+    }
+
+    /// Whether the axis has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The smallest band length whose sub-ranges all start 256-byte aligned when bands start at
+    /// its multiples (a power of two: the largest over the tensors).
+    pub fn quantum(&self, graph: &Graph) -> u32 {
+        match self {
+            Axis::Rows { tensors, .. } => tensors
+                .iter()
+                .map(|&(t, m)| {
+                    let per_unit = m * row_bytes(graph, t);
+                    (ALIGN / gcd(ALIGN, per_unit)) as u32
+                })
+                .max()
+                .unwrap_or(1),
+            Axis::Whole => 1,
+        }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a.max(1)
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Bytes of one token row of tensor `t`.
+pub fn row_bytes(graph: &Graph, t: TensorId) -> u64 {
+    (graph.tensors[t].channels * graph.tensors[t].dtype.size()) as u64
+}
+
+/// The token rows of tensor `t` (touched `m` rows per unit) that `band` touches.
+fn rows_of(band: Band, m: u64) -> Range<u64> {
+    u64::from(band.start) * m..u64::from(band.end) * m
+}
+
+/// The bytes of tensor `t`'s binding for the token rows `rows`: to the end of the tensor's
+/// binding (its padding included) when `rows` reaches its last row.
+fn band_bytes(graph: &Graph, t: TensorId, rows: &Range<u64>) -> u64 {
+    let rb = row_bytes(graph, t);
+    if rows.end >= graph.rows(t) as u64 {
+        tensor_bytes(graph, t) - rows.start * rb
+    } else {
+        (rows.end - rows.start) * rb
+    }
+}
+
+/// The sub-range of `whole` (tensor `t`'s binding) that a band touching token rows `rows` binds.
+pub fn band_binding(
+    graph: &Graph,
+    t: TensorId,
+    whole: BufferBinding,
+    rows: Range<u64>,
+) -> BufferBinding {
+    let mut b = sub_binding(whole, rows.clone(), row_bytes(graph, t));
+    b.range = band_bytes(graph, t, &rows);
+    b
+}
+
+/// The tensors a band of `axis` touches and their token rows.
+pub fn touched(axis: &Axis, band: Band) -> Vec<(TensorId, Range<u64>)> {
+    match axis {
+        Axis::Rows { tensors, .. } => tensors
+            .iter()
+            .map(|&(t, m)| (t, rows_of(band, m)))
+            .collect(),
+        Axis::Whole => Vec::new(),
+    }
+}
+
+/// Whether one launch over `band` fits with bindings of at most `range` bytes and a grid within
+/// `limits`; the first thing that does not, otherwise.
+fn check_band(
+    graph: &Graph,
+    node: &Node,
+    axis: &Axis,
+    band: Band,
+    limits: &BindLimits,
+    range: u64,
+) -> Result<(), RangeError> {
+    let Axis::Rows { inv, .. } = axis else {
+        return check_whole(graph, node, limits);
+    };
+    for (t, rows) in touched(axis, band) {
+        let bytes = band_bytes(graph, t, &rows);
+        if bytes > range {
+            return Err(RangeError::range(
+                format!(
+                    "rr op `{}`: token rows {}..{} of tensor `{}` ({} bytes a row)",
+                    node.label,
+                    rows.start,
+                    rows.end,
+                    graph.tensors[t].name,
+                    row_bytes(graph, t)
+                ),
+                bytes,
+                limits,
+            ));
+        }
+    }
+    let groups = (u64::from(band.len()) * inv).div_ceil(u64::from(GROUP));
+    let most = u64::from(limits.max_groups[0]) * u64::from(limits.max_groups[1]);
+    if groups > most {
+        return Err(RangeError::groups(
+            format!(
+                "rr op `{}` over {} rows (x·y of the grid)",
+                node.label,
+                band.len()
+            ),
+            0,
+            groups,
+            limits,
+        ));
+    }
+    Ok(())
+}
+
+/// Whether every tensor of an op bound whole fits the binding range.
+fn check_whole(graph: &Graph, node: &Node, limits: &BindLimits) -> Result<(), RangeError> {
+    let mut ts = node.op.inputs();
+    ts.extend(node.op.outputs());
+    for t in ts {
+        let bytes = tensor_bytes(graph, t);
+        if bytes > limits.max_range {
+            return Err(RangeError::range(
+                format!(
+                    "rr op `{}` ({}, not split into bands): tensor `{}`",
+                    node.label,
+                    node.op.kind(),
+                    graph.tensors[t].name
+                ),
+                bytes,
+                limits,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How finely the ops with a band rule are cut (test hooks; the default cuts by the device's
+/// limits alone).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// Plan the bands as if `maxStorageBufferRange` were this many bytes (never raised above the
+    /// device's). Ops without a band rule, bound whole, keep the device's own limit.
+    pub band_range: Option<u64>,
+    /// Cut every op with a band rule into at least this many bands where its quantum allows
+    /// (each band at most `ceil(len / min_bands)` rows rounded up to the quantum): the split
+    /// route of every such op at a small size.
+    pub min_bands: Option<u32>,
+}
+
+/// The bands of `node`: one, over its whole axis, when it fits as it is (and `cut` asks for no
+/// more); otherwise the fewest greedy bands that fit, or why none can.
+pub fn plan_node(
+    graph: &Graph,
+    node: &Node,
+    limits: &BindLimits,
+    cut: &Cut,
+) -> Result<Vec<Band>, RangeError> {
+    let axis = Axis::of(graph, node);
+    let whole = Band {
+        start: 0,
+        end: axis.len(),
+    };
+    if matches!(axis, Axis::Whole) {
+        check_whole(graph, node, limits)?;
+        return Ok(vec![whole]);
+    }
+    let bands = limits.lowered(cut.band_range);
+    let quantum = axis.quantum(graph);
+    let longest = match cut.min_bands {
+        Some(n) if n > 1 => axis.len().div_ceil(n).div_ceil(quantum) * quantum,
+        _ => axis.len(),
+    };
+    if longest >= axis.len()
+        && check_band(graph, node, &axis, whole, &bands, bands.max_range).is_ok()
+    {
+        return Ok(vec![whole]);
+    }
+    split(axis.len(), quantum, |b| {
+        check_band(graph, node, &axis, b, &bands, bands.band_range())?;
+        if b.len() > longest && b.start + quantum < b.end {
+            // Longer than the test's cut asks (a band of one quantum is always allowed).
+            return Err(RangeError::range(
+                format!("rr op `{}`: the cut's longest band", node.label),
+                u64::from(b.len()),
+                &bands,
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// The bands of every node of `graph` within the device's `limits` (cut finer by `cut`), or the
+/// first node that cannot fit.
+pub fn plan_graph(
+    graph: &Graph,
+    limits: &BindLimits,
+    cut: &Cut,
+) -> Result<Vec<Vec<Band>>, RangeError> {
+    graph
+        .nodes
+        .iter()
+        .map(|n| plan_node(graph, n, limits, cut))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,311 @@
+use super::*;
+use crate::rr::geometry::{Geometry, Size};
+use crate::rr::graph::build;
+use crate::rr::preset::Preset;
+
+const MIB: u64 = 1 << 20;
+
+fn graph(r: (u32, u32), o: (u32, u32), preset: Preset) -> Graph {
+    let g = Geometry::new(Size::new(r.0, r.1), Size::new(o.0, o.1)).unwrap();
+    build(&g, preset)
+}
+
+/// lavapipe's limits (and those of many desktop GPUs): 128 MiB bindings, 65535 workgroups.
+fn limits(range: u64) -> BindLimits {
+    BindLimits {
+        max_range: range,
+        max_groups: [65_535; 3],
+        max_buffer: 1 << 40,
+    }
+}
+
+/// Checks a graph's plan: every band fits, the bands of a node follow each other over its whole
+/// axis, every sub-range starts 256-byte aligned, and each written tensor's bytes are written
+/// exactly once over the bands. Returns (nodes split, launches of the split nodes).
+fn check_plan(
+    g: &Graph,
+    plan: &[Vec<Band>],
+    device: &BindLimits,
+    cut: &BindLimits,
+) -> (usize, usize) {
+    let (mut split_nodes, mut split_launches) = (0, 0);
+    for (node, bands) in g.nodes.iter().zip(plan) {
+        let axis = Axis::of(g, node);
+        assert!(!bands.is_empty(), "{}: no band", node.label);
+        assert_eq!(bands[0].start, 0, "{}", node.label);
+        assert_eq!(bands.last().unwrap().end, axis.len(), "{}", node.label);
+        for w in bands.windows(2) {
+            assert_eq!(
+                w[0].end, w[1].start,
+                "{}: bands follow each other",
+                node.label
+            );
+        }
+        let Axis::Rows { .. } = axis else {
+            assert_eq!(
+                bands.len(),
+                1,
+                "{}: an op without a band rule is one launch",
+                node.label
+            );
+            let mut ts = node.op.inputs();
+            ts.extend(node.op.outputs());
+            for t in ts {
+                assert!(tensor_bytes(g, t) <= device.max_range, "{}", node.label);
+            }
+            continue;
+        };
+        if bands.len() > 1 {
+            split_nodes += 1;
+            split_launches += bands.len();
+        }
+        let range = if bands.len() > 1 {
+            cut.band_range()
+        } else {
+            cut.max_range
+        };
+        let mut covered: Vec<u64> = vec![0; g.tensors.len()];
+        for &b in bands {
+            assert!(!b.is_empty(), "{}: empty band", node.label);
+            if bands.len() > 1 {
+                assert_eq!(b.start % axis.quantum(g), 0, "{}", node.label);
+            }
+            for (t, rows) in touched(&axis, b) {
+                let whole = BufferBinding {
+                    buffer: ash::vk::Buffer::null(),
+                    offset: 4096,
+                    range: tensor_bytes(g, t),
+                };
+                let sub = band_binding(g, t, whole, rows.clone());
+                assert!(
+                    sub.range <= range,
+                    "{}: `{}` {rows:?}",
+                    node.label,
+                    g.tensors[t].name
+                );
+                assert_eq!(
+                    (sub.offset - whole.offset) % 256,
+                    0,
+                    "{}: aligned",
+                    node.label
+                );
+                assert!(sub.offset + sub.range <= whole.offset + whole.range);
+                if node.op.outputs().contains(&t) {
+                    assert_eq!(
+                        sub.offset - whole.offset,
+                        covered[t],
+                        "{}: `{}` written in order, once",
+                        node.label,
+                        g.tensors[t].name
+                    );
+                    covered[t] += sub.range;
+                }
+            }
+            let Axis::Rows { inv, .. } = &axis else {
+                unreachable!()
+            };
+            let groups = (u64::from(b.len()) * inv).div_ceil(64);
+            assert!(groups <= 65_535 * 65_535, "{}: grid", node.label);
+        }
+        for t in node.op.outputs() {
+            assert_eq!(
+                covered[t],
+                tensor_bytes(g, t),
+                "{}: `{}` whole",
+                node.label,
+                g.tensors[t].name
+            );
+        }
+    }
+    (split_nodes, split_launches)
+}
+
+#[test]
+fn a_device_with_large_bindings_splits_nothing() {
+    for preset in [Preset::D, Preset::E] {
+        let g = graph((1920, 1080), (3840, 2160), preset);
+        let big = limits(4 << 30);
+        let plan = plan_graph(&g, &big, &Cut::default()).unwrap();
+        assert!(plan.iter().all(|b| b.len() == 1));
+        assert_eq!(check_plan(&g, &plan, &big, &big), (0, 0));
+    }
+    // 1280x720 -> 3840x2160 fits 128 MiB as it is (its largest tensors are 115 MiB).
+    let g = graph((1280, 720), (3840, 2160), Preset::E);
+    let plan = plan_graph(&g, &limits(128 * MIB), &Cut::default()).unwrap();
+    assert!(plan.iter().all(|b| b.len() == 1));
+}
+
+#[test]
+fn hd_to_4k_within_128_mib_splits_the_mlp_hidden_codes() {
+    for preset in [Preset::D, Preset::E] {
+        let g = graph((1920, 1080), (3840, 2160), preset);
+        let l = limits(128 * MIB);
+        let plan = plan_graph(&g, &l, &Cut::default()).unwrap();
+        let (nodes, launches) = check_plan(&g, &plan, &l, &l);
+        // Exactly the ops touching a tensor above the limit are split.
+        let over: Vec<&str> = g
+            .nodes
+            .iter()
+            .filter(|n| {
+                let mut ts = n.op.inputs();
+                ts.extend(n.op.outputs());
+                ts.iter().any(|&t| tensor_bytes(&g, t) > l.max_range)
+            })
+            .map(|n| n.label.as_str())
+            .collect();
+        let split: Vec<&str> = g
+            .nodes
+            .iter()
+            .zip(&plan)
+            .filter(|(_, b)| b.len() > 1)
+            .map(|(n, _)| n.label.as_str())
+            .collect();
+        assert_eq!(split, over);
+        assert!(nodes >= 4, "enc0's and dec0's W1 and W2: {split:?}");
+        assert!(launches >= 2 * nodes);
+        println!("{preset:?}: {nodes} ops split into {launches} launches: {split:?}");
+    }
+}
+
+fn range(bytes: u64) -> Cut {
+    Cut {
+        band_range: Some(bytes),
+        min_bands: None,
+    }
+}
+
+#[test]
+fn a_lowered_range_splits_what_exceeds_it() {
+    let g = graph((64, 48), (96, 72), Preset::E);
+    let device = limits(128 * MIB);
+    let cut = device.lowered(Some(16 << 10));
+    let plan = plan_graph(&g, &device, &range(16 << 10)).unwrap();
+    let (nodes, launches) = check_plan(&g, &plan, &device, &cut);
+    for (n, b) in g.nodes.iter().zip(&plan) {
+        let axis = Axis::of(&g, n);
+        let over = touched(
+            &axis,
+            Band {
+                start: 0,
+                end: axis.len(),
+            },
+        )
+        .iter()
+        .any(|(t, _)| tensor_bytes(&g, *t) > cut.max_range);
+        assert_eq!(b.len() > 1, over, "{}", n.label);
+    }
+    assert!(
+        nodes >= 20 && launches > 2 * nodes,
+        "{nodes} ops in {launches} launches"
+    );
+}
+
+#[test]
+fn min_bands_splits_every_op_with_a_band_rule() {
+    let g = graph((64, 48), (96, 72), Preset::E);
+    let device = limits(128 * MIB);
+    let cut = Cut {
+        band_range: None,
+        min_bands: Some(3),
+    };
+    let plan = plan_graph(&g, &device, &cut).unwrap();
+    let (nodes, launches) = check_plan(&g, &plan, &device, &device);
+    let mut rows_ops = 0;
+    for (n, b) in g.nodes.iter().zip(&plan) {
+        let axis = Axis::of(&g, n);
+        if let Axis::Rows { .. } = axis {
+            rows_ops += 1;
+            // Every op with more than one quantum of rows runs in several bands (at most three,
+            // and three where whole quanta make three equal-enough thirds).
+            let quanta = axis.len().div_ceil(axis.quantum(&g));
+            assert!(b.len() <= 3, "{}", n.label);
+            assert_eq!(b.len() > 1, quanta > 1, "{}", n.label);
+            if quanta >= 6 {
+                assert_eq!(b.len(), 3, "{}", n.label);
+            }
+        } else {
+            assert_eq!(b.len(), 1);
+        }
+    }
+    println!(
+        "min_bands 3 at 64x48: {nodes} of {rows_ops} ops with a band rule in {launches} launches"
+    );
+    assert!(nodes > 40, "{nodes}");
+}
+
+#[test]
+fn merges_and_expands_touch_matching_rows() {
+    let g = graph((64, 48), (96, 72), Preset::E);
+    for n in &g.nodes {
+        let axis = Axis::of(&g, n);
+        match &n.op {
+            Op::Merge { input, out, .. } => {
+                let b = Band { start: 1, end: 2 };
+                let t = touched(&axis, b);
+                let fine = g.grid_size(g.tensors[*input].grid);
+                let coarse = g.grid_size(g.tensors[*out].grid);
+                assert_eq!(fine.h, 2 * coarse.h);
+                let rows = |id| t.iter().find(|(u, _)| *u == id).unwrap().1.clone();
+                let fw = u64::from(fine.w);
+                let cw = u64::from(coarse.w);
+                assert_eq!(rows(*input), 2 * fw..4 * fw, "{}", n.label);
+                assert_eq!(rows(*out), cw..2 * cw, "{}", n.label);
+            }
+            Op::Expand { low, skip, out, .. } => {
+                let b = Band { start: 1, end: 3 };
+                let t = touched(&axis, b);
+                let fine = g.grid_size(g.tensors[*out].grid);
+                let coarse = g.grid_size(g.tensors[*low].grid);
+                let rows = |id| t.iter().find(|(u, _)| *u == id).unwrap().1.clone();
+                let fw = u64::from(fine.w);
+                let cw = u64::from(coarse.w);
+                assert_eq!(rows(*low), cw..3 * cw, "{}", n.label);
+                assert_eq!(rows(*skip), 2 * fw..6 * fw, "{}", n.label);
+                assert_eq!(rows(*out), 2 * fw..6 * fw, "{}", n.label);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn what_no_band_makes_fit_is_refused_naming_the_tensor_and_the_limit() {
+    let g = graph((1920, 1080), (3840, 2160), Preset::E);
+    // The guides (127 MiB) of the frame stages, which are not split.
+    let e = plan_graph(&g, &limits(64 * MIB), &Cut::default()).unwrap_err();
+    assert_eq!(e.limit, "maxStorageBufferRange");
+    assert!(
+        e.what.contains("tensor `guides`") || e.what.contains("not split"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("maxStorageBufferRange"), "{e}");
+    // A split op whose smallest band does not fit: the band range below one quantum of rows.
+    let e = plan_graph(&g, &limits(128 * MIB), &range(300)).unwrap_err();
+    assert_eq!(e.limit, "maxStorageBufferRange");
+    assert!(e.what.contains("tensor `"), "{e}");
+    // A grid no band can hold: one workgroup.
+    let g = graph((64, 48), (96, 72), Preset::E);
+    let tiny = BindLimits {
+        max_groups: [1, 1, 1],
+        ..limits(128 * MIB)
+    };
+    let e = plan_graph(&g, &tiny, &Cut::default()).unwrap_err();
+    assert!(e.limit.starts_with("maxComputeWorkGroupCount"), "{e}");
+}
+
+#[test]
+fn every_accepted_size_plans_or_is_refused_without_panic() {
+    for (r, o) in [
+        ((1, 1), (1, 1)),
+        ((33, 17), (64, 40)),
+        ((3840, 2160), (3840, 2160)),
+        ((8192, 4096), (16384, 8192)),
+        ((16384, 16384), (16384, 16384)),
+    ] {
+        let g = graph(r, o, Preset::E);
+        let l = limits(128 * MIB);
+        if let Ok(plan) = plan_graph(&g, &l, &Cut::default()) {
+            check_plan(&g, &plan, &l, &l);
+        }
+    }
+}
