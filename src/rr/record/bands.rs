@@ -5,9 +5,10 @@
 //! An op whose bindings and grid fit runs as one launch over all its rows, exactly as before (on
 //! a device with a large binding range, such as the H200, nothing is split). Otherwise it runs as
 //! several launches over **bands** of its axis, each binding the sub-range of every tensor the
-//! band touches, with the row count in its push constants set to the band's. The kernels of these
-//! ops index their tensors relative to the binding's start, so none of them changes; the band
-//! arithmetic (limits, the greedy cut, sub-ranges) is `gpu::bands`, shared with NR.
+//! band touches, with the row count in its push constants set to the band's. The kernels of the
+//! row ops index their tensors relative to the binding's start and are unchanged; the attention's
+//! takes its band's origin. The band arithmetic (limits, the greedy cut, sub-ranges) is
+//! `gpu::bands`, shared with NR.
 //!
 //! RR's rules, by op (a band `[a, b)` of the op's axis; `w` a level's width):
 //!
@@ -20,15 +21,24 @@
 //! * **Expand** (coarse token `(X, Y)` writes the four fine tokens of its quad, adding the skip
 //!   at the same fine tokens): the same axis; the band reads low tokens `[a·w_coarse, b·w_coarse)`
 //!   and reads `skip` and writes `out` at fine token rows `[2a, 2b)`.
-//! * **Not split** (one launch, its tensors bound whole): the window attention (a window reads a
-//!   ring of mirrored keys around it, so a band needs the level's coordinates in the kernel), the
-//!   encoder and decoder tails (3x3 filters with mirrored borders; bilinear taps of the coarser
-//!   surface) and the frame stages: the exposure (one sum over every
-//!   pixel), reprojection and the output (they read the history at motion-vector positions
-//!   anywhere in it) and the input features (mirrored gathers of the render image). Their
-//!   largest tensors are the render-size guides (64 bytes a pixel: 127 MiB at 1920x1080) and the
-//!   level-0 tail and attention tensors, all within 128 MiB up to 1920x1080 -> 3840x2160; at a
-//!   size where one is not, creation is refused naming the op, the tensor and the limit.
+//! * **Attention** (a window at origin `(8i - sx, 8j - sy)` reads the keys of its 8x8 tokens and
+//!   the one-token ring around them, mirrored into the level, and writes its in-level queries):
+//!   the axis is the window rows `j` (as many as shift `sy = 4` has, the most). A band
+//!   `[j0, j1)` reads the mirrored token rows of `8j - sy - 1 ..= 8j - sy + 8` over its windows
+//!   and writes rows `[8j0 - sy, 8j1 - sy)` clipped to the level. Its windows' coordinates stay
+//!   the level's (the mirror is about the level's edges, not the band's), so this kernel takes
+//!   the band's first window row and the first token row of each binding in its push
+//!   constants. The shift follows the frame, so each band has a launch (its own bindings) for
+//!   `sy = 0` and one for `sy = 4`, and a frame records those of its shift (a band with no
+//!   window at `sy = 0`, past the level's last row, records nothing).
+//! * **Not split** (one launch, its tensors bound whole): the encoder and decoder tails (3x3
+//!   filters with mirrored borders; bilinear taps of the coarser surface) and the frame stages:
+//!   the exposure (one sum over every pixel), reprojection and the output (they read the history
+//!   at motion-vector positions anywhere in it) and the input features (mirrored gathers of the
+//!   render image). Their largest tensors are the render-size guides (64 bytes a pixel: 127 MiB
+//!   at 1920x1080) and the level-0 tail tensors, all within 128 MiB up to
+//!   1920x1080 -> 3840x2160; at a size where one is not, creation is refused naming the op, the
+//!   tensor and the limit.
 //!
 //! Bands start at multiples of a quantum of the axis chosen so that every sub-range (read or
 //! written) starts at a multiple of 256 bytes from its tensor's start: the largest
@@ -43,6 +53,7 @@ use std::ops::Range;
 use crate::gpu::bands::{split, sub_binding};
 pub use crate::gpu::bands::{Band, BindLimits, RangeError};
 use crate::gpu::BufferBinding;
+use crate::rr::geometry::{mirror, Size, WINDOW};
 use crate::rr::graph::{Graph, Node, Op, Seed, TensorId};
 
 use super::launch::GROUP;
@@ -61,8 +72,45 @@ pub enum Axis {
         tensors: Vec<(TensorId, u64)>,
         inv: u64,
     },
+    /// The window attention over a level of `size`: bands of window rows (at shift y 0 or 4,
+    /// the frame's; the axis has the rows of shift 4, the most). Queries `u` and values `v` are
+    /// read at the (mirrored) key rows of the band's windows, `out` written at their query rows.
+    Windows {
+        size: Size,
+        heads: u32,
+        u: TensorId,
+        v: TensorId,
+        out: TensorId,
+    },
     /// One launch only, every tensor bound whole.
     Whole,
+}
+
+/// The window shifts along y a frame can have (`rr::geometry::PHASES`).
+pub const SHIFTS_Y: [u32; 2] = [0, 4];
+
+/// The token rows a band of window rows `[j0, j1)` of a level `h` rows high reads (its keys,
+/// mirrored into the level) and writes (its queries in the level) at shift `sy`; `None` when
+/// the band has no window at that shift (its window rows all lie below the level's last).
+pub fn window_rows(h: u32, sy: u32, band: Band) -> Option<(Range<u64>, Range<u64>)> {
+    let rows = (h + sy).div_ceil(WINDOW);
+    let end = band.end.min(rows);
+    if band.start >= end {
+        return None;
+    }
+    let (j0, j1) = (i64::from(band.start), i64::from(end));
+    let w = i64::from(WINDOW);
+    let sy = i64::from(sy);
+    // Key rows oy - 1 ..= oy + 8 of every window's origin oy = 8j - sy, mirrored.
+    let (mut lo, mut hi) = (u32::MAX, 0);
+    for r in (w * j0 - sy - 1)..=(w * (j1 - 1) - sy + w) {
+        let m = mirror(r, h);
+        lo = lo.min(m);
+        hi = hi.max(m);
+    }
+    let q0 = (w * j0 - sy).clamp(0, i64::from(h)) as u64;
+    let q1 = (w * j1 - sy).clamp(0, i64::from(h)) as u64;
+    Some((u64::from(lo)..u64::from(hi) + 1, q0..q1))
 }
 
 impl Axis {
@@ -121,6 +169,20 @@ impl Axis {
                 ],
                 inv: width(*low) * (mat.n / 4) as u64,
             },
+            Op::Attention {
+                u,
+                v,
+                heads,
+                level,
+                out,
+                ..
+            } => Axis::Windows {
+                size: graph.geometry.level(*level),
+                heads: *heads as u32,
+                u: *u,
+                v: *v,
+                out: *out,
+            },
             _ => Axis::Whole,
         }
     }
@@ -129,6 +191,7 @@ impl Axis {
     pub fn len(&self) -> u32 {
         match self {
             Axis::Rows { units, .. } => *units,
+            Axis::Windows { size, .. } => (size.h + SHIFTS_Y[1]).div_ceil(WINDOW),
             Axis::Whole => 1,
         }
     }
@@ -150,6 +213,21 @@ impl Axis {
                 })
                 .max()
                 .unwrap_or(1),
+            // A window row starts at any token row; it needs every token row at a multiple of
+            // 256 bytes (true of every RR level: widths of 2^k·(render/32) tokens of 64 to 256
+            // channels), or the op is not split.
+            Axis::Windows {
+                size, u, v, out, ..
+            } => {
+                let aligned = [*u, *v, *out]
+                    .iter()
+                    .all(|&t| (u64::from(size.w) * row_bytes(graph, t)) % ALIGN == 0);
+                if aligned {
+                    1
+                } else {
+                    self.len().max(1)
+                }
+            }
             Axis::Whole => 1,
         }
     }
@@ -196,14 +274,36 @@ pub fn band_binding(
     b
 }
 
-/// The tensors a band of `axis` touches and their token rows.
-pub fn touched(axis: &Axis, band: Band) -> Vec<(TensorId, Range<u64>)> {
+/// The tensors a band of `axis` touches and their token rows, at window shift `sy` (which only
+/// the window attention depends on; empty where the band has no window at that shift).
+pub fn touched(axis: &Axis, band: Band, sy: u32) -> Vec<(TensorId, Range<u64>)> {
     match axis {
         Axis::Rows { tensors, .. } => tensors
             .iter()
             .map(|&(t, m)| (t, rows_of(band, m)))
             .collect(),
+        Axis::Windows {
+            size, u, v, out, ..
+        } => {
+            let w = u64::from(size.w);
+            let tokens = |r: Range<u64>| r.start * w..r.end * w;
+            window_rows(size.h, sy, band).map_or_else(Vec::new, |(keys, queries)| {
+                vec![
+                    (*u, tokens(keys.clone())),
+                    (*v, tokens(keys)),
+                    (*out, tokens(queries)),
+                ]
+            })
+        }
         Axis::Whole => Vec::new(),
+    }
+}
+
+/// The window shifts along y whose bindings differ for `axis` (one for the other ops).
+pub fn shifts(axis: &Axis) -> &'static [u32] {
+    match axis {
+        Axis::Windows { .. } => &SHIFTS_Y,
+        _ => &SHIFTS_Y[..1],
     }
 }
 
@@ -217,29 +317,35 @@ fn check_band(
     limits: &BindLimits,
     range: u64,
 ) -> Result<(), RangeError> {
-    let Axis::Rows { inv, .. } = axis else {
-        return check_whole(graph, node, limits);
+    let per_band = match axis {
+        Axis::Rows { inv, .. } => (u64::from(band.len()) * inv).div_ceil(u64::from(GROUP)),
+        // One workgroup per window and head; the most windows per row at shift x 4.
+        Axis::Windows { size, heads, .. } => {
+            u64::from((size.w + 4).div_ceil(WINDOW)) * u64::from(band.len()) * u64::from(*heads)
+        }
+        Axis::Whole => return check_whole(graph, node, limits),
     };
-    for (t, rows) in touched(axis, band) {
-        let bytes = band_bytes(graph, t, &rows);
-        if bytes > range {
-            return Err(RangeError::range(
-                format!(
-                    "rr op `{}`: token rows {}..{} of tensor `{}` ({} bytes a row)",
-                    node.label,
-                    rows.start,
-                    rows.end,
-                    graph.tensors[t].name,
-                    row_bytes(graph, t)
-                ),
-                bytes,
-                limits,
-            ));
+    for &sy in shifts(axis) {
+        for (t, rows) in touched(axis, band, sy) {
+            let bytes = band_bytes(graph, t, &rows);
+            if bytes > range {
+                return Err(RangeError::range(
+                    format!(
+                        "rr op `{}`: token rows {}..{} of tensor `{}` ({} bytes a row)",
+                        node.label,
+                        rows.start,
+                        rows.end,
+                        graph.tensors[t].name,
+                        row_bytes(graph, t)
+                    ),
+                    bytes,
+                    limits,
+                ));
+            }
         }
     }
-    let groups = (u64::from(band.len()) * inv).div_ceil(u64::from(GROUP));
     let most = u64::from(limits.max_groups[0]) * u64::from(limits.max_groups[1]);
-    if groups > most {
+    if per_band > most {
         return Err(RangeError::groups(
             format!(
                 "rr op `{}` over {} rows (x·y of the grid)",
@@ -247,7 +353,7 @@ fn check_band(
                 band.len()
             ),
             0,
-            groups,
+            per_band,
             limits,
         ));
     }

@@ -14,12 +14,14 @@ pub(super) const GROUP: u32 = 64;
 pub(super) enum Frame {
     /// Push constants and grid fixed at preparation.
     Fixed,
-    /// The window attention: the shift (and so the window grid) follows the frame index.
+    /// The window attention: the shift (and so the window grid) follows the frame index. A
+    /// launch of one band (`super::bands`) runs only in frames of its shift y.
     Attention {
         w: u32,
         h: u32,
         heads: u32,
         side: Side,
+        band: Option<WindowBand>,
     },
     /// The exposure stage's two passes (`groups` workgroups): the caller's exposure value,
     /// scale and pre-exposure.
@@ -27,6 +29,17 @@ pub(super) enum Frame {
     /// Reprojection and the input features: the fixed words, then jitter and MV scale, then
     /// (`valid`) whether history is usable.
     Stage { valid: bool },
+}
+
+/// One band of the window attention at one window shift y: its first window row and window
+/// rows, and the level's token row each binding starts at (keys `u`, `v`; queries `out`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct WindowBand {
+    pub sy: u32,
+    pub row0: u32,
+    pub rows: u32,
+    pub in_row0: u32,
+    pub out_row0: u32,
 }
 
 /// One kernel launch of an op.
@@ -95,12 +108,23 @@ impl Launch {
                 }
                 (p, fixed)
             }
-            Frame::Attention { w, h, heads, side } => {
+            Frame::Attention {
+                w,
+                h,
+                heads,
+                side,
+                band,
+            } => {
                 let s = geometry::shift(c.frame_index, side);
                 let wx = (w + s.x).div_ceil(WINDOW);
-                let wy = (h + s.y).div_ceil(WINDOW);
+                let (row0, wy, in_row0, out_row0) = match band {
+                    None => (0, (h + s.y).div_ceil(WINDOW), 0, 0),
+                    Some(b) if b.sy == s.y => (b.row0, b.rows, b.in_row0, b.out_row0),
+                    // The other shift's launch of this band.
+                    Some(_) => return Ok(()),
+                };
                 (
-                    vec![w, h, heads, s.x, s.y, wx, wx * wy],
+                    vec![w, h, heads, s.x, s.y, wx, wx * wy, row0, in_row0, out_row0],
                     (wx * wy * heads) as u64,
                 )
             }

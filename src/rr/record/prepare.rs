@@ -10,8 +10,8 @@ use crate::gpu::{
 };
 use crate::rr::graph::{DType, Epilogue, Graph, Op, Seed, TensorId};
 
-use super::bands::{band_binding, touched, Axis, Band};
-use super::launch::{grid, Frame, Launch, GROUP};
+use super::bands::{band_binding, shifts, touched, window_rows, Axis, Band};
+use super::launch::{grid, Frame, Launch, WindowBand, GROUP};
 use super::resources::{Resources, EXPOSURE_PARTIALS};
 
 fn u(v: usize) -> u32 {
@@ -34,7 +34,7 @@ pub fn prepare(
     let axis = Axis::of(graph, &graph.nodes[node]);
     // Tensor `t`'s binding for band `b`: the rows the band touches, or the whole tensor.
     let sub = |t: TensorId, b: Band| -> BufferBinding {
-        touched(&axis, b)
+        touched(&axis, b, 0)
             .into_iter()
             .find(|(u, _)| *u == t)
             .map_or_else(
@@ -214,18 +214,54 @@ pub fn prepare(
                 .get(layer)
                 .map(|&i| res.c(i))
                 .ok_or_else(|| GpuError::invalid("rr weights", "score biases not loaded"))?;
-            vec![make(
-                PipelineDesc::new("rr/attention", 4, 28),
-                &[res.t(*ut), res.t(*v), bias, res.t(*out)],
-                Vec::new(),
-                0,
-                Frame::Attention {
-                    w: s.w,
-                    h: s.h,
-                    heads: u(*heads),
-                    side: *side,
-                },
-            )?]
+            let desc = || PipelineDesc::new("rr/attention", 4, 40);
+            let frame = |band| Frame::Attention {
+                w: s.w,
+                h: s.h,
+                heads: u(*heads),
+                side: *side,
+                band,
+            };
+            if bands.len() == 1 {
+                vec![make(
+                    desc(),
+                    &[res.t(*ut), res.t(*v), bias, res.t(*out)],
+                    Vec::new(),
+                    0,
+                    frame(None),
+                )?]
+            } else {
+                // One launch per band and shift y, bound to the rows the band touches there.
+                let mut launches = Vec::new();
+                for &b in bands {
+                    for &sy in shifts(&axis) {
+                        let Some((keys, queries)) = window_rows(s.h, sy, b) else {
+                            continue;
+                        };
+                        let rows = |r: &std::ops::Range<u64>| {
+                            r.start * u64::from(s.w)..r.end * u64::from(s.w)
+                        };
+                        let sub = |t: TensorId, r: &std::ops::Range<u64>| {
+                            band_binding(graph, t, res.t(t), rows(r))
+                        };
+                        let band = WindowBand {
+                            sy,
+                            row0: b.start,
+                            rows: b.end.min((s.h + sy).div_ceil(8)) - b.start,
+                            in_row0: keys.start as u32,
+                            out_row0: queries.start as u32,
+                        };
+                        launches.push(make(
+                            desc(),
+                            &[sub(*ut, &keys), sub(*v, &keys), bias, sub(*out, &queries)],
+                            Vec::new(),
+                            0,
+                            frame(Some(band)),
+                        )?);
+                    }
+                }
+                launches
+            }
         }
         Op::EncoderTail {
             logits,
