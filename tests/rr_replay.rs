@@ -594,36 +594,40 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
     h.assert_validation_clean();
 }
 
-/// 1920x1080 -> 3840x2160 is created on the device and released (no frame runs): on lavapipe
-/// (`maxStorageBufferRange` 128 MiB) enc0's and dec0's MLP GEMMs run in bands; before the split
-/// route the creation was refused (a 255 MiB binding).
-#[test]
-fn rr_hd_to_4k_is_created_within_the_binding_range() {
-    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(h) = Harness::new() else { return };
-    let (render, output) = (Size::new(1920, 1080), Size::new(3840, 2160));
-    let geometry = Geometry::new(render, output).expect("geometry");
-    let caps = h.context().capabilities().clone();
-    let plan = openngx::rr::gpu_frame::GpuFrame::plan(&caps, geometry, Preset::E)
-        .expect("the plan within the device's limits");
-    let split: Vec<usize> = plan.iter().map(Vec::len).filter(|&n| n > 1).collect();
-    println!(
-        "{}: maxStorageBufferRange {} MiB: {} ops in bands ({} launches)",
-        h.device_name,
-        caps.max_storage_buffer_range >> 20,
-        split.len(),
-        split.iter().sum::<usize>()
-    );
-    if u64::from(caps.max_storage_buffer_range) < 255 << 20 {
-        assert!(
-            split.len() >= 4,
-            "the MLP hidden codes exceed the range: {split:?}"
-        );
-    }
+static LOG: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+unsafe extern "C" fn log_sink(
+    msg: *const std::ffi::c_char,
+    _level: NVSDK_NGX_Logging_Level,
+    _f: NVSDK_NGX_Feature,
+) {
+    // SAFETY: the library passes a NUL-terminated message valid during the call.
+    let s = unsafe { std::ffi::CStr::from_ptr(msg) }
+        .to_string_lossy()
+        .into_owned();
+    LOG.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+}
+
+/// Init NGX on the harness's device (logging into `LOG`) with the synthetic model, create a
+/// feature 13 of `render -> output` (preset E, MVLowRes), and return the creation's result and
+/// the bytes its instance holds; the feature is released and NGX shut down before returning.
+fn create_and_release(h: &Harness, render: Size, output: Size) -> (NVSDK_NGX_Result, u64) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let model = tmp.path().join("model");
     write_model(&model, 0, &RrSynthParams::DEFAULT, false).expect("synthetic model");
     std::env::set_var("OPENNGX_RR_MODEL_DIR", &model);
+    let info = NVSDK_NGX_FeatureCommonInfo {
+        PathListInfo: NVSDK_NGX_PathListInfo {
+            Path: std::ptr::null(),
+            Length: 0,
+        },
+        InternalData: std::ptr::null_mut(),
+        LoggingInfo: NVSDK_NGX_LoggingInfo {
+            LoggingCallback: Some(log_sink),
+            MinimumLoggingLevel: NVSDK_NGX_LOGGING_LEVEL_ON,
+            DisableOtherLoggingSinks: false,
+        },
+    };
     let path: Vec<wchar_t> = "/tmp".chars().map(|c| c as wchar_t).chain([0]).collect();
     // SAFETY: the harness's live handles and the loader's proc addrs.
     ok("Init", unsafe {
@@ -635,7 +639,7 @@ fn rr_hd_to_4k_is_created_within_the_binding_range() {
             h.device.handle(),
             Some(h.gipa()),
             Some(h.gdpa()),
-            std::ptr::null(),
+            &info,
             NVSDK_NGX_Version_API,
         )
     });
@@ -670,8 +674,7 @@ fn rr_hd_to_4k_is_created_within_the_binding_range() {
     set_ui("DLSS.Use.HW.Depth", 0);
     set_ui("RayReconstruction.Hint.Render.Preset.Performance", 5);
     let mut handle = std::ptr::null_mut();
-    let t = Instant::now();
-    let r = submit(&h, |cmd| {
+    let r = submit(h, |cmd| {
         // SAFETY: our device, a recording command buffer, a live map, a local out pointer.
         unsafe {
             NVSDK_NGX_VULKAN_CreateFeature1(
@@ -683,24 +686,86 @@ fn rr_hd_to_4k_is_created_within_the_binding_range() {
             )
         }
     });
-    ok("CreateFeature1 at 1920x1080 -> 3840x2160", r);
     let held = size_in_bytes();
-    println!(
-        "created in {:.2} s, {} MiB held",
-        t.elapsed().as_secs_f64(),
-        held >> 20
-    );
-    assert!(held > 255 << 20, "a live feature holds its tensors: {held}");
-    // SAFETY: every submission was waited for; the handle is live.
-    ok("ReleaseFeature", unsafe {
-        NVSDK_NGX_VULKAN_ReleaseFeature(handle)
-    });
-    assert_eq!(size_in_bytes(), 0, "released: nothing held (was {held})");
+    if r == NVSDK_NGX_Result_Success {
+        // SAFETY: every submission was waited for; the handle is live.
+        ok("ReleaseFeature", unsafe {
+            NVSDK_NGX_VULKAN_ReleaseFeature(handle)
+        });
+        assert_eq!(size_in_bytes(), 0, "released: nothing held (was {held})");
+    }
     // SAFETY: our map and device.
     unsafe {
         NVSDK_NGX_VULKAN_DestroyParameters(p);
         NVSDK_NGX_VULKAN_Shutdown1(h.device.handle());
     }
     std::env::remove_var("OPENNGX_RR_MODEL_DIR");
+    (r, held)
+}
+
+/// 1920x1080 -> 3840x2160 is created on the device and released (no frame runs): on lavapipe
+/// (`maxStorageBufferRange` 128 MiB) enc0's and dec0's MLP GEMMs run in bands; before the split
+/// route the creation was refused (a 255 MiB binding). 2560x1440 -> 3840x2160, whose guides
+/// (225 MiB) are bound whole by the frame stages, is refused on such a device at creation with
+/// the tensor and the limit in the log, holding nothing; a device with a larger range creates it.
+#[test]
+fn rr_hd_to_4k_is_created_within_the_binding_range() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = Harness::new() else { return };
+    let caps = h.context().capabilities().clone();
+    let range = u64::from(caps.max_storage_buffer_range);
+    let output = Size::new(3840, 2160);
+    let render = Size::new(1920, 1080);
+    let geometry = Geometry::new(render, output).expect("geometry");
+    let plan = openngx::rr::gpu_frame::GpuFrame::plan(&caps, geometry, Preset::E)
+        .expect("the plan within the device's limits");
+    let split: Vec<usize> = plan.iter().map(Vec::len).filter(|&n| n > 1).collect();
+    println!(
+        "{}: maxStorageBufferRange {} MiB: {} ops in bands ({} launches)",
+        h.device_name,
+        range >> 20,
+        split.len(),
+        split.iter().sum::<usize>()
+    );
+    if range < 255 << 20 {
+        assert!(
+            split.len() >= 4,
+            "the MLP hidden codes exceed the range: {split:?}"
+        );
+    }
+    let t = Instant::now();
+    let (r, held) = create_and_release(&h, render, output);
+    assert_eq!(
+        r,
+        NVSDK_NGX_Result_Success,
+        "{r:#x}: {:?}",
+        LOG.lock().unwrap_or_else(|e| e.into_inner())
+    );
+    println!(
+        "{render} -> {output}: created and released in {:.2} s, {} MiB held",
+        t.elapsed().as_secs_f64(),
+        held >> 20
+    );
+    assert!(held > 255 << 20, "a live feature holds its tensors: {held}");
+
+    // The guides of 2560x1440 (64 bytes a pixel) are bound whole.
+    let render = Size::new(2560, 1440);
+    let guides = u64::from(render.w) * u64::from(render.h) * 64;
+    LOG.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    let (r, held) = create_and_release(&h, render, output);
+    let log = std::mem::take(&mut *LOG.lock().unwrap_or_else(|e| e.into_inner()));
+    if guides > range {
+        assert_eq!(r, NVSDK_NGX_Result_FAIL_PlatformError, "{r:#x}: {log:?}");
+        assert!(
+            log.iter().any(|l| l.contains("tensor `guides`")
+                && l.contains("maxStorageBufferRange")
+                && l.contains("2560x1440")),
+            "no log line names the tensor and the limit: {log:?}"
+        );
+        assert_eq!(held, 0, "a refused creation holds nothing");
+        println!("{render} -> {output} refused: {log:?}");
+    } else {
+        assert_eq!(r, NVSDK_NGX_Result_Success, "{r:#x}: {log:?}");
+    }
     h.assert_validation_clean();
 }
