@@ -298,6 +298,12 @@ impl GpuFrame {
                 format!("nodes {nodes:?} of a graph of {}", self.launches.len()),
             ));
         }
+        // Nothing is recorded where a launch cannot run this frame.
+        for i in nodes.clone() {
+            for l in &self.launches[i] {
+                l.check(c, &self.graph.nodes[i].label)?;
+            }
+        }
         for i in nodes {
             let label = &self.graph.nodes[i].label;
             for l in &self.launches[i] {

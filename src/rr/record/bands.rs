@@ -82,8 +82,60 @@ pub enum Axis {
         v: TensorId,
         out: TensorId,
     },
+    /// A frame stage over the rows of the image it writes: `units` rows; a band `[a, b)`
+    /// writes rows `[a·w, b·w)` of each `(tensor, w)` of `writes`, reads the rows
+    /// [`source_rows`] gives of each of `reads` (the same for all, so the kernel takes one
+    /// first row), and binds the op's other tensors whole; `inv` invocations per unit.
+    Image {
+        units: u32,
+        writes: Vec<(TensorId, u64)>,
+        reads: Vec<(TensorId, u64)>,
+        source: Source,
+        inv: u64,
+    },
     /// One launch only, every tensor bound whole.
     Whole,
+}
+
+/// How a frame stage's written rows map to the rows it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The same rows (reprojection: one render pixel each).
+    Same,
+    /// Rows mirrored into `h` rows (the input features: padding rows mirror render rows).
+    Mirror { h: u32 },
+    /// Output rows of `oh` scaled to render rows of `rh`, with the taps around them (the output
+    /// stage's 4x4 and 3x3 neighbourhoods) for a vertical jitter of at most [`MAX_JITTER`].
+    Scaled { rh: u32, oh: u32 },
+}
+
+/// The largest vertical jitter (render pixels) the output stage's bands bind rows for; a frame
+/// with a larger one is refused while the output stage runs in bands (DLSS's jitter is within
+/// half a pixel).
+pub const MAX_JITTER: f32 = 1.0;
+
+/// The rows (of the read tensors' grid) a band of a frame stage reads, before alignment.
+pub fn source_rows(source: Source, band: Band) -> Range<u32> {
+    match source {
+        Source::Same => band.start..band.end,
+        Source::Mirror { h } => {
+            let (lo, hi) = (band.start..band.end)
+                .map(|y| mirror(i64::from(y), h))
+                .fold((u32::MAX, 0), |(lo, hi), m| (lo.min(m), hi.max(m)));
+            lo..hi + 1
+        }
+        Source::Scaled { rh, oh } => {
+            // ty = (y + 0.5)·rh/oh - 0.5 - jitter; taps floor(ty) - 1 ..= floor(ty) + 2; two rows
+            // of margin for the f32 rounding of the kernel's ratio.
+            let r = f64::from(rh) / f64::from(oh);
+            let j = f64::from(MAX_JITTER);
+            let ty = |y: u32| (f64::from(y) + 0.5) * r - 0.5;
+            let lo = (ty(band.start) - j).floor() - 3.0;
+            let hi = (ty(band.end.saturating_sub(1)) + j).floor() + 4.0;
+            let clamp = |v: f64| v.clamp(0.0, f64::from(rh.max(1) - 1)) as u32;
+            clamp(lo)..clamp(hi) + 1
+        }
+    }
 }
 
 /// The window shifts along y a frame can have (`rr::geometry::PHASES`).
@@ -183,6 +235,64 @@ impl Axis {
                 v: *v,
                 out: *out,
             },
+            Op::Reproject { guides, out, .. } => {
+                let r = graph.geometry.render;
+                Axis::Image {
+                    units: r.h,
+                    writes: vec![(*out, u64::from(r.w))],
+                    reads: vec![(*guides, u64::from(r.w))],
+                    source: Source::Same,
+                    inv: u64::from(r.w),
+                }
+            }
+            Op::Features {
+                color,
+                guides,
+                history,
+                features,
+                colour,
+                ..
+            } => {
+                let (r, l) = (graph.geometry.render, graph.geometry.level(0));
+                Axis::Image {
+                    units: l.h,
+                    writes: vec![(*features, u64::from(l.w)), (*colour, u64::from(l.w))],
+                    reads: [*color, *guides, *history]
+                        .map(|t| (t, u64::from(r.w)))
+                        .to_vec(),
+                    source: Source::Mirror { h: r.h },
+                    inv: u64::from(l.w),
+                }
+            }
+            Op::Output {
+                image,
+                codes,
+                kernel,
+                guides,
+                color,
+                out,
+                alpha,
+                ..
+            } => {
+                let (r, o, l) = (
+                    graph.geometry.render,
+                    graph.geometry.output,
+                    graph.geometry.level(0),
+                );
+                Axis::Image {
+                    units: o.h,
+                    writes: vec![(*out, u64::from(o.w)), (*alpha, u64::from(o.w))],
+                    reads: vec![
+                        (*image, u64::from(l.w)),
+                        (*codes, u64::from(l.w)),
+                        (*kernel, u64::from(l.w)),
+                        (*guides, u64::from(r.w)),
+                        (*color, u64::from(r.w)),
+                    ],
+                    source: Source::Scaled { rh: r.h, oh: o.h },
+                    inv: u64::from(o.w),
+                }
+            }
             _ => Axis::Whole,
         }
     }
@@ -190,7 +300,7 @@ impl Axis {
     /// The axis' length (1 for a whole op).
     pub fn len(&self) -> u32 {
         match self {
-            Axis::Rows { units, .. } => *units,
+            Axis::Rows { units, .. } | Axis::Image { units, .. } => *units,
             Axis::Windows { size, .. } => (size.h + SHIFTS_Y[1]).div_ceil(WINDOW),
             Axis::Whole => 1,
         }
@@ -205,14 +315,10 @@ impl Axis {
     /// its multiples (a power of two: the largest over the tensors).
     pub fn quantum(&self, graph: &Graph) -> u32 {
         match self {
-            Axis::Rows { tensors, .. } => tensors
-                .iter()
-                .map(|&(t, m)| {
-                    let per_unit = m * row_bytes(graph, t);
-                    (ALIGN / gcd(ALIGN, per_unit)) as u32
-                })
-                .max()
-                .unwrap_or(1),
+            Axis::Rows { tensors, .. }
+            | Axis::Image {
+                writes: tensors, ..
+            } => align_quantum(graph, tensors),
             // A window row starts at any token row; it needs every token row at a multiple of
             // 256 bytes (true of every RR level: widths of 2^k·(render/32) tokens of 64 to 256
             // channels), or the op is not split.
@@ -230,6 +336,29 @@ impl Axis {
             }
             Axis::Whole => 1,
         }
+    }
+}
+
+/// The smallest number of units whose rows (`m` token rows a unit of each `(tensor, m)`) are a
+/// multiple of 256 bytes of every tensor (a power of two: the largest over the tensors).
+fn align_quantum(graph: &Graph, tensors: &[(TensorId, u64)]) -> u32 {
+    tensors
+        .iter()
+        .map(|&(t, m)| (ALIGN / gcd(ALIGN, m * row_bytes(graph, t))) as u32)
+        .max()
+        .unwrap_or(1)
+}
+
+/// The first source row a band of a frame stage binds its read tensors from: the first row it
+/// reads, rounded down so that every read binding starts 256-byte aligned (reading a few rows
+/// more is harmless; reads of neighbouring bands may overlap).
+pub fn image_read_row0(graph: &Graph, axis: &Axis, band: Band) -> u32 {
+    match axis {
+        Axis::Image { reads, source, .. } => {
+            let q = align_quantum(graph, reads);
+            source_rows(*source, band).start / q * q
+        }
+        _ => 0,
     }
 }
 
@@ -276,7 +405,7 @@ pub fn band_binding(
 
 /// The tensors a band of `axis` touches and their token rows, at window shift `sy` (which only
 /// the window attention depends on; empty where the band has no window at that shift).
-pub fn touched(axis: &Axis, band: Band, sy: u32) -> Vec<(TensorId, Range<u64>)> {
+pub fn touched(graph: &Graph, axis: &Axis, band: Band, sy: u32) -> Vec<(TensorId, Range<u64>)> {
     match axis {
         Axis::Rows { tensors, .. } => tensors
             .iter()
@@ -294,6 +423,22 @@ pub fn touched(axis: &Axis, band: Band, sy: u32) -> Vec<(TensorId, Range<u64>)> 
                     (*out, tokens(queries)),
                 ]
             })
+        }
+        Axis::Image {
+            writes,
+            reads,
+            source,
+            ..
+        } => {
+            let src = source_rows(*source, band);
+            let first = u64::from(image_read_row0(graph, axis, band));
+            let mut v: Vec<_> = writes.iter().map(|&(t, w)| (t, rows_of(band, w))).collect();
+            v.extend(
+                reads
+                    .iter()
+                    .map(|&(t, w)| (t, first * w..u64::from(src.end) * w)),
+            );
+            v
         }
         Axis::Whole => Vec::new(),
     }
@@ -323,10 +468,28 @@ fn check_band(
         Axis::Windows { size, heads, .. } => {
             u64::from((size.w + 4).div_ceil(WINDOW)) * u64::from(band.len()) * u64::from(*heads)
         }
+        Axis::Image { inv, .. } => (u64::from(band.len()) * inv).div_ceil(u64::from(GROUP)),
         Axis::Whole => return check_whole(graph, node, limits),
     };
+    // The op's tensors the band does not cut are bound whole.
+    let cut = touched(graph, axis, band, SHIFTS_Y[1]);
+    let mut all = node.op.inputs();
+    all.extend(node.op.outputs());
+    for t in all.into_iter().filter(|t| !cut.iter().any(|(u, _)| u == t)) {
+        let bytes = tensor_bytes(graph, t);
+        if bytes > limits.max_range {
+            return Err(RangeError::range(
+                format!(
+                    "rr op `{}`: tensor `{}` (bound whole in every band)",
+                    node.label, graph.tensors[t].name
+                ),
+                bytes,
+                limits,
+            ));
+        }
+    }
     for &sy in shifts(axis) {
-        for (t, rows) in touched(axis, band, sy) {
+        for (t, rows) in touched(graph, axis, band, sy) {
             let bytes = band_bytes(graph, t, &rows);
             if bytes > range {
                 return Err(RangeError::range(

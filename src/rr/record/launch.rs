@@ -26,9 +26,10 @@ pub(super) enum Frame {
     /// The exposure stage's two passes (`groups` workgroups): the caller's exposure value,
     /// scale and pre-exposure.
     Exposure { groups: u64 },
-    /// Reprojection and the input features: the fixed words, then jitter and MV scale, then
-    /// (`valid`) whether history is usable.
-    Stage { valid: bool },
+    /// Reprojection, the input features and the output: the fixed words, then jitter and MV
+    /// scale, then (`valid`) whether history is usable. `banded`: the launch binds the render
+    /// rows of a vertical jitter within `bands::MAX_JITTER` (a larger one is refused).
+    Stage { valid: bool, banded: bool },
 }
 
 /// One band of the window attention at one window shift y: its first window row and window
@@ -75,6 +76,26 @@ pub(super) fn grid(ctx: &GpuContext, groups: u64, what: &str) -> Result<[u32; 3]
 }
 
 impl Launch {
+    /// Whether the launch can run the frame of `c` (a banded output stage binds the render rows
+    /// of a vertical jitter within `bands::MAX_JITTER`); callers check every launch of a frame
+    /// before recording any.
+    pub fn check(&self, c: &FrameConstants, label: &str) -> Result<(), GpuError> {
+        // NaN fails the comparison too.
+        let jitter_ok = c.jitter[1].abs() <= super::bands::MAX_JITTER;
+        match self.frame {
+            Frame::Stage { banded: true, .. } if !jitter_ok => Err(GpuError::invalid(
+                format!("rr launch `{label}`"),
+                format!(
+                    "a vertical jitter of {} render pixels: this size runs the output stage in \
+                     row bands, which bind the rows of a jitter within ±{}",
+                    c.jitter[1],
+                    super::bands::MAX_JITTER
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Record the launch for the frame of `c`.
     pub fn record(
         &self,
@@ -95,7 +116,8 @@ impl Launch {
                 ]);
                 (p, groups)
             }
-            Frame::Stage { valid } => {
+            Frame::Stage { valid, .. } => {
+                self.check(c, label)?;
                 let mut p = self.push.clone();
                 p.extend([
                     c.jitter[0].to_bits(),

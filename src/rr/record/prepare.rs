@@ -10,7 +10,7 @@ use crate::gpu::{
 };
 use crate::rr::graph::{DType, Epilogue, Graph, Op, Seed, TensorId};
 
-use super::bands::{band_binding, shifts, touched, window_rows, Axis, Band};
+use super::bands::{band_binding, image_read_row0, shifts, touched, window_rows, Axis, Band};
 use super::launch::{grid, Frame, Launch, WindowBand, GROUP};
 use super::resources::{Resources, EXPOSURE_PARTIALS};
 
@@ -34,7 +34,7 @@ pub fn prepare(
     let axis = Axis::of(graph, &graph.nodes[node]);
     // Tensor `t`'s binding for band `b`: the rows the band touches, or the whole tensor.
     let sub = |t: TensorId, b: Band| -> BufferBinding {
-        touched(&axis, b, 0)
+        touched(graph, &axis, b, 0)
             .into_iter()
             .find(|(u, _)| *u == t)
             .map_or_else(
@@ -371,18 +371,26 @@ pub fn prepare(
             out,
         } => {
             let (r, o) = (graph.geometry.render, graph.geometry.output);
-            vec![make(
-                PipelineDesc::new("rr/reproject", 4, 36),
-                &[
-                    res.t(*history),
-                    res.t(*guides),
-                    res.t(*exposure),
-                    res.t(*out),
-                ],
-                vec![r.w, r.h, o.w, o.h],
-                r.area() as u64,
-                Frame::Stage { valid: true },
-            )?]
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/reproject", 4, 44),
+                        &[
+                            res.t(*history),
+                            sub(*guides, b),
+                            res.t(*exposure),
+                            sub(*out, b),
+                        ],
+                        vec![r.w, r.h, o.w, o.h, b.start, b.len()],
+                        u64::from(r.w) * u64::from(b.len()),
+                        Frame::Stage {
+                            valid: true,
+                            banded: false,
+                        },
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Features {
             color,
@@ -394,21 +402,36 @@ pub fn prepare(
             colour,
         } => {
             let (r, l) = (graph.geometry.render, size(*features));
-            vec![make(
-                PipelineDesc::new("rr/features", 6, 32)
-                    .with_spec(SpecConstant::bool(0, *depth_of_field)),
-                &[
-                    res.t(*color),
-                    res.t(*guides),
-                    res.t(*history),
-                    res.t(*exposure),
-                    res.t(*features),
-                    res.t(*colour),
-                ],
-                vec![r.w, r.h, l.w, l.h],
-                l.area() as u64,
-                Frame::Stage { valid: false },
-            )?]
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/features", 6, 40)
+                            .with_spec(SpecConstant::bool(0, *depth_of_field)),
+                        &[
+                            sub(*color, b),
+                            sub(*guides, b),
+                            sub(*history, b),
+                            res.t(*exposure),
+                            sub(*features, b),
+                            sub(*colour, b),
+                        ],
+                        vec![
+                            r.w,
+                            r.h,
+                            l.w,
+                            b.len(),
+                            b.start,
+                            image_read_row0(graph, &axis, b),
+                        ],
+                        u64::from(l.w) * u64::from(b.len()),
+                        Frame::Stage {
+                            valid: false,
+                            banded: false,
+                        },
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Output {
             image,
@@ -422,24 +445,43 @@ pub fn prepare(
             alpha,
         } => {
             let (r, o, l) = (graph.geometry.render, graph.geometry.output, size(*image));
-            vec![make(
-                PipelineDesc::new("rr/output", 10, 40),
-                &[
-                    res.t(*image),
-                    res.t(*codes),
-                    res.t(*kernel),
-                    res.t(*history),
-                    res.t(*guides),
-                    res.t(*color),
-                    res.t(*exposure),
-                    res.t(*out),
-                    res.t(*alpha),
-                    res.c(res.sigmoid),
-                ],
-                vec![r.w, r.h, o.w, o.h, l.w],
-                o.area() as u64,
-                Frame::Stage { valid: true },
-            )?]
+            let banded = bands.len() > 1;
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/output", 10, 52),
+                        &[
+                            sub(*image, b),
+                            sub(*codes, b),
+                            sub(*kernel, b),
+                            res.t(*history),
+                            sub(*guides, b),
+                            sub(*color, b),
+                            res.t(*exposure),
+                            sub(*out, b),
+                            sub(*alpha, b),
+                            res.c(res.sigmoid),
+                        ],
+                        vec![
+                            r.w,
+                            r.h,
+                            o.w,
+                            o.h,
+                            l.w,
+                            b.start,
+                            b.len(),
+                            image_read_row0(graph, &axis, b),
+                        ],
+                        u64::from(o.w) * u64::from(b.len()),
+                        // Bands bind the render rows of a jitter within MAX_JITTER.
+                        Frame::Stage {
+                            valid: true,
+                            banded,
+                        },
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
     })
 }

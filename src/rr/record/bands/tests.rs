@@ -71,7 +71,7 @@ fn check_plan(
                 if bands.len() > 1 {
                     assert_eq!(b.start % axis.quantum(g), 0, "{}", node.label);
                 }
-                for (t, rows) in touched(&axis, b, sy) {
+                for (t, rows) in touched(g, &axis, b, sy) {
                     let whole = BufferBinding {
                         buffer: ash::vk::Buffer::null(),
                         offset: 4096,
@@ -222,6 +222,7 @@ fn a_lowered_range_splits_what_exceeds_it() {
     for (n, b) in g.nodes.iter().zip(&plan) {
         let axis = Axis::of(&g, n);
         let over = touched(
+            &g,
             &axis,
             Band {
                 start: 0,
@@ -281,7 +282,7 @@ fn merges_and_expands_touch_matching_rows() {
         match &n.op {
             Op::Merge { input, out, .. } => {
                 let b = Band { start: 1, end: 2 };
-                let t = touched(&axis, b, 0);
+                let t = touched(&g, &axis, b, 0);
                 let fine = g.grid_size(g.tensors[*input].grid);
                 let coarse = g.grid_size(g.tensors[*out].grid);
                 assert_eq!(fine.h, 2 * coarse.h);
@@ -293,7 +294,7 @@ fn merges_and_expands_touch_matching_rows() {
             }
             Op::Expand { low, skip, out, .. } => {
                 let b = Band { start: 1, end: 3 };
-                let t = touched(&axis, b, 0);
+                let t = touched(&g, &axis, b, 0);
                 let fine = g.grid_size(g.tensors[*out].grid);
                 let coarse = g.grid_size(g.tensors[*low].grid);
                 let rows = |id| t.iter().find(|(u, _)| *u == id).unwrap().1.clone();
