@@ -82,13 +82,14 @@ pub enum Axis {
         v: TensorId,
         out: TensorId,
     },
-    /// A frame stage over the rows of the image it writes: `units` rows; a band `[a, b)`
-    /// writes rows `[a·w, b·w)` of each `(tensor, w)` of `writes`, reads the rows
+    /// A frame stage (or a decoder tail) over the rows of the image it writes: `units` rows; a
+    /// band `[a, b)` touches rows `[a·w, b·w)` of each `(tensor, w)` of `own` (what it writes,
+    /// and what it reads at the same token), reads the rows
     /// [`source_rows`] gives of each of `reads` (the same for all, so the kernel takes one
     /// first row), and binds the op's other tensors whole; `inv` invocations per unit.
     Image {
         units: u32,
-        writes: Vec<(TensorId, u64)>,
+        own: Vec<(TensorId, u64)>,
         reads: Vec<(TensorId, u64)>,
         source: Source,
         inv: u64,
@@ -107,6 +108,9 @@ pub enum Source {
     /// Output rows of `oh` scaled to render rows of `rh`, with the taps around them (the output
     /// stage's 4x4 and 3x3 neighbourhoods) for a vertical jitter of at most [`MAX_JITTER`].
     Scaled { rh: u32, oh: u32 },
+    /// Fine rows to the rows of the next coarser level (`h` rows) the decoder tail's bilinear
+    /// taps read: `y/2 - 2 ..= y/2 + 2`, clamped.
+    Coarse { h: u32 },
 }
 
 /// The largest vertical jitter (render pixels) the output stage's bands bind rows for; a frame
@@ -134,6 +138,12 @@ pub fn source_rows(source: Source, band: Band) -> Range<u32> {
             let hi = (ty(band.end.saturating_sub(1)) + j).floor() + 4.0;
             let clamp = |v: f64| v.clamp(0.0, f64::from(rh.max(1) - 1)) as u32;
             clamp(lo)..clamp(hi) + 1
+        }
+        Source::Coarse { h } => {
+            let top = h.max(1) - 1;
+            let lo = (band.start / 2).saturating_sub(2).min(top);
+            let hi = (band.end.saturating_sub(1) / 2 + 2).min(top);
+            lo..hi + 1
         }
     }
 }
@@ -235,11 +245,29 @@ impl Axis {
                 v: *v,
                 out: *out,
             },
+            Op::DecoderTail {
+                logits,
+                coarse,
+                low,
+                detail,
+                out,
+            } => {
+                let fine = graph.grid_size(graph.tensors[*out].grid);
+                let c = graph.grid_size(graph.tensors[*coarse].grid);
+                let w = u64::from(fine.w);
+                Axis::Image {
+                    units: fine.h,
+                    own: vec![(*out, w), (*logits, w), (*low, w), (*detail, w)],
+                    reads: vec![(*coarse, u64::from(c.w))],
+                    source: Source::Coarse { h: c.h },
+                    inv: w,
+                }
+            }
             Op::Reproject { guides, out, .. } => {
                 let r = graph.geometry.render;
                 Axis::Image {
                     units: r.h,
-                    writes: vec![(*out, u64::from(r.w))],
+                    own: vec![(*out, u64::from(r.w))],
                     reads: vec![(*guides, u64::from(r.w))],
                     source: Source::Same,
                     inv: u64::from(r.w),
@@ -256,7 +284,7 @@ impl Axis {
                 let (r, l) = (graph.geometry.render, graph.geometry.level(0));
                 Axis::Image {
                     units: l.h,
-                    writes: vec![(*features, u64::from(l.w)), (*colour, u64::from(l.w))],
+                    own: vec![(*features, u64::from(l.w)), (*colour, u64::from(l.w))],
                     reads: [*color, *guides, *history]
                         .map(|t| (t, u64::from(r.w)))
                         .to_vec(),
@@ -281,7 +309,7 @@ impl Axis {
                 );
                 Axis::Image {
                     units: o.h,
-                    writes: vec![(*out, u64::from(o.w)), (*alpha, u64::from(o.w))],
+                    own: vec![(*out, u64::from(o.w)), (*alpha, u64::from(o.w))],
                     reads: vec![
                         (*image, u64::from(l.w)),
                         (*codes, u64::from(l.w)),
@@ -315,10 +343,9 @@ impl Axis {
     /// its multiples (a power of two: the largest over the tensors).
     pub fn quantum(&self, graph: &Graph) -> u32 {
         match self {
-            Axis::Rows { tensors, .. }
-            | Axis::Image {
-                writes: tensors, ..
-            } => align_quantum(graph, tensors),
+            Axis::Rows { tensors, .. } | Axis::Image { own: tensors, .. } => {
+                align_quantum(graph, tensors)
+            }
             // A window row starts at any token row; it needs every token row at a multiple of
             // 256 bytes (true of every RR level: widths of 2^k·(render/32) tokens of 64 to 256
             // channels), or the op is not split.
@@ -425,14 +452,11 @@ pub fn touched(graph: &Graph, axis: &Axis, band: Band, sy: u32) -> Vec<(TensorId
             })
         }
         Axis::Image {
-            writes,
-            reads,
-            source,
-            ..
+            own, reads, source, ..
         } => {
             let src = source_rows(*source, band);
             let first = u64::from(image_read_row0(graph, axis, band));
-            let mut v: Vec<_> = writes.iter().map(|&(t, w)| (t, rows_of(band, w))).collect();
+            let mut v: Vec<_> = own.iter().map(|&(t, w)| (t, rows_of(band, w))).collect();
             v.extend(
                 reads
                     .iter()

@@ -308,21 +308,35 @@ pub fn prepare(
             out,
         } => {
             let (s, c) = (size(*out), size(*coarse));
-            vec![make(
-                PipelineDesc::new("rr/decoder_tail", 7, 20),
-                &[
-                    res.t(*logits),
-                    res.t(*coarse),
-                    res.t(*low),
-                    res.t(*detail),
-                    res.t(*out),
-                    res.c(res.exp),
-                    res.c(res.sigmoid),
-                ],
-                vec![s.w, s.h, u(ch(*logits)), c.w, c.h],
-                s.area() as u64,
-                Frame::Fixed,
-            )?]
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/decoder_tail", 7, 32),
+                        &[
+                            sub(*logits, b),
+                            sub(*coarse, b),
+                            sub(*low, b),
+                            sub(*detail, b),
+                            sub(*out, b),
+                            res.c(res.exp),
+                            res.c(res.sigmoid),
+                        ],
+                        vec![
+                            s.w,
+                            s.h,
+                            u(ch(*logits)),
+                            c.w,
+                            c.h,
+                            b.start,
+                            b.len(),
+                            image_read_row0(graph, &axis, b),
+                        ],
+                        u64::from(s.w) * u64::from(b.len()),
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Dec0Outputs { x2, out48, out144 } => bands
             .iter()

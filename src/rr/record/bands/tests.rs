@@ -311,16 +311,18 @@ fn merges_and_expands_touch_matching_rows() {
 
 #[test]
 fn what_no_band_makes_fit_is_refused_naming_the_tensor_and_the_limit() {
-    let g = graph((1920, 1080), (3840, 2160), Preset::E);
-    // The guides (127 MiB) of the frame stages, which are not split.
-    let e = plan_graph(&g, &limits(64 * MIB), &Cut::default()).unwrap_err();
+    // 3840x2160: the encoder tails' logits (255 MiB), which are not split.
+    let g = graph((3840, 2160), (3840, 2160), Preset::E);
+    let e = plan_graph(&g, &limits(128 * MIB), &Cut::default()).unwrap_err();
     assert_eq!(e.limit, "maxStorageBufferRange");
     assert!(
-        e.what.contains("tensor `guides`") || e.what.contains("not split"),
+        e.what
+            .contains("(EncoderTail, not split into bands): tensor `"),
         "{e}"
     );
     assert!(e.to_string().contains("maxStorageBufferRange"), "{e}");
     // A split op whose smallest band does not fit: the band range below one quantum of rows.
+    let g = graph((1920, 1080), (3840, 2160), Preset::E);
     let e = plan_graph(&g, &limits(128 * MIB), &range(300)).unwrap_err();
     assert_eq!(e.limit, "maxStorageBufferRange");
     assert!(e.what.contains("tensor `"), "{e}");
