@@ -31,14 +31,32 @@
 //!   constants. The shift follows the frame, so each band has a launch (its own bindings) for
 //!   `sy = 0` and one for `sy = 4`, and a frame records those of its shift (a band with no
 //!   window at `sy = 0`, past the level's last row, records nothing).
-//! * **Not split** (one launch, its tensors bound whole): the encoder and decoder tails (3x3
-//!   filters with mirrored borders; bilinear taps of the coarser surface) and the frame stages:
-//!   the exposure (one sum over every pixel), reprojection and the output (they read the history
-//!   at motion-vector positions anywhere in it) and the input features (mirrored gathers of the
-//!   render image). Their largest tensors are the render-size guides (64 bytes a pixel: 127 MiB
-//!   at 1920x1080) and the level-0 tail tensors, all within 128 MiB up to
-//!   1920x1080 -> 3840x2160; at a size where one is not, creation is refused naming the op, the
-//!   tensor and the limit.
+//! * **DecoderTail** (per fine token: its logits, the encoder's surfaces at the same token, and
+//!   bilinear taps of the coarser surface at coarse rows `y/2 - 2 ..= y/2 + 2`): the axis is the
+//!   fine rows; a band binds its own rows of logits, low, detail and out, and the coarse rows its
+//!   taps read (clamped), whose first row the kernel takes.
+//! * **Reproject** (per render pixel: its guides, the history anywhere): render rows; the band
+//!   binds its rows of the guides and the output, the history and the exposure whole (the
+//!   history's rows are where the motion vectors point).
+//! * **Features** (per level-0 token: the colour, guides and reprojected history at the render
+//!   pixel mirrored into the render size): level-0 rows; the band binds its own rows of the
+//!   features and colour and the render rows its mirrored rows span.
+//! * **Output** (per output pixel: 4x4 taps of the level-0 surface and the colour's alpha, 3x3 of
+//!   the surface, the kernel, codes and motion at the nearest render pixel, the history anywhere):
+//!   output rows; the band binds its rows of the output and alpha and the render (and level-0)
+//!   rows its taps can reach for a vertical jitter within [`MAX_JITTER`] pixel (two rows of
+//!   margin each side for the f32 ratio); a frame with a larger jitter is refused before
+//!   anything is recorded while this stage runs in bands (`Launch::check`).
+//!
+//! Read bindings start at the first row a band reads rounded down to a row whose offset is
+//! 256-byte aligned (neighbouring bands' reads may overlap; only writes must not).
+//!
+//! * **Not split** (one launch, its tensors bound whole): the encoder tails (their 3x3 filter
+//!   and the quarter average to the next level in a second launch; their logits are 32 bytes a
+//!   level-0 token: 255 MiB at a 3840x2160 render) and the exposure (one sum over every pixel; its
+//!   colour is 16 bytes a pixel). Within a banded op the tensors it reads anywhere (the history,
+//!   66 MiB at 3840x2160, the exposure) are bound whole. Where one of these exceeds the range,
+//!   creation is refused naming the op, the tensor and the limit.
 //!
 //! Bands start at multiples of a quantum of the axis chosen so that every sub-range (read or
 //! written) starts at a multiple of 256 bytes from its tensor's start: the largest
