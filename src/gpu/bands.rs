@@ -106,7 +106,7 @@ impl RangeError {
     }
 }
 
-/// Rows `[start, end)` of a node's band axis (see [`Axis`]) that one launch computes.
+/// Rows `[start, end)` of a node's band axis (each network's `bands::Axis`) that one launch computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Band {
     pub start: u32,
