@@ -104,11 +104,14 @@ pub enum Axis {
     /// band `[a, b)` touches rows `[a·w, b·w)` of each `(tensor, w)` of `own` (what it writes,
     /// and what it reads at the same token), reads the rows
     /// [`source_rows`] gives of each of `reads` (the same for all, so the kernel takes one
-    /// first row), and binds the op's other tensors whole; `inv` invocations per unit.
+    /// first row), and binds the op's other tensors whole; `inv` invocations per unit. `halved`:
+    /// a tensor of the next level (its width) whose rows `[a/2, ⌈b/2⌉)` the band writes (the
+    /// encoder tail's quarter average; bands then start at even rows).
     Image {
         units: u32,
         own: Vec<(TensorId, u64)>,
         reads: Vec<(TensorId, u64)>,
+        halved: Option<(TensorId, u64)>,
         source: Source,
         inv: u64,
     },
@@ -129,6 +132,9 @@ pub enum Source {
     /// Fine rows to the rows of the next coarser level (`h` rows) the decoder tail's bilinear
     /// taps read: `y/2 - 2 ..= y/2 + 2`, clamped.
     Coarse { h: u32 },
+    /// The rows themselves and one above and below, clamped into `h` rows (the encoder tail's
+    /// 3x3 filter, edge taps clamped).
+    Halo { h: u32 },
 }
 
 /// The largest vertical jitter (render pixels) the output stage's bands bind rows for; a frame
@@ -156,6 +162,10 @@ pub fn source_rows(source: Source, band: Band) -> Range<u32> {
             let hi = (ty(band.end.saturating_sub(1)) + j).floor() + 4.0;
             let clamp = |v: f64| v.clamp(0.0, f64::from(rh.max(1) - 1)) as u32;
             clamp(lo)..clamp(hi) + 1
+        }
+        Source::Halo { h } => {
+            let top = h.max(1) - 1;
+            band.start.saturating_sub(1).min(top)..band.end.min(top) + 1
         }
         Source::Coarse { h } => {
             let top = h.max(1) - 1;
@@ -263,6 +273,27 @@ impl Axis {
                 v: *v,
                 out: *out,
             },
+            Op::EncoderTail {
+                logits,
+                image,
+                out112,
+                out120,
+                out128,
+            } => {
+                let fine = graph.grid_size(graph.tensors[*out112].grid);
+                let w = u64::from(fine.w);
+                let mut own = vec![(*out112, w), (*logits, w)];
+                own.extend(out120.map(|t| (t, w)));
+                Axis::Image {
+                    units: fine.h,
+                    own,
+                    reads: vec![(*image, w)],
+                    halved: out128
+                        .map(|t| (t, u64::from(graph.grid_size(graph.tensors[t].grid).w))),
+                    source: Source::Halo { h: fine.h },
+                    inv: w,
+                }
+            }
             Op::DecoderTail {
                 logits,
                 coarse,
@@ -277,6 +308,7 @@ impl Axis {
                     units: fine.h,
                     own: vec![(*out, w), (*logits, w), (*low, w), (*detail, w)],
                     reads: vec![(*coarse, u64::from(c.w))],
+                    halved: None,
                     source: Source::Coarse { h: c.h },
                     inv: w,
                 }
@@ -287,6 +319,7 @@ impl Axis {
                     units: r.h,
                     own: vec![(*out, u64::from(r.w))],
                     reads: vec![(*guides, u64::from(r.w))],
+                    halved: None,
                     source: Source::Same,
                     inv: u64::from(r.w),
                 }
@@ -306,6 +339,7 @@ impl Axis {
                     reads: [*color, *guides, *history]
                         .map(|t| (t, u64::from(r.w)))
                         .to_vec(),
+                    halved: None,
                     source: Source::Mirror { h: r.h },
                     inv: u64::from(l.w),
                 }
@@ -335,6 +369,7 @@ impl Axis {
                         (*guides, u64::from(r.w)),
                         (*color, u64::from(r.w)),
                     ],
+                    halved: None,
                     source: Source::Scaled { rh: r.h, oh: o.h },
                     inv: u64::from(o.w),
                 }
@@ -361,8 +396,11 @@ impl Axis {
     /// its multiples (a power of two: the largest over the tensors).
     pub fn quantum(&self, graph: &Graph) -> u32 {
         match self {
-            Axis::Rows { tensors, .. } | Axis::Image { own: tensors, .. } => {
-                align_quantum(graph, tensors)
+            Axis::Rows { tensors, .. } => align_quantum(graph, tensors),
+            Axis::Image { own, halved, .. } => {
+                let q = align_quantum(graph, own);
+                // Two fine rows a coarse row, and the coarse rows aligned.
+                halved.map_or(q, |(t, w)| q.max(2 * align_quantum(graph, &[(t, w)])))
             }
             // A window row starts at any token row; it needs every token row at a multiple of
             // 256 bytes (true of every RR level: widths of 2^k·(render/32) tokens of 64 to 256
@@ -470,11 +508,19 @@ pub fn touched(graph: &Graph, axis: &Axis, band: Band, sy: u32) -> Vec<(TensorId
             })
         }
         Axis::Image {
-            own, reads, source, ..
+            own,
+            reads,
+            source,
+            halved,
+            ..
         } => {
             let src = source_rows(*source, band);
             let first = u64::from(image_read_row0(graph, axis, band));
             let mut v: Vec<_> = own.iter().map(|&(t, w)| (t, rows_of(band, w))).collect();
+            if let Some((t, w)) = *halved {
+                let rows = u64::from(band.start / 2)..u64::from(band.end.div_ceil(2));
+                v.push((t, rows.start * w..rows.end * w));
+            }
             v.extend(
                 reads
                     .iter()

@@ -272,31 +272,50 @@ pub fn prepare(
         } => {
             let s = size(*logits);
             let split = out120.is_some();
-            let mut v = vec![make(
-                PipelineDesc::new("rr/encoder_tail", 6, 12).with_spec(SpecConstant::bool(0, split)),
-                &[
-                    res.t(*logits),
-                    res.t(*image),
-                    res.t(*out112),
-                    out120.map_or(res.sink.binding(), |t| res.t(t)),
-                    res.c(res.exp),
-                    res.c(res.sigmoid),
-                ],
-                vec![s.w, s.h, u(ch(*logits))],
-                s.area() as u64,
-                Frame::Fixed,
-            )?];
+            let mut v = bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/encoder_tail", 6, 24)
+                            .with_spec(SpecConstant::bool(0, split)),
+                        &[
+                            sub(*logits, b),
+                            sub(*image, b),
+                            sub(*out112, b),
+                            out120.map_or(res.sink.binding(), |t| sub(t, b)),
+                            res.c(res.exp),
+                            res.c(res.sigmoid),
+                        ],
+                        vec![
+                            s.w,
+                            s.h,
+                            u(ch(*logits)),
+                            b.start,
+                            b.len(),
+                            image_read_row0(graph, &axis, b),
+                        ],
+                        u64::from(s.w) * u64::from(b.len()),
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             if let Some(o128) = out128 {
+                // The quarter average after every band of the filter (one barrier): a band of
+                // fine rows [a, b) (a even) writes coarse rows [a/2, b/2), relative to its
+                // bindings.
                 let c = size(*o128);
-                let mut q = make(
-                    PipelineDesc::new("rr/quad", 2, 12),
-                    &[res.t(*out112), res.t(*o128)],
-                    vec![c.w, c.h, s.w],
-                    c.area() as u64,
-                    Frame::Fixed,
-                )?;
-                q.then_barrier = true;
-                v.push(q);
+                for (k, &b) in bands.iter().enumerate() {
+                    let rows = b.end.div_ceil(2) - b.start / 2;
+                    let mut q = make(
+                        PipelineDesc::new("rr/quad", 2, 12),
+                        &[sub(*out112, b), sub(*o128, b)],
+                        vec![c.w, rows, s.w],
+                        u64::from(c.w) * u64::from(rows),
+                        Frame::Fixed,
+                    )?;
+                    q.then_barrier = k == 0;
+                    v.push(q);
+                }
             }
             v
         }

@@ -311,13 +311,13 @@ fn merges_and_expands_touch_matching_rows() {
 
 #[test]
 fn what_no_band_makes_fit_is_refused_naming_the_tensor_and_the_limit() {
-    // 3840x2160: the encoder tails' logits (255 MiB), which are not split.
-    let g = graph((3840, 2160), (3840, 2160), Preset::E);
+    // 7680x4320 output: the history (253 MiB), which reprojection binds whole.
+    let g = graph((3840, 2160), (7680, 4320), Preset::E);
     let e = plan_graph(&g, &limits(128 * MIB), &Cut::default()).unwrap_err();
     assert_eq!(e.limit, "maxStorageBufferRange");
     assert!(
         e.what
-            .contains("(EncoderTail, not split into bands): tensor `"),
+            .contains("tensor `history` (bound whole in every band)"),
         "{e}"
     );
     assert!(e.to_string().contains("maxStorageBufferRange"), "{e}");
@@ -326,6 +326,17 @@ fn what_no_band_makes_fit_is_refused_naming_the_tensor_and_the_limit() {
     let e = plan_graph(&g, &limits(128 * MIB), &range(300)).unwrap_err();
     assert_eq!(e.limit, "maxStorageBufferRange");
     assert!(e.what.contains("tensor `"), "{e}");
+    // A render whose colour exceeds the range: the exposure (not split) binds it whole.
+    let g = graph((4096, 4096), (4096, 4096), Preset::E);
+    let e = plan_graph(&g, &limits(128 * MIB), &Cut::default()).unwrap_err();
+    assert!(
+        e.what
+            .contains("(Exposure, not split into bands): tensor `color`"),
+        "{e}"
+    );
+    // 3840x2160 -> 3840x2160 plans within 128 MiB (the encoder tails' 255 MiB logits in bands).
+    let g = graph((3840, 2160), (3840, 2160), Preset::E);
+    plan_graph(&g, &limits(128 * MIB), &Cut::default()).unwrap();
     // A grid no band can hold: one workgroup.
     let g = graph((64, 48), (96, 72), Preset::E);
     let tiny = BindLimits {
