@@ -428,3 +428,35 @@ fn gpu_route_layer_timings() {
     drop(ctx);
     h.assert_validation_clean();
 }
+
+/// Where even the smallest band of an op does not fit (here: bands planned as if the binding
+/// range were 300 bytes, `Cut::band_range`), creation is refused before anything is allocated,
+/// naming the op, the tensor and the limit.
+#[test]
+fn a_size_no_band_fits_is_refused_at_creation_naming_the_tensor() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let model = synthesize(0, &RrSynthParams::DEFAULT).expect("synthesize");
+    let geo = Geometry::new(Size::new(64, 48), Size::new(96, 72)).expect("geometry");
+    let options = GpuFrameOptions {
+        keep_every_tensor: false,
+        cut: Cut {
+            band_range: Some(300),
+            min_bands: None,
+        },
+    };
+    let e = match GpuFrame::with_options(&ctx, &model, geo, Preset::E, options) {
+        Ok(_) => panic!("created although no band fits 300 bytes"),
+        Err(e) => e.to_string(),
+    };
+    println!("refused: {e}");
+    assert!(
+        e.contains("64x48 -> 96x72")
+            && e.contains("rr op `")
+            && e.contains("tensor `")
+            && e.contains("maxStorageBufferRange"),
+        "{e}"
+    );
+    drop(ctx);
+    h.assert_validation_clean();
+}

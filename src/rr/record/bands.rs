@@ -273,6 +273,15 @@ impl Axis {
                 v: *v,
                 out: *out,
             },
+            Op::Exposure { color, .. } => {
+                // Render rows; the sums' grid is at most 1024 workgroups.
+                let r = graph.geometry.render;
+                Axis::Rows {
+                    units: r.h,
+                    tensors: vec![(*color, u64::from(r.w))],
+                    inv: 0,
+                }
+            }
             Op::EncoderTail {
                 logits,
                 image,
@@ -374,7 +383,6 @@ impl Axis {
                     inv: u64::from(o.w),
                 }
             }
-            _ => Axis::Whole,
         }
     }
 

@@ -376,26 +376,58 @@ pub fn prepare(
             .collect::<Result<_, _>>()?,
         Op::Exposure { color, out } => {
             let px = graph.rows(*color);
-            let groups = (px as u64).div_ceil(256).clamp(1, EXPOSURE_PARTIALS);
-            let bindings = [res.t(*color), res.t(*out), res.partials.binding()];
             let pass =
                 |p: u32| PipelineDesc::new("rr/exposure", 3, 24).with_spec(SpecConstant::u32(0, p));
-            let sums = make(
-                pass(0),
-                &bindings,
-                vec![u(px), groups as u32],
-                groups * GROUP as u64,
-                Frame::Exposure { groups },
-            )?;
+            // Pass 0 per band of render rows, each into its own run of partials (a multiple of
+            // 32 of them: 256-byte aligned, and contiguous, so pass 1 sums exactly the slots
+            // written; integer sums, so any cut gives the same S).
+            let slots = |n: u64| -> Result<u64, GpuError> {
+                let per = EXPOSURE_PARTIALS / 32 / n * 32;
+                if n == 1 {
+                    Ok((px as u64).div_ceil(256).clamp(1, EXPOSURE_PARTIALS))
+                } else if per == 0 {
+                    Err(GpuError::invalid(
+                        format!("rr launch `{label}`"),
+                        format!("{n} bands of the exposure's sum: at most 32"),
+                    ))
+                } else {
+                    Ok(per)
+                }
+            };
+            let per = slots(bands.len() as u64)?;
+            let rw = u64::from(graph.geometry.render.w);
+            let mut v = Vec::new();
+            for (k, &b) in bands.iter().enumerate() {
+                let partials = BufferBinding {
+                    offset: k as u64 * per * 8,
+                    range: per * 8,
+                    ..res.partials.binding()
+                };
+                let band_px = if bands.len() == 1 {
+                    px as u64
+                } else {
+                    u64::from(b.len()) * rw
+                };
+                v.push(make(
+                    pass(0),
+                    &[sub(*color, b), res.t(*out), partials],
+                    vec![band_px as u32, per as u32],
+                    per * GROUP as u64,
+                    Frame::Exposure { groups: per },
+                )?);
+            }
+            // Pass 1 reads no colour; any valid binding of it will do.
+            let total = per * bands.len() as u64;
             let mut last = make(
                 pass(1),
-                &bindings,
-                vec![u(px), groups as u32],
+                &[sub(*color, bands[0]), res.t(*out), res.partials.binding()],
+                vec![u(px), total as u32],
                 GROUP as u64,
                 Frame::Exposure { groups: 1 },
             )?;
             last.then_barrier = true;
-            vec![sums, last]
+            v.push(last);
+            v
         }
         Op::Reproject {
             history,
