@@ -51,12 +51,22 @@
 //! Read bindings start at the first row a band reads rounded down to a row whose offset is
 //! 256-byte aligned (neighbouring bands' reads may overlap; only writes must not).
 //!
-//! * **Not split** (one launch, its tensors bound whole): the encoder tails (their 3x3 filter
-//!   and the quarter average to the next level in a second launch; their logits are 32 bytes a
-//!   level-0 token: 255 MiB at a 3840x2160 render) and the exposure (one sum over every pixel; its
-//!   colour is 16 bytes a pixel). Within a banded op the tensors it reads anywhere (the history,
-//!   66 MiB at 3840x2160, the exposure) are bound whole. Where one of these exceeds the range,
-//!   creation is refused naming the op, the tensor and the limit.
+//! * **EncoderTail** (per token: its logits and the 3x3 taps of the level's colour, edge taps
+//!   clamped; then the quarter average to the next level): the level's rows; a band binds its
+//!   own rows of logits and outputs, the colour rows `a - 1 ..= b` clamped, and for the second
+//!   launch (after one barrier behind every band's first) the next level's rows `[a/2, b/2)`
+//!   (bands start at even rows).
+//! * **Exposure** (an exact integer sum over every pixel, then one workgroup's division): render
+//!   rows; each band's first pass sums its pixels into its own run of partial sums (a multiple
+//!   of 32, so runs are 256-byte aligned and contiguous; at most 32 bands), the second pass sums
+//!   every run. Integer sums: any cut gives the same total.
+//!
+//! Within a banded op the tensors read anywhere (the history, which reprojection and the output
+//! read where the motion vectors point: 8 bytes an output pixel, at most 128 MiB at the largest
+//! area the API accepts; the exposure pair) are bound whole. So every size the API accepts plans
+//! within a 128 MiB range (a unit test checks 4096x4096 and 3840x2160); where a lower range
+//! leaves even one quantum of a band too large, creation is refused naming the op, the tensor
+//! and the limit.
 //!
 //! Bands start at multiples of a quantum of the axis chosen so that every sub-range (read or
 //! written) starts at a multiple of 256 bytes from its tensor's start: the largest
@@ -115,7 +125,7 @@ pub enum Axis {
         source: Source,
         inv: u64,
     },
-    /// One launch only, every tensor bound whole.
+    /// One launch only, every tensor bound whole (no RR op now; a new op kind starts here).
     Whole,
 }
 

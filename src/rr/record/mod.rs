@@ -13,8 +13,8 @@
 //! [`bands`] keeps every launch within the device's `maxStorageBufferRange` and
 //! `maxComputeWorkGroupCount`: an op whose bindings fit runs as one launch, a larger one as
 //! several launches over row bands (the band arithmetic is `gpu::bands`, shared with NR; every
-//! op but the encoder tails and the exposure has a band rule), and a size where even the
-//! smallest band does not fit is refused at creation naming the tensor.
+//! op has a band rule), and a size where even the smallest band does not fit is refused at
+//! creation naming the tensor.
 //!
 //! Every op has a kernel. The kernels are plain scalar ones (one
 //! invocation per output quad, row, token or pixel; one workgroup per window and head): exact
