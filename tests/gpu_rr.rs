@@ -10,7 +10,9 @@
 //! both sides. The GPU's only uploads are the colour, the guides and the first frame's (zero)
 //! history. The same frames also run through a `GpuFrame` in its production layout, where
 //! tensors share one arena by lifetime (`rr::record::slots`), and its output and alpha are compared
-//! too.
+//! too. A third instance runs the split route (`rr::record::bands`): every op with a band rule
+//! cut into up to three bands (`Cut::min_bands`, the test hook that makes a small size split as
+//! 1920x1080 does within a 128 MiB binding range), every tensor it writes compared like the first's.
 //!
 //! `OPENNGX_RR_GPU_SIZE=WxH:WxH` (render:output) picks another size (the default is the golden
 //! test's 64x48 -> 96x72), `OPENNGX_RR_GPU_FRAMES=N` another number of frames (default 4: the
@@ -27,8 +29,9 @@ use openngx::gpu::{GpuBuffer, MemoryKind, Recorder, UploadBatch};
 use openngx::rr::frame::temporal::{FrameParams, Temporal};
 use openngx::rr::frame::{scene, FrameConstants};
 use openngx::rr::geometry::{Geometry, Size};
-use openngx::rr::gpu_frame::GpuFrame;
+use openngx::rr::gpu_frame::{GpuFrame, GpuFrameOptions};
 use openngx::rr::preset::Preset;
+use openngx::rr::record::bands::Cut;
 use openngx::rr::reference::{Executor, TensorData, Weights};
 use openngx_tools::rr_synth::{synthesize, RrSynthParams};
 
@@ -77,6 +80,31 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
     // share one arena by lifetime (its output and alpha compared).
     let mut gpu = GpuFrame::keeping_every_tensor(&ctx, &model, geo, Preset::E).expect("GpuFrame");
     let mut shared = GpuFrame::new(&ctx, &model, geo, Preset::E).expect("GpuFrame::new");
+    // The split route: every op with a band rule in up to three bands.
+    let mut banded = GpuFrame::with_options(
+        &ctx,
+        &model,
+        geo,
+        Preset::E,
+        GpuFrameOptions {
+            keep_every_tensor: true,
+            cut: Cut {
+                band_range: None,
+                min_bands: Some(3),
+            },
+        },
+    )
+    .expect("GpuFrame::with_options");
+    let per_node = banded.launches_per_node();
+    let single = gpu.launches_per_node();
+    let split_ops = per_node.iter().zip(&single).filter(|(b, s)| b > s).count();
+    println!(
+        "split route: {split_ops} of {} ops in bands, {} launches (single route: {})",
+        per_node.len(),
+        per_node.iter().sum::<usize>(),
+        single.iter().sum::<usize>()
+    );
+    assert!(split_ops > 40, "the split route splits {split_ops} ops");
     println!(
         "RR GPU tensor memory at {render} -> {output}: {} KiB in the shared arena, {} KiB one buffer each",
         shared.tensor_memory() >> 10,
@@ -90,6 +118,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
         let mut rec = unsafe { Recorder::new(&ctx, cmd) }.unwrap();
         gpu.record_setup(&mut rec, &mut batch).expect("setup");
         shared.record_setup(&mut rec, &mut batch).expect("setup");
+        banded.record_setup(&mut rec, &mut batch).expect("setup");
     });
     batch.release();
     let on_gpu: Vec<usize> = (0..graph.nodes.len()).collect();
@@ -105,6 +134,8 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
         total += gpu.tensor(t).unwrap().range.div_ceil(4) * 4;
     }
     let readback = GpuBuffer::new(&ctx, "rr readback", total, MemoryKind::Readback).unwrap();
+    let banded_back =
+        GpuBuffer::new(&ctx, "rr split-route readback", total, MemoryKind::Readback).unwrap();
     let finals = [graph.output, graph.alpha];
     let final_bytes: Vec<u64> = finals
         .iter()
@@ -121,6 +152,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
     let (mut cpu_s, mut gpu_s) = (0.0, 0.0);
     let mut temporal = Temporal::default();
     let mut exact_ops = 0;
+    let mut banded_exact = 0;
     let mut shared_exact = 0;
     let mut failures = Vec::new();
     for f in 0..frame_count {
@@ -159,6 +191,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
             let mut rec = unsafe { Recorder::new(&ctx, cmd) }.unwrap();
             gpu.poison(&mut rec, 0xA5A5_A5A5).unwrap();
             shared.poison(&mut rec, 0x5A5A_5A5A).unwrap();
+            banded.poison(&mut rec, 0xC3C3_C3C3).unwrap();
             rec.transfer_to_compute();
             // The history is uploaded (zeros) for the first frame only: later frames read the
             // GPU's own previous output.
@@ -170,9 +203,10 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
                 let data = ex.tensor(t).expect("CPU tensor").to_bytes();
                 gpu.upload(&mut rec, &mut batch, t, &data).unwrap();
                 shared.upload(&mut rec, &mut batch, t, &data).unwrap();
+                banded.upload(&mut rec, &mut batch, t, &data).unwrap();
             }
             rec.transfer_to_compute();
-            for g in [&mut gpu, &mut shared] {
+            for g in [&mut gpu, &mut shared, &mut banded] {
                 let c = g.record_frame(&mut rec, &params).expect("record");
                 assert_eq!(c, constants, "the GPU frame's temporal state");
             }
@@ -188,39 +222,54 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
                 let src = gpu.tensor(t).unwrap();
                 let dst = readback.range(off, src.range).unwrap();
                 rec.copy(src, dst, src.range).unwrap();
+                let src = banded.tensor(t).unwrap();
+                let dst = banded_back.range(off, src.range).unwrap();
+                rec.copy(src, dst, src.range).unwrap();
             }
             rec.to_host();
         });
         batch.release();
         gpu_s += t.elapsed().as_secs_f64();
         let bytes = readback.read_all().unwrap();
+        let split_bytes = banded_back.read_all().unwrap();
         let mut frame_exact = 0;
+        let mut frame_banded = 0;
         for &i in &on_gpu {
             let node = &graph.nodes[i];
-            let mut exact = true;
+            let mut exact = [true, true];
             for t in node.op.outputs() {
                 let k = written.iter().position(|&w| w == t).unwrap();
                 let want = ex.tensor(t).expect("CPU tensor").to_bytes();
                 let off = offsets[k] as usize;
-                let got = &bytes[off..off + want.len()];
-                if got != want.as_slice() {
-                    exact = false;
-                    let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-                    let first = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
-                    failures.push(format!(
-                        "frame {f} {} ({}): tensor `{}`: {bad} of {} bytes differ, first at \
-                         byte {first} (got {:#04x}, want {:#04x})",
-                        node.label,
-                        node.op.kind(),
-                        graph.tensors[t].name,
-                        want.len(),
-                        got[first],
-                        want[first]
-                    ));
+                for (route, (bytes, ok)) in [&bytes, &split_bytes]
+                    .into_iter()
+                    .zip(&mut exact)
+                    .enumerate()
+                {
+                    let got = &bytes[off..off + want.len()];
+                    if got != want.as_slice() {
+                        *ok = false;
+                        let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+                        let first = got.iter().zip(&want).position(|(a, b)| a != b).unwrap();
+                        failures.push(format!(
+                            "frame {f} {} ({}, {} route, {} launches): tensor `{}`: {bad} of {} \
+                             bytes differ, first at byte {first} (got {:#04x}, want {:#04x})",
+                            node.label,
+                            node.op.kind(),
+                            ["single", "split"][route],
+                            [single[i], per_node[i]][route],
+                            graph.tensors[t].name,
+                            want.len(),
+                            got[first],
+                            want[first]
+                        ));
+                    }
                 }
             }
-            frame_exact += usize::from(exact);
+            frame_exact += usize::from(exact[0]);
+            frame_banded += usize::from(exact[1]);
         }
+        banded_exact += frame_banded;
         exact_ops += frame_exact;
         // The shared-arena frame's output and alpha.
         let got = shared_back.read_all().unwrap();
@@ -238,7 +287,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
             off += len as usize;
         }
         println!(
-            "frame {f}: {frame_exact} of {} GPU ops byte-exact",
+            "frame {f}: {frame_exact} of {} GPU ops byte-exact ({frame_banded} on the split route)",
             on_gpu.len()
         );
         history = match ex.take(graph.output) {
@@ -254,7 +303,7 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
         .collect();
     println!(
         "RR GPU route: {exact_ops} of {} op runs byte-exact over {frame_count} frames at {render} \
-         -> {output}; published tensors compared: {} of {} ({}); the shared-arena frames' output and \
+         -> {output} ({banded_exact} on the split route); published tensors compared: {} of {} ({}); the shared-arena frames' output and \
          alpha byte-exact {shared_exact} of {} times; CPU {cpu_s:.2} s, GPU {gpu_s:.2} s, total \
          {:.2} s",
         frame_count as usize * on_gpu.len(),
@@ -276,6 +325,8 @@ fn gpu_route_matches_the_cpu_reference_op_by_op_over_three_frames_and_a_reset() 
             .join("\n")
     );
     drop(readback);
+    drop(banded_back);
+    drop(banded);
     drop(shared_back);
     drop(shared);
     drop(gpu);
@@ -374,6 +425,38 @@ fn gpu_route_layer_timings() {
     }
     drop(pool);
     drop(gpu);
+    drop(ctx);
+    h.assert_validation_clean();
+}
+
+/// Where even the smallest band of an op does not fit (here: bands planned as if the binding
+/// range were 300 bytes, `Cut::band_range`), creation is refused before anything is allocated,
+/// naming the op, the tensor and the limit.
+#[test]
+fn a_size_no_band_fits_is_refused_at_creation_naming_the_tensor() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let model = synthesize(0, &RrSynthParams::DEFAULT).expect("synthesize");
+    let geo = Geometry::new(Size::new(64, 48), Size::new(96, 72)).expect("geometry");
+    let options = GpuFrameOptions {
+        keep_every_tensor: false,
+        cut: Cut {
+            band_range: Some(300),
+            min_bands: None,
+        },
+    };
+    let e = match GpuFrame::with_options(&ctx, &model, geo, Preset::E, options) {
+        Ok(_) => panic!("created although no band fits 300 bytes"),
+        Err(e) => e.to_string(),
+    };
+    println!("refused: {e}");
+    assert!(
+        e.contains("64x48 -> 96x72")
+            && e.contains("rr op `")
+            && e.contains("tensor `")
+            && e.contains("maxStorageBufferRange"),
+        "{e}"
+    );
     drop(ctx);
     h.assert_validation_clean();
 }

@@ -28,6 +28,11 @@
 //! When the last one is released the weights are freed (nothing in `SizeInBytes`, no live copy)
 //! and a new creation uploads them again; a creation failing after it staged them (the test hook
 //! `OPENNGX_TEST_FAIL_CREATION`) leaves nothing held and no copy live.
+//!
+//! A second test creates (and releases, without running a frame) a 1920x1080 -> 3840x2160
+//! feature: its largest tensors (255 MiB) exceed lavapipe's 128 MiB binding range, so the ops that
+//! touch them run in bands (`rr::record::bands`); before the split route it was refused.
+//! The library's state is process-wide, so both tests take `LOCK`.
 
 mod common;
 
@@ -51,6 +56,9 @@ use openngx::rr::weights::model::RrModel;
 use openngx_tools::devkit::{copy_region, ngx_resource};
 use openngx_tools::rr_fixture::{self, RrFixture, RrRecordedFrame};
 use openngx_tools::rr_synth::{write_model, RrSynthParams};
+
+/// NGX's state (and `OPENNGX_RR_MODEL_DIR`) is process-wide: one test at a time.
+static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 const RENDER: Size = Size::new(64, 48);
 const OUTPUT: Size = Size::new(96, 72);
@@ -225,6 +233,7 @@ fn f32s(bytes: &[u8]) -> Vec<f32> {
 
 #[test]
 fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(h) = Harness::new() else { return };
     let t0 = Instant::now();
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -1181,4 +1190,154 @@ fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path
     set_vp(keys::OUTPUT, std::ptr::null_mut());
     // SAFETY: every submission was waited for.
     unsafe { h.device.destroy_image_view(out_view, None) };
+}
+
+static LOG: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+unsafe extern "C" fn log_sink(
+    msg: *const std::ffi::c_char,
+    _level: NVSDK_NGX_Logging_Level,
+    _f: NVSDK_NGX_Feature,
+) {
+    // SAFETY: the library passes a NUL-terminated message valid during the call.
+    let s = unsafe { std::ffi::CStr::from_ptr(msg) }
+        .to_string_lossy()
+        .into_owned();
+    LOG.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+}
+
+/// Init NGX on the harness's device (logging into `LOG`) with the synthetic model, create a
+/// feature 13 of `render -> output` (preset E, MVLowRes), and return the creation's result and
+/// the bytes its instance holds; the feature is released and NGX shut down before returning.
+fn create_and_release(h: &Harness, render: Size, output: Size) -> (NVSDK_NGX_Result, u64) {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let model = tmp.path().join("model");
+    write_model(&model, 0, &RrSynthParams::DEFAULT, false).expect("synthetic model");
+    std::env::set_var("OPENNGX_RR_MODEL_DIR", &model);
+    let info = NVSDK_NGX_FeatureCommonInfo {
+        PathListInfo: NVSDK_NGX_PathListInfo {
+            Path: std::ptr::null(),
+            Length: 0,
+        },
+        InternalData: std::ptr::null_mut(),
+        LoggingInfo: NVSDK_NGX_LoggingInfo {
+            LoggingCallback: Some(log_sink),
+            MinimumLoggingLevel: NVSDK_NGX_LOGGING_LEVEL_ON,
+            DisableOtherLoggingSinks: false,
+        },
+    };
+    let path: Vec<wchar_t> = "/tmp".chars().map(|c| c as wchar_t).chain([0]).collect();
+    // SAFETY: the harness's live handles and the loader's proc addrs.
+    ok("Init", unsafe {
+        NVSDK_NGX_VULKAN_Init(
+            7,
+            path.as_ptr(),
+            h.instance.handle(),
+            h.physical,
+            h.device.handle(),
+            Some(h.gipa()),
+            Some(h.gdpa()),
+            &info,
+            NVSDK_NGX_Version_API,
+        )
+    });
+    let mut p = std::ptr::null_mut();
+    // SAFETY: a local out pointer.
+    ok("AllocateParameters", unsafe {
+        NVSDK_NGX_VULKAN_AllocateParameters(&mut p)
+    });
+    let set_ui = |k: &str, v: u32| {
+        // SAFETY: a live map, a C string.
+        unsafe { NVSDK_NGX_Parameter_SetUI(p, c(k).as_ptr(), v) }
+    };
+    let set_i = |k: &str, v: i32| {
+        // SAFETY: as above.
+        unsafe { NVSDK_NGX_Parameter_SetI(p, c(k).as_ptr(), v) }
+    };
+    set_ui("CreationNodeMask", 1);
+    set_ui("VisibilityNodeMask", 1);
+    set_ui("Width", render.w);
+    set_ui("Height", render.h);
+    set_ui("OutWidth", output.w);
+    set_ui("OutHeight", output.h);
+    set_i(
+        "PerfQualityValue",
+        NVSDK_NGX_PerfQuality_Value_MaxPerf as i32,
+    );
+    // MVLowRes: motion vectors at render resolution (the only kind implemented).
+    set_i("DLSS.Feature.Create.Flags", 1 << 1);
+    set_i("DLSS.Enable.Output.Subrects", 0);
+    set_i("DLSS.Denoise.Mode", 1);
+    set_ui("DLSS.Roughness.Mode", 0);
+    set_ui("DLSS.Use.HW.Depth", 0);
+    set_ui("RayReconstruction.Hint.Render.Preset.Performance", 5);
+    let mut handle = std::ptr::null_mut();
+    let r = submit(h, |cmd| {
+        // SAFETY: our device, a recording command buffer, a live map, a local out pointer.
+        unsafe {
+            NVSDK_NGX_VULKAN_CreateFeature1(
+                h.device.handle(),
+                cmd,
+                NVSDK_NGX_Feature_RayReconstruction,
+                p,
+                &mut handle,
+            )
+        }
+    });
+    let held = size_in_bytes();
+    if r == NVSDK_NGX_Result_Success {
+        // SAFETY: every submission was waited for; the handle is live.
+        ok("ReleaseFeature", unsafe {
+            NVSDK_NGX_VULKAN_ReleaseFeature(handle)
+        });
+        assert_eq!(size_in_bytes(), 0, "released: nothing held (was {held})");
+    }
+    // SAFETY: our map and device.
+    unsafe {
+        NVSDK_NGX_VULKAN_DestroyParameters(p);
+        NVSDK_NGX_VULKAN_Shutdown1(h.device.handle());
+    }
+    std::env::remove_var("OPENNGX_RR_MODEL_DIR");
+    (r, held)
+}
+
+/// 1920x1080 -> 3840x2160 and 2560x1440 -> 3840x2160 are created on the device and released (no
+/// frame runs): on lavapipe (`maxStorageBufferRange` 128 MiB) their largest tensors run in bands
+/// (the MLP's hidden codes, 255 MiB at 1080p; at 1440p also the attention's, dec0's block output
+/// and the guides the frame stages read, 225 MiB); before the split route both were refused.
+#[test]
+fn rr_hd_to_4k_is_created_within_the_binding_range() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = Harness::new() else { return };
+    let caps = h.context().capabilities().clone();
+    let range = u64::from(caps.max_storage_buffer_range);
+    let output = Size::new(3840, 2160);
+    for render in [Size::new(1920, 1080), Size::new(2560, 1440)] {
+        let geometry = Geometry::new(render, output).expect("geometry");
+        let plan = openngx::rr::gpu_frame::GpuFrame::plan(&caps, geometry, Preset::E)
+            .expect("the plan within the device's limits");
+        let split: Vec<usize> = plan.iter().map(Vec::len).filter(|&n| n > 1).collect();
+        println!(
+            "{}: maxStorageBufferRange {} MiB: {render} -> {output}: {} ops in bands ({} launches)",
+            h.device_name,
+            range >> 20,
+            split.len(),
+            split.iter().sum::<usize>()
+        );
+        if range < 225 << 20 {
+            assert!(split.len() >= 4, "tensors exceed the range: {split:?}");
+        }
+        let t = Instant::now();
+        let (r, held) = create_and_release(&h, render, output);
+        let log = std::mem::take(&mut *LOG.lock().unwrap_or_else(|e| e.into_inner()));
+        assert_eq!(r, NVSDK_NGX_Result_Success, "{r:#x}: {log:?}");
+        println!(
+            "{render} -> {output}: created and released in {:.2} s, {} MiB held",
+            t.elapsed().as_secs_f64(),
+            held >> 20
+        );
+        assert!(held > 255 << 20, "a live feature holds its tensors: {held}");
+    }
+
+    h.assert_validation_clean();
 }

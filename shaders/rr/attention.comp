@@ -33,6 +33,12 @@ layout(push_constant) uniform Push {
     uint shift_y;
     uint windows_x;
     uint windows;
+    // A band of window rows (src/rr/record/bands.rs): its first window row, and the level's token
+    // rows the key bindings (u, v) and the output binding start at (0, 0, 0 unsplit). Window
+    // coordinates stay the level's: the mirror is about the level's edges.
+    uint row0;
+    uint in_row0;
+    uint out_row0;
 } pc;
 
 // Keys' codes, four per word: [key][8 words].
@@ -77,14 +83,14 @@ void main() {
     uint hd = job % pc.heads;
     uint win = job / pc.heads;
     int ox = int(win % pc.windows_x) * 8 - int(pc.shift_x);
-    int oy = int(win / pc.windows_x) * 8 - int(pc.shift_y);
+    int oy = int(pc.row0 + win / pc.windows_x) * 8 - int(pc.shift_y);
     uint width = pc.heads * 32u;
     uint q = gl_LocalInvocationID.x;
     for (uint k = q; k < 96u; k += 64u) {
         ivec2 d = key_offset(k);
         uint tx = mirror_axis(ox + d.x, pc.w);
         uint ty = mirror_axis(oy + d.y, pc.h);
-        uint base = (ty * pc.w + tx) * width + hd * 32u;
+        uint base = ((ty - pc.in_row0) * pc.w + tx) * width + hd * 32u;
         for (uint wd = 0u; wd < 8u; ++wd) {
             uint b0 = base + 4u * wd;
             uk[k * 8u + wd] = uint(u[b0]) | (uint(u[b0 + 1u]) << 8u) | (uint(u[b0 + 2u]) << 16u)
@@ -126,7 +132,7 @@ void main() {
     if (x < 0 || y < 0 || x >= int(pc.w) || y >= int(pc.h)) {
         return;
     }
-    uint o = (uint(y) * pc.w + uint(x)) * width + hd * 32u;
+    uint o = ((uint(y) - pc.out_row0) * pc.w + uint(x)) * width + hd * 32u;
     // Four channels (one word of V codes) at a time.
     for (uint wd = 0u; wd < 8u; ++wd) {
         uint acc[4] = uint[4](0u, 0u, 0u, 0u);

@@ -24,6 +24,12 @@ layout(push_constant) uniform Push {
     uint lc;
     uint cw;
     uint chh;
+    // A band of rows (src/rr/record/bands.rs): its first row and rows (logits, low, detail and
+    // out are bound from its first row) and the coarse row the coarse surface is bound from
+    // (0, h, 0 unsplit).
+    uint row0;
+    uint rows;
+    uint c_row0;
 } pc;
 
 #include "tails.glsl"
@@ -48,15 +54,15 @@ void axis(uint x, int d, uint n, out uint i0, out uint i1, out uint w0, out uint
     }
 }
 
-uint cimg(uint x, uint y, uint ch) { return uint(coarse[(y * pc.cw + x) * 4u + ch]); }
+uint cimg(uint x, uint y, uint ch) { return uint(coarse[((y - pc.c_row0) * pc.cw + x) * 4u + ch]); }
 
 void main() {
     uint i = rr_flat_index(64u);
-    if (i >= pc.w * pc.h) {
+    if (i >= pc.w * pc.rows) {
         return;
     }
     uint x = i % pc.w;
-    uint y = i / pc.w;
+    uint y = i / pc.w + pc.row0;
     uint l[11];
     for (uint j = 0u; j < 11u; ++j) {
         l[j] = uint(logits[i * pc.lc + j]);

@@ -24,17 +24,22 @@ layout(push_constant) uniform Push {
     uint w;
     uint h;
     uint lc; // logits channels
+    // A band of rows (src/rr/record/bands.rs): its first row and rows (logits and the outputs
+    // are bound from its first row) and the row the image is bound from (0, h, 0 unsplit).
+    uint row0;
+    uint rows;
+    uint in_row0;
 } pc;
 
 #include "tails.glsl"
 
 void main() {
     uint i = rr_flat_index(64u);
-    if (i >= pc.w * pc.h) {
+    if (i >= pc.w * pc.rows) {
         return;
     }
     uint x = i % pc.w;
-    uint y = i / pc.w;
+    uint y = i / pc.w + pc.row0;
     uint l[11];
     for (uint j = 0u; j < 11u; ++j) {
         l[j] = uint(logits[i * pc.lc + j]);
@@ -47,7 +52,7 @@ void main() {
         for (uint k = 0u; k < 9u; ++k) {
             int tx = clamp(int(x) + int(k % 3u) - 1, 0, int(pc.w) - 1);
             int ty = clamp(int(y) + int(k / 3u) - 1, 0, int(pc.h) - 1);
-            t[k] = uint(img[(uint(ty) * pc.w + uint(tx)) * 4u + ch]);
+            t[k] = uint(img[((uint(ty) - pc.in_row0) * pc.w + uint(tx)) * 4u + ch]);
         }
         f[ch] = rr_tail_filter(wt, t);
     }

@@ -26,7 +26,12 @@ layout(push_constant) uniform Push {
     uint rw;
     uint rh;
     uint lw;
+    // A band of level-0 rows (src/rr/record/bands.rs): its rows, its first row (features and
+    // colour are bound from it) and the first render row colour, guides and history are bound
+    // from (lh, 0, 0 unsplit).
     uint lh;
+    uint row0;
+    uint in_row0;
     float jitter_x;
     float jitter_y;
     float mv_scale_x;
@@ -55,8 +60,8 @@ void main() {
         return;
     }
     uint x = i % pc.lw;
-    uint y = i / pc.lw;
-    s = rr_mirror(y, pc.rh) * pc.rw + rr_mirror(x, pc.rw);
+    uint y = i / pc.lw + pc.row0;
+    s = (rr_mirror(y, pc.rh) - pc.in_row0) * pc.rw + rr_mirror(x, pc.rw);
     uint e = uint(exposure[0]);
     uint cn[3];
     for (uint c = 0u; c < 3u; ++c) {

@@ -33,6 +33,12 @@ layout(push_constant) uniform Push {
     uint ow;
     uint oh;
     uint lw;
+    // A band of output rows (src/rr/record/bands.rs): its first row and rows (out and alpha are
+    // bound from its first row), and the render row the level-0 and render-size inputs are bound
+    // from (0, oh, 0 unsplit).
+    uint row0;
+    uint rows;
+    uint in_row0;
     float jitter_x;
     float jitter_y;
     float mv_scale_x;
@@ -57,17 +63,21 @@ float render_coord(uint x, float r, float jitter) {
 
 int clampi(float v, uint n) { return clamp(int(v), 0, int(n) - 1); }
 
-float surf(uint px, uint py, uint ch) { return f16_to_f32(uint(img[(py * pc.lw + px) * 4u + ch])); }
+float surf(uint px, uint py, uint ch) {
+    return f16_to_f32(uint(img[((py - pc.in_row0) * pc.lw + px) * 4u + ch]));
+}
 
-float alpha_at(uint px, uint py) { return frame_ftz(uintBitsToFloat(color[(py * pc.rw + px) * 4u + 3u])); }
+float alpha_at(uint px, uint py) {
+    return frame_ftz(uintBitsToFloat(color[((py - pc.in_row0) * pc.rw + px) * 4u + 3u]));
+}
 
 void main() {
     uint i = rr_flat_index(64u);
-    if (i >= pc.ow * pc.oh) {
+    if (i >= pc.ow * pc.rows) {
         return;
     }
     uint x = i % pc.ow;
-    uint y = i / pc.ow;
+    uint y = i / pc.ow + pc.row0;
     float tx = render_coord(x, rr_ratio(pc.rw, pc.ow), pc.jitter_x);
     float ty = render_coord(y, rr_ratio(pc.rh, pc.oh), pc.jitter_y);
     precise float ix = floor(tx);
@@ -76,7 +86,7 @@ void main() {
     precise float tyh = ty + 0.5;
     uint nx = uint(clampi(floor(txh), pc.rw));
     uint ny = uint(clampi(floor(tyh), pc.rh));
-    uint n = ny * pc.lw + nx;
+    uint n = (ny - pc.in_row0) * pc.lw + nx;
 
     float k0 = frame_ftz(uintBitsToFloat(kern[4u * n]));
     float k1 = frame_ftz(uintBitsToFloat(kern[4u * n + 1u]));
@@ -125,7 +135,7 @@ void main() {
 
     float o[3] = spatial;
     if (pc.history_valid != 0u) {
-        uint g = (ny * pc.rw + nx) * LANES + MOTION;
+        uint g = ((ny - pc.in_row0) * pc.rw + nx) * LANES + MOTION;
         float mvx = frame_ftz(uintBitsToFloat(guides[g]));
         float mvy = frame_ftz(uintBitsToFloat(guides[g + 1u]));
         precise float px = (float(x) + 0.5) + (mvx * pc.mv_scale_x) * rr_ratio(pc.ow, pc.rw);

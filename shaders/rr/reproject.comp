@@ -21,6 +21,10 @@ layout(push_constant) uniform Push {
     uint rh;
     uint ow;
     uint oh;
+    // A band of render rows (src/rr/record/bands.rs): its first row and rows; guides and out
+    // are bound from its first row (0 and rh unsplit).
+    uint row0;
+    uint rows;
     float jitter_x;
     float jitter_y;
     float mv_scale_x;
@@ -40,11 +44,11 @@ const uint LANES = 16u;
 
 void main() {
     uint i = rr_flat_index(64u);
-    if (i >= pc.rw * pc.rh) {
+    if (i >= pc.rw * pc.rows) {
         return;
     }
     uint x = i % pc.rw;
-    uint y = i / pc.rw;
+    uint y = i / pc.rw + pc.row0;
     uint o[4] = uint[4](0u, 0u, 0u, 0u);
     if (pc.history_valid != 0u) {
         float rx = rr_ratio(pc.ow, pc.rw);

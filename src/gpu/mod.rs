@@ -3,10 +3,12 @@
 //! (`descriptors`; the cached sets of pipelines that bind images, `image_bindings`), the
 //! caller's images (`caller_image`: views, staleness), barriers, timestamps, the command recorder
 //! (`dispatch`), prepared launches (`prepared`), objects freed once a recorded command buffer
-//! has run (`deferred`), where allocations with known lifetimes share bytes (`placement`) and
-//! uploads shared by the features of one device (`share`). Nothing here creates a device or a
-//! queue or submits work: everything is recorded into command buffers the caller owns. Nothing
-//! here knows a network.
+//! has run (`deferred`), where allocations with known lifetimes share bytes (`placement`),
+//! uploads shared by the features of one device (`share`) and the band arithmetic that keeps
+//! launches within the device's binding and grid limits (`bands`). Nothing here creates a device
+//! or a queue or submits work: everything is recorded into command buffers the caller owns.
+//! Nothing here knows a network.
+pub mod bands;
 pub mod barrier;
 pub mod buffer;
 pub mod caller_image;

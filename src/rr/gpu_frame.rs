@@ -9,16 +9,28 @@
 
 use std::sync::Arc;
 
+use crate::gpu::bands::BindLimits;
 use crate::gpu::{
-    ArenaCapacity, BufferBinding, DescriptorArena, GpuContext, GpuError, Recorder, UploadBatch,
+    ArenaCapacity, BufferBinding, Capabilities, DescriptorArena, GpuContext, GpuError, Recorder,
+    UploadBatch,
 };
 use crate::rr::frame::temporal::{FrameParams, Temporal};
 use crate::rr::frame::FrameConstants;
 use crate::rr::geometry::Geometry;
 use crate::rr::graph::{self, Graph, TensorId};
 use crate::rr::preset::Preset;
-use crate::rr::record::{self, Launch, Resources, RrGpuWeights};
+use crate::rr::record::{self, bands, Launch, Resources, RrGpuWeights};
 use crate::rr::weights::RrWeights;
+
+/// How a [`GpuFrame`] is built ([`GpuFrame::with_options`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuFrameOptions {
+    /// A buffer of its own for every tensor ([`GpuFrame::keeping_every_tensor`]).
+    pub keep_every_tensor: bool,
+    /// How finely the ops with a band rule are cut beyond what the device's limits need
+    /// (`rr::record::bands::Cut`; test hooks: the split route at small sizes).
+    pub cut: bands::Cut,
+}
 
 /// The prepared GPU route of one RR instance.
 pub struct GpuFrame {
@@ -41,8 +53,7 @@ impl GpuFrame {
         geometry: Geometry,
         preset: Preset,
     ) -> Result<Self, GpuError> {
-        let (w, host) = RrGpuWeights::private(ctx, weights)?;
-        Self::build(ctx, Arc::new(w), host, geometry, preset, false)
+        Self::with_options(ctx, weights, geometry, preset, GpuFrameOptions::default())
     }
 
     /// [`GpuFrame::new`] on weights already on the device (shared by the features of a device:
@@ -54,7 +65,9 @@ impl GpuFrame {
         geometry: Geometry,
         preset: Preset,
     ) -> Result<Self, GpuError> {
-        Self::build(ctx, weights, Vec::new(), geometry, preset, false)
+        let graph = graph::build(&geometry, preset);
+        let plan = Self::plan_within(ctx, &graph, &bands::Cut::default())?;
+        Self::build(ctx, graph, plan, weights, Vec::new(), false)
     }
 
     /// [`GpuFrame::new`] with a buffer of its own for every tensor, so that every op's tensor
@@ -65,21 +78,66 @@ impl GpuFrame {
         geometry: Geometry,
         preset: Preset,
     ) -> Result<Self, GpuError> {
+        let options = GpuFrameOptions {
+            keep_every_tensor: true,
+            ..GpuFrameOptions::default()
+        };
+        Self::with_options(ctx, weights, geometry, preset, options)
+    }
+
+    /// [`GpuFrame::new`] with `options`, with a copy of `weights` of its own. Refused before
+    /// anything is allocated when an op cannot run within the device's limits even in its
+    /// smallest bands (the error names the op, the tensor and the limit).
+    pub fn with_options(
+        ctx: &Arc<GpuContext>,
+        weights: &RrWeights,
+        geometry: Geometry,
+        preset: Preset,
+        options: GpuFrameOptions,
+    ) -> Result<Self, GpuError> {
+        let graph = graph::build(&geometry, preset);
+        let plan = Self::plan_within(ctx, &graph, &options.cut)?;
         let (w, host) = RrGpuWeights::private(ctx, weights)?;
-        Self::build(ctx, Arc::new(w), host, geometry, preset, true)
+        let keep_all = options.keep_every_tensor;
+        Self::build(ctx, graph, plan, Arc::new(w), host, keep_all)
+    }
+
+    /// The launches' bands of `geometry` and `preset` within the limits of a device with `caps`
+    /// (`rr::record::bands::plan_graph`): one band per op where it fits as it is; why not, where
+    /// even the smallest band does not fit.
+    pub fn plan(
+        caps: &Capabilities,
+        geometry: Geometry,
+        preset: Preset,
+    ) -> Result<Vec<Vec<bands::Band>>, bands::RangeError> {
+        let graph = graph::build(&geometry, preset);
+        bands::plan_graph(&graph, &BindLimits::of(caps), &bands::Cut::default())
+    }
+
+    /// `graph`'s bands on `ctx`'s device, or the refusal naming the op, tensor and limit.
+    fn plan_within(
+        ctx: &Arc<GpuContext>,
+        graph: &Graph,
+        cut: &bands::Cut,
+    ) -> Result<Vec<Vec<bands::Band>>, GpuError> {
+        let limits = BindLimits::of(ctx.capabilities());
+        bands::plan_graph(graph, &limits, cut).map_err(|e| {
+            let g = &graph.geometry;
+            GpuError::invalid(format!("rr {} -> {}", g.render, g.output), e.to_string())
+        })
     }
 
     fn build(
         ctx: &Arc<GpuContext>,
+        graph: Graph,
+        plan: Vec<Vec<bands::Band>>,
         weights: Arc<RrGpuWeights>,
         pending: Vec<u8>,
-        geometry: Geometry,
-        preset: Preset,
         keep_all: bool,
     ) -> Result<Self, GpuError> {
-        let graph = graph::build(&geometry, preset);
         let res = Resources::new(ctx, &graph, weights, pending, keep_all)?;
-        let sets = 2 * graph.nodes.len() as u32;
+        // Two launches at most per band (an encoder tail and its quarter average).
+        let sets = 2 * plan.iter().map(Vec::len).sum::<usize>() as u32;
         let mut arena = DescriptorArena::with_capacity(
             ctx,
             &ArenaCapacity {
@@ -89,7 +147,7 @@ impl GpuFrame {
             },
         )?;
         let launches = (0..graph.nodes.len())
-            .map(|i| record::prepare(ctx, &graph, &res, &mut arena, i))
+            .map(|i| record::prepare(ctx, &graph, &res, &mut arena, i, &plan[i]))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(GpuFrame {
             graph,
@@ -103,6 +161,12 @@ impl GpuFrame {
     /// The graph it runs.
     pub fn graph(&self) -> &Graph {
         &self.graph
+    }
+
+    /// Kernel launches of each node (more than one where the node runs in bands, or has two
+    /// passes).
+    pub fn launches_per_node(&self) -> Vec<usize> {
+        self.launches.iter().map(Vec::len).collect()
     }
 
     /// The weights and tables it binds.
@@ -269,6 +333,12 @@ impl GpuFrame {
                 "rr record",
                 format!("nodes {nodes:?} of a graph of {}", self.launches.len()),
             ));
+        }
+        // Nothing is recorded where a launch cannot run this frame.
+        for i in nodes.clone() {
+            for l in &self.launches[i] {
+                l.check(c, &self.graph.nodes[i].label)?;
+            }
         }
         for i in nodes {
             let label = &self.graph.nodes[i].label;

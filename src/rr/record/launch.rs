@@ -14,19 +14,33 @@ pub(super) const GROUP: u32 = 64;
 pub(super) enum Frame {
     /// Push constants and grid fixed at preparation.
     Fixed,
-    /// The window attention: the shift (and so the window grid) follows the frame index.
+    /// The window attention: the shift (and so the window grid) follows the frame index. A
+    /// launch of one band (`super::bands`) runs only in frames of its shift y.
     Attention {
         w: u32,
         h: u32,
         heads: u32,
         side: Side,
+        band: Option<WindowBand>,
     },
     /// The exposure stage's two passes (`groups` workgroups): where the exposure value comes
     /// from (none, pushed, or the exposure input buffer), the value, scale and pre-exposure.
     Exposure { groups: u64 },
-    /// Reprojection and the input features: the fixed words, then jitter and MV scale, then
-    /// (`valid`) whether history is usable.
-    Stage { valid: bool },
+    /// Reprojection, the input features and the output: the fixed words, then jitter and MV
+    /// scale, then (`valid`) whether history is usable. `banded`: the launch binds the render
+    /// rows of a vertical jitter within `bands::MAX_JITTER` (a larger one is refused).
+    Stage { valid: bool, banded: bool },
+}
+
+/// One band of the window attention at one window shift y: its first window row and window
+/// rows, and the level's token row each binding starts at (keys `u`, `v`; queries `out`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct WindowBand {
+    pub sy: u32,
+    pub row0: u32,
+    pub rows: u32,
+    pub in_row0: u32,
+    pub out_row0: u32,
 }
 
 /// One kernel launch of an op.
@@ -62,6 +76,26 @@ pub(super) fn grid(ctx: &GpuContext, groups: u64, what: &str) -> Result<[u32; 3]
 }
 
 impl Launch {
+    /// Whether the launch can run the frame of `c` (a banded output stage binds the render rows
+    /// of a vertical jitter within `bands::MAX_JITTER`); callers check every launch of a frame
+    /// before recording any.
+    pub fn check(&self, c: &FrameConstants, label: &str) -> Result<(), GpuError> {
+        // NaN fails the comparison too.
+        let jitter_ok = c.jitter[1].abs() <= super::bands::MAX_JITTER;
+        match self.frame {
+            Frame::Stage { banded: true, .. } if !jitter_ok => Err(GpuError::invalid(
+                format!("rr launch `{label}`"),
+                format!(
+                    "a vertical jitter of {} render pixels: this size runs the output stage in \
+                     row bands, which bind the rows of a jitter within ±{}",
+                    c.jitter[1],
+                    super::bands::MAX_JITTER
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Record the launch for the frame of `c`.
     pub fn record(
         &self,
@@ -88,7 +122,8 @@ impl Launch {
                 ]);
                 (p, groups)
             }
-            Frame::Stage { valid } => {
+            Frame::Stage { valid, .. } => {
+                self.check(c, label)?;
                 let mut p = self.push.clone();
                 p.extend([
                     c.jitter[0].to_bits(),
@@ -101,12 +136,23 @@ impl Launch {
                 }
                 (p, fixed)
             }
-            Frame::Attention { w, h, heads, side } => {
+            Frame::Attention {
+                w,
+                h,
+                heads,
+                side,
+                band,
+            } => {
                 let s = geometry::shift(c.frame_index, side);
                 let wx = (w + s.x).div_ceil(WINDOW);
-                let wy = (h + s.y).div_ceil(WINDOW);
+                let (row0, wy, in_row0, out_row0) = match band {
+                    None => (0, (h + s.y).div_ceil(WINDOW), 0, 0),
+                    Some(b) if b.sy == s.y => (b.row0, b.rows, b.in_row0, b.out_row0),
+                    // The other shift's launch of this band.
+                    Some(_) => return Ok(()),
+                };
                 (
-                    vec![w, h, heads, s.x, s.y, wx, wx * wy],
+                    vec![w, h, heads, s.x, s.y, wx, wx * wy, row0, in_row0, out_row0],
                     (wx * wy * heads) as u64,
                 )
             }

@@ -12,10 +12,17 @@
 //! jitter, MV scale, exposure inputs, history validity), so a [`Launch`] is completed at record
 //! time from `rr::frame::FrameConstants`.
 //!
+//! [`bands`] keeps every launch within the device's `maxStorageBufferRange` and
+//! `maxComputeWorkGroupCount`: an op whose bindings fit runs as one launch, a larger one as
+//! several launches over row bands (the band arithmetic is `gpu::bands`, shared with NR; every
+//! op has a band rule), and a size where even the smallest band does not fit is refused at
+//! creation naming the tensor.
+//!
 //! Every op has a kernel. The kernels are plain scalar ones (one
 //! invocation per output quad, row, token or pixel; one workgroup per window and head): exact
 //! first, fast later.
 
+pub mod bands;
 mod launch;
 mod prepare;
 mod resources;

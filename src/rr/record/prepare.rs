@@ -1,6 +1,7 @@
 //! Each op of the RR graph as its kernel launches (`shaders/rr`): the pipeline with its
 //! specialisation, the descriptor set over the op's tensors and weights, the push constants and
-//! the grid.
+//! the grid. An op cut into bands (`super::bands`) has one launch per band, each binding its
+//! band's sub-ranges with the band's row count in its push constants.
 
 use std::sync::Arc;
 
@@ -9,24 +10,44 @@ use crate::gpu::{
 };
 use crate::rr::graph::{DType, Epilogue, Graph, Op, Seed, TensorId};
 
-use super::launch::{grid, Frame, Launch, GROUP};
+use super::bands::{band_binding, image_read_row0, shifts, touched, window_rows, Axis, Band};
+use super::launch::{grid, Frame, Launch, WindowBand, GROUP};
 use super::resources::{Resources, EXPOSURE_PARTIALS};
 
 fn u(v: usize) -> u32 {
     v as u32
 }
 
-/// The launches of `graph.nodes[node]` (one, or two for an encoder tail with a next level; the
-/// match is exhaustive, so a new op kind needs its kernel here).
+/// The launches of `graph.nodes[node]` over `bands` (its plan, `super::bands::plan_node`): one
+/// per band, or two for an encoder tail with a next level; the match is exhaustive, so a new op
+/// kind needs its kernel here.
 pub fn prepare(
     ctx: &Arc<GpuContext>,
     graph: &Graph,
     res: &Resources,
     arena: &mut DescriptorArena,
     node: usize,
+    bands: &[Band],
 ) -> Result<Vec<Launch>, GpuError> {
     let op = &graph.nodes[node].op;
     let label = graph.nodes[node].label.as_str();
+    let axis = Axis::of(graph, &graph.nodes[node]);
+    // Tensor `t`'s binding for band `b`: the rows the band touches, or the whole tensor.
+    let sub = |t: TensorId, b: Band| -> BufferBinding {
+        touched(graph, &axis, b, 0)
+            .into_iter()
+            .find(|(u, _)| *u == t)
+            .map_or_else(
+                || res.t(t),
+                |(_, rows)| band_binding(graph, t, res.t(t), rows),
+            )
+    };
+    if bands.is_empty() || (matches!(axis, Axis::Whole) && bands.len() != 1) {
+        return Err(GpuError::invalid(
+            format!("rr launch `{label}`"),
+            format!("{} bands planned for an op of axis {axis:?}", bands.len()),
+        ));
+    }
     let size = |t: TensorId| graph.grid_size(graph.tensors[t].grid);
     let ch = |t: TensorId| graph.tensors[t].channels;
     let mut make = |desc: PipelineDesc,
@@ -57,15 +78,20 @@ pub fn prepare(
             eps,
             out,
         } => {
-            let rows = graph.rows(*input);
             let x_f16 = graph.tensors[*input].dtype == DType::F16;
-            vec![make(
-                PipelineDesc::new("rr/norm", 3, 12).with_spec(SpecConstant::bool(0, x_f16)),
-                &[res.t(*input), res.vec(gain.layer, gain.vec)?, res.t(*out)],
-                vec![u(rows), u(ch(*input)), u32::from(*eps)],
-                rows as u64,
-                Frame::Fixed,
-            )?]
+            let g = res.vec(gain.layer, gain.vec)?;
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/norm", 3, 12).with_spec(SpecConstant::bool(0, x_f16)),
+                        &[sub(*input, b), g, sub(*out, b)],
+                        vec![b.len(), u(ch(*input)), u32::from(*eps)],
+                        u64::from(b.len()),
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Gemm {
             input,
@@ -74,10 +100,9 @@ pub fn prepare(
             epilogue,
             out,
         } => {
-            let rows = graph.rows(*input);
             let (seed_kind, bias, x) = match seed {
-                Seed::Zero => (0, dummy, dummy),
-                Seed::Bias(b) => (1, res.vec(b.layer, b.vec)?, dummy),
+                Seed::Zero => (0, dummy, None),
+                Seed::Bias(b) => (1, res.vec(b.layer, b.vec)?, None),
                 Seed::Residual { x, bias } => (
                     if graph.tensors[*x].dtype == DType::F16 {
                         3
@@ -85,7 +110,7 @@ pub fn prepare(
                         2
                     },
                     res.vec(bias.layer, bias.vec)?,
-                    res.t(*x),
+                    Some(*x),
                 ),
             };
             check_quads(label, &[mat.n, mat.k])?;
@@ -95,21 +120,27 @@ pub fn prepare(
                 Epilogue::Q8Act => 2,
                 Epilogue::Q8Relu => 3,
             };
-            vec![make(
-                gemm_desc(0, seed_kind, epi),
-                &[
-                    res.t(*input),
-                    res.mat(mat.layer, mat.mat)?,
-                    bias,
-                    x,
-                    res.t(*out),
-                    res.c(res.act),
-                    dummy,
-                ],
-                vec![u(rows), u(mat.n), u(mat.k), 0, 0, 0],
-                (rows * mat.n / 4) as u64,
-                Frame::Fixed,
-            )?]
+            let w = res.mat(mat.layer, mat.mat)?;
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        gemm_desc(0, seed_kind, epi),
+                        &[
+                            sub(*input, b),
+                            w,
+                            bias,
+                            x.map_or(dummy, |x| sub(x, b)),
+                            sub(*out, b),
+                            res.c(res.act),
+                            dummy,
+                        ],
+                        vec![b.len(), u(mat.n), u(mat.k), 0, 0, 0],
+                        u64::from(b.len()) * (mat.n / 4) as u64,
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Merge {
             input,
@@ -118,23 +149,22 @@ pub fn prepare(
             out,
         } => {
             let (fine, coarse) = (size(*input), size(*out));
-            let rows = coarse.area();
             check_quads(label, &[mat.n, mat.k, ch(*input)])?;
-            vec![make(
-                gemm_desc(1, 1, 1),
-                &[
-                    res.t(*input),
-                    res.mat(mat.layer, mat.mat)?,
-                    res.vec(bias.layer, bias.vec)?,
-                    dummy,
-                    res.t(*out),
-                    dummy,
-                    dummy,
-                ],
-                vec![u(rows), u(mat.n), u(mat.k), u(ch(*input)), fine.w, coarse.w],
-                (rows * mat.n / 4) as u64,
-                Frame::Fixed,
-            )?]
+            let (w, bv) = (res.mat(mat.layer, mat.mat)?, res.vec(bias.layer, bias.vec)?);
+            bands
+                .iter()
+                .map(|&b| {
+                    // The band's coarse token rows (whole rows of the coarse level).
+                    let rows = b.len() * coarse.w;
+                    make(
+                        gemm_desc(1, 1, 1),
+                        &[sub(*input, b), w, bv, dummy, sub(*out, b), dummy, dummy],
+                        vec![rows, u(mat.n), u(mat.k), u(ch(*input)), fine.w, coarse.w],
+                        u64::from(rows) * (mat.n / 4) as u64,
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Expand {
             low,
@@ -144,23 +174,30 @@ pub fn prepare(
             out,
         } => {
             let (fine, coarse) = (size(*out), size(*low));
-            let rows = coarse.area();
             check_quads(label, &[mat.n, mat.k, ch(*out)])?;
-            vec![make(
-                gemm_desc(0, 1, 4),
-                &[
-                    res.t(*low),
-                    res.mat(mat.layer, mat.mat)?,
-                    res.vec(bias.layer, bias.vec)?,
-                    dummy,
-                    res.t(*out),
-                    dummy,
-                    res.t(*skip),
-                ],
-                vec![u(rows), u(mat.n), u(mat.k), u(ch(*out)), fine.w, coarse.w],
-                (rows * mat.n / 4) as u64,
-                Frame::Fixed,
-            )?]
+            let (w, bv) = (res.mat(mat.layer, mat.mat)?, res.vec(bias.layer, bias.vec)?);
+            bands
+                .iter()
+                .map(|&b| {
+                    // The band's coarse token rows; they write fine rows 2a..2b.
+                    let rows = b.len() * coarse.w;
+                    make(
+                        gemm_desc(0, 1, 4),
+                        &[
+                            sub(*low, b),
+                            w,
+                            bv,
+                            dummy,
+                            sub(*out, b),
+                            dummy,
+                            sub(*skip, b),
+                        ],
+                        vec![rows, u(mat.n), u(mat.k), u(ch(*out)), fine.w, coarse.w],
+                        u64::from(rows) * (mat.n / 4) as u64,
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Attention {
             u: ut,
@@ -177,18 +214,54 @@ pub fn prepare(
                 .get(layer)
                 .map(|&i| res.c(i))
                 .ok_or_else(|| GpuError::invalid("rr weights", "score biases not loaded"))?;
-            vec![make(
-                PipelineDesc::new("rr/attention", 4, 28),
-                &[res.t(*ut), res.t(*v), bias, res.t(*out)],
-                Vec::new(),
-                0,
-                Frame::Attention {
-                    w: s.w,
-                    h: s.h,
-                    heads: u(*heads),
-                    side: *side,
-                },
-            )?]
+            let desc = || PipelineDesc::new("rr/attention", 4, 40);
+            let frame = |band| Frame::Attention {
+                w: s.w,
+                h: s.h,
+                heads: u(*heads),
+                side: *side,
+                band,
+            };
+            if bands.len() == 1 {
+                vec![make(
+                    desc(),
+                    &[res.t(*ut), res.t(*v), bias, res.t(*out)],
+                    Vec::new(),
+                    0,
+                    frame(None),
+                )?]
+            } else {
+                // One launch per band and shift y, bound to the rows the band touches there.
+                let mut launches = Vec::new();
+                for &b in bands {
+                    for &sy in shifts(&axis) {
+                        let Some((keys, queries)) = window_rows(s.h, sy, b) else {
+                            continue;
+                        };
+                        let rows = |r: &std::ops::Range<u64>| {
+                            r.start * u64::from(s.w)..r.end * u64::from(s.w)
+                        };
+                        let sub = |t: TensorId, r: &std::ops::Range<u64>| {
+                            band_binding(graph, t, res.t(t), rows(r))
+                        };
+                        let band = WindowBand {
+                            sy,
+                            row0: b.start,
+                            rows: b.end.min((s.h + sy).div_ceil(8)) - b.start,
+                            in_row0: keys.start as u32,
+                            out_row0: queries.start as u32,
+                        };
+                        launches.push(make(
+                            desc(),
+                            &[sub(*ut, &keys), sub(*v, &keys), bias, sub(*out, &queries)],
+                            Vec::new(),
+                            0,
+                            frame(Some(band)),
+                        )?);
+                    }
+                }
+                launches
+            }
         }
         Op::EncoderTail {
             logits,
@@ -199,31 +272,50 @@ pub fn prepare(
         } => {
             let s = size(*logits);
             let split = out120.is_some();
-            let mut v = vec![make(
-                PipelineDesc::new("rr/encoder_tail", 6, 12).with_spec(SpecConstant::bool(0, split)),
-                &[
-                    res.t(*logits),
-                    res.t(*image),
-                    res.t(*out112),
-                    out120.map_or(res.sink.binding(), |t| res.t(t)),
-                    res.c(res.exp),
-                    res.c(res.sigmoid),
-                ],
-                vec![s.w, s.h, u(ch(*logits))],
-                s.area() as u64,
-                Frame::Fixed,
-            )?];
+            let mut v = bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/encoder_tail", 6, 24)
+                            .with_spec(SpecConstant::bool(0, split)),
+                        &[
+                            sub(*logits, b),
+                            sub(*image, b),
+                            sub(*out112, b),
+                            out120.map_or(res.sink.binding(), |t| sub(t, b)),
+                            res.c(res.exp),
+                            res.c(res.sigmoid),
+                        ],
+                        vec![
+                            s.w,
+                            s.h,
+                            u(ch(*logits)),
+                            b.start,
+                            b.len(),
+                            image_read_row0(graph, &axis, b),
+                        ],
+                        u64::from(s.w) * u64::from(b.len()),
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             if let Some(o128) = out128 {
+                // The quarter average after every band of the filter (one barrier): a band of
+                // fine rows [a, b) (a even) writes coarse rows [a/2, b/2), relative to its
+                // bindings.
                 let c = size(*o128);
-                let mut q = make(
-                    PipelineDesc::new("rr/quad", 2, 12),
-                    &[res.t(*out112), res.t(*o128)],
-                    vec![c.w, c.h, s.w],
-                    c.area() as u64,
-                    Frame::Fixed,
-                )?;
-                q.then_barrier = true;
-                v.push(q);
+                for (k, &b) in bands.iter().enumerate() {
+                    let rows = b.end.div_ceil(2) - b.start / 2;
+                    let mut q = make(
+                        PipelineDesc::new("rr/quad", 2, 12),
+                        &[sub(*out112, b), sub(*o128, b)],
+                        vec![c.w, rows, s.w],
+                        u64::from(c.w) * u64::from(rows),
+                        Frame::Fixed,
+                    )?;
+                    q.then_barrier = k == 0;
+                    v.push(q);
+                }
             }
             v
         }
@@ -235,59 +327,117 @@ pub fn prepare(
             out,
         } => {
             let (s, c) = (size(*out), size(*coarse));
-            vec![make(
-                PipelineDesc::new("rr/decoder_tail", 7, 20),
-                &[
-                    res.t(*logits),
-                    res.t(*coarse),
-                    res.t(*low),
-                    res.t(*detail),
-                    res.t(*out),
-                    res.c(res.exp),
-                    res.c(res.sigmoid),
-                ],
-                vec![s.w, s.h, u(ch(*logits)), c.w, c.h],
-                s.area() as u64,
-                Frame::Fixed,
-            )?]
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/decoder_tail", 7, 32),
+                        &[
+                            sub(*logits, b),
+                            sub(*coarse, b),
+                            sub(*low, b),
+                            sub(*detail, b),
+                            sub(*out, b),
+                            res.c(res.exp),
+                            res.c(res.sigmoid),
+                        ],
+                        vec![
+                            s.w,
+                            s.h,
+                            u(ch(*logits)),
+                            c.w,
+                            c.h,
+                            b.start,
+                            b.len(),
+                            image_read_row0(graph, &axis, b),
+                        ],
+                        u64::from(s.w) * u64::from(b.len()),
+                        Frame::Fixed,
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
-        Op::Dec0Outputs { x2, out48, out144 } => {
-            let rows = graph.rows(*x2);
-            vec![make(
-                PipelineDesc::new("rr/dec0_outputs", 4, 8),
-                &[res.t(*x2), res.t(*out48), res.t(*out144), res.c(res.tanh)],
-                vec![u(rows), u(ch(*x2))],
-                rows as u64,
-                Frame::Fixed,
-            )?]
-        }
+        Op::Dec0Outputs { x2, out48, out144 } => bands
+            .iter()
+            .map(|&b| {
+                make(
+                    PipelineDesc::new("rr/dec0_outputs", 4, 8),
+                    &[
+                        sub(*x2, b),
+                        sub(*out48, b),
+                        sub(*out144, b),
+                        res.c(res.tanh),
+                    ],
+                    vec![b.len(), u(ch(*x2))],
+                    u64::from(b.len()),
+                    Frame::Fixed,
+                )
+            })
+            .collect::<Result<_, _>>()?,
         Op::Exposure { color, out } => {
             let px = graph.rows(*color);
-            let groups = (px as u64).div_ceil(256).clamp(1, EXPOSURE_PARTIALS);
-            let bindings = [
-                res.t(*color),
-                res.t(*out),
-                res.partials.binding(),
-                res.exposure_input.binding(),
-            ];
             let pass =
                 |p: u32| PipelineDesc::new("rr/exposure", 4, 24).with_spec(SpecConstant::u32(0, p));
-            let sums = make(
-                pass(0),
-                &bindings,
-                vec![u(px), groups as u32],
-                groups * GROUP as u64,
-                Frame::Exposure { groups },
-            )?;
+            // Pass 0 per band of render rows, each into its own run of partials (a multiple of
+            // 32 of them: 256-byte aligned, and contiguous, so pass 1 sums exactly the slots
+            // written; integer sums, so any cut gives the same S).
+            let slots = |n: u64| -> Result<u64, GpuError> {
+                let per = EXPOSURE_PARTIALS / 32 / n * 32;
+                if n == 1 {
+                    Ok((px as u64).div_ceil(256).clamp(1, EXPOSURE_PARTIALS))
+                } else if per == 0 {
+                    Err(GpuError::invalid(
+                        format!("rr launch `{label}`"),
+                        format!("{n} bands of the exposure's sum: at most 32"),
+                    ))
+                } else {
+                    Ok(per)
+                }
+            };
+            let per = slots(bands.len() as u64)?;
+            let rw = u64::from(graph.geometry.render.w);
+            let mut v = Vec::new();
+            for (k, &b) in bands.iter().enumerate() {
+                let partials = BufferBinding {
+                    offset: k as u64 * per * 8,
+                    range: per * 8,
+                    ..res.partials.binding()
+                };
+                let band_px = if bands.len() == 1 {
+                    px as u64
+                } else {
+                    u64::from(b.len()) * rw
+                };
+                v.push(make(
+                    pass(0),
+                    &[
+                        sub(*color, b),
+                        res.t(*out),
+                        partials,
+                        res.exposure_input.binding(),
+                    ],
+                    vec![band_px as u32, per as u32],
+                    per * GROUP as u64,
+                    Frame::Exposure { groups: per },
+                )?);
+            }
+            // Pass 1 reads no colour; any valid binding of it will do.
+            let total = per * bands.len() as u64;
             let mut last = make(
                 pass(1),
-                &bindings,
-                vec![u(px), groups as u32],
+                &[
+                    sub(*color, bands[0]),
+                    res.t(*out),
+                    res.partials.binding(),
+                    res.exposure_input.binding(),
+                ],
+                vec![u(px), total as u32],
                 GROUP as u64,
                 Frame::Exposure { groups: 1 },
             )?;
             last.then_barrier = true;
-            vec![sums, last]
+            v.push(last);
+            v
         }
         Op::Reproject {
             history,
@@ -296,18 +446,26 @@ pub fn prepare(
             out,
         } => {
             let (r, o) = (graph.geometry.render, graph.geometry.output);
-            vec![make(
-                PipelineDesc::new("rr/reproject", 4, 36),
-                &[
-                    res.t(*history),
-                    res.t(*guides),
-                    res.t(*exposure),
-                    res.t(*out),
-                ],
-                vec![r.w, r.h, o.w, o.h],
-                r.area() as u64,
-                Frame::Stage { valid: true },
-            )?]
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/reproject", 4, 44),
+                        &[
+                            res.t(*history),
+                            sub(*guides, b),
+                            res.t(*exposure),
+                            sub(*out, b),
+                        ],
+                        vec![r.w, r.h, o.w, o.h, b.start, b.len()],
+                        u64::from(r.w) * u64::from(b.len()),
+                        Frame::Stage {
+                            valid: true,
+                            banded: false,
+                        },
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Features {
             color,
@@ -319,21 +477,36 @@ pub fn prepare(
             colour,
         } => {
             let (r, l) = (graph.geometry.render, size(*features));
-            vec![make(
-                PipelineDesc::new("rr/features", 6, 32)
-                    .with_spec(SpecConstant::bool(0, *depth_of_field)),
-                &[
-                    res.t(*color),
-                    res.t(*guides),
-                    res.t(*history),
-                    res.t(*exposure),
-                    res.t(*features),
-                    res.t(*colour),
-                ],
-                vec![r.w, r.h, l.w, l.h],
-                l.area() as u64,
-                Frame::Stage { valid: false },
-            )?]
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/features", 6, 40)
+                            .with_spec(SpecConstant::bool(0, *depth_of_field)),
+                        &[
+                            sub(*color, b),
+                            sub(*guides, b),
+                            sub(*history, b),
+                            res.t(*exposure),
+                            sub(*features, b),
+                            sub(*colour, b),
+                        ],
+                        vec![
+                            r.w,
+                            r.h,
+                            l.w,
+                            b.len(),
+                            b.start,
+                            image_read_row0(graph, &axis, b),
+                        ],
+                        u64::from(l.w) * u64::from(b.len()),
+                        Frame::Stage {
+                            valid: false,
+                            banded: false,
+                        },
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
         Op::Output {
             image,
@@ -347,24 +520,43 @@ pub fn prepare(
             alpha,
         } => {
             let (r, o, l) = (graph.geometry.render, graph.geometry.output, size(*image));
-            vec![make(
-                PipelineDesc::new("rr/output", 10, 40),
-                &[
-                    res.t(*image),
-                    res.t(*codes),
-                    res.t(*kernel),
-                    res.t(*history),
-                    res.t(*guides),
-                    res.t(*color),
-                    res.t(*exposure),
-                    res.t(*out),
-                    res.t(*alpha),
-                    res.c(res.sigmoid),
-                ],
-                vec![r.w, r.h, o.w, o.h, l.w],
-                o.area() as u64,
-                Frame::Stage { valid: true },
-            )?]
+            let banded = bands.len() > 1;
+            bands
+                .iter()
+                .map(|&b| {
+                    make(
+                        PipelineDesc::new("rr/output", 10, 52),
+                        &[
+                            sub(*image, b),
+                            sub(*codes, b),
+                            sub(*kernel, b),
+                            res.t(*history),
+                            sub(*guides, b),
+                            sub(*color, b),
+                            res.t(*exposure),
+                            sub(*out, b),
+                            sub(*alpha, b),
+                            res.c(res.sigmoid),
+                        ],
+                        vec![
+                            r.w,
+                            r.h,
+                            o.w,
+                            o.h,
+                            l.w,
+                            b.start,
+                            b.len(),
+                            image_read_row0(graph, &axis, b),
+                        ],
+                        u64::from(o.w) * u64::from(b.len()),
+                        // Bands bind the render rows of a jitter within MAX_JITTER.
+                        Frame::Stage {
+                            valid: true,
+                            banded,
+                        },
+                    )
+                })
+                .collect::<Result<_, _>>()?
         }
     })
 }
