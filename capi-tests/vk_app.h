@@ -1,7 +1,7 @@
-/* The application side of the C harness's Vulkan programs (replay.c, device.c, core.c, the
- * NVIDIA SDK client): instance (with
+/* The application side of the C harness's Vulkan programs (replay.c, device.c, core.c,
+ * core_rr.c, the NVIDIA SDK clients): instance (with
  * the Khronos validation layer and an error counter when the layer is installed), a device with
- * the features the exact route needs, host-visible buffers, images with the
+ * the features the exact route needs, host-visible buffers, images (colour or depth) with the
  * NVSDK_NGX_Resource_VK an engine would build, barriers and uploads. Each program defines
  * `g_program` (its name, used in messages) before including this header. */
 #ifndef OPENNGX_CAPI_VK_APP_H
@@ -289,7 +289,9 @@ typedef struct {
 } Image;
 
 /* The aspect an engine views a format through: a depth buffer's depth (D32_SFLOAT, D16_UNORM;
- * the combined depth/stencil formats too, viewed through their depth), else colour. */
+ * the combined depth/stencil formats too, viewed through their depth, though their barriers
+ * would need both aspects without separateDepthStencilLayouts: no program here uses one), else
+ * colour. */
 static inline VkImageAspectFlags format_aspect(VkFormat format) {
     switch (format) {
         case VK_FORMAT_D16_UNORM:
