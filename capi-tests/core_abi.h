@@ -101,7 +101,9 @@ static inline int core_open(Core *c) {
     size_t i;
     memset(c, 0, sizeof *c);
     c->lib = dlopen(CORE_NAME, RTLD_NOW);
+    g_checks++;
     if (!c->lib) {
+        g_failures++; /* a Core that cannot be loaded is a failure, not an empty run */
         fprintf(stderr, "%s: dlopen(%s): %s\n", g_program, CORE_NAME, dlerror());
         return 0;
     }

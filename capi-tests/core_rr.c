@@ -15,8 +15,9 @@
  * as a renderer's depth buffer) and scalars -> each Output read back and compared byte for byte
  * with the fixture's output.bin -> ReleaseFeature -> Shutdown1 with nothing left -> dlclose
  * unmaps the Core. Checks that it fails when it should: on frame 0 an evaluation without the
- * required Depth answers FAIL_MissingInput (and the log names the key) and leaves the feature
- * as it was (the frame then evaluated is still bit-exact); frame 1's Output differs from frame
+ * required Depth answers FAIL_MissingInput (and the log names the key), one whose depth claims
+ * R8G8_UNORM FAIL_UnsupportedInputFormat, and both leave the feature as they found it (the
+ * frame then evaluated is still bit-exact); frame 1's Output differs from frame
  * 0's expected bytes (the comparison sees a wrong frame); the released handle is not found.
  * With the validation layer (synchronization validation too) an error fails the program.
  * Exit status: number of failed checks (capped at 100); 77 = skipped (no Vulkan device). */
@@ -116,6 +117,15 @@ static int record_rr(VkCommandBuffer cmd, RrFixture *fx, int index, void *user) 
         g_log_lines = 0;
         CHECK_CODE(l->core->EvaluateFeature(cmd, l->rr, l->eval, NULL), NVSDK_NGX_Result_FAIL_MissingInput);
         CHECK_TRUE(logged("missing required input", "Depth"));
+        /* A depth resource claiming a format the import does not read (R8G8_UNORM: not a depth
+         * format of the table) is refused before anything is recorded. */
+        {
+            RrInput *depth = rr_guide(fx, "Depth");
+            NVSDK_NGX_Resource_VK wrong = depth->img.resource;
+            wrong.Resource.ImageViewInfo.Format = VK_FORMAT_R8G8_UNORM;
+            vt_set_vp(l->eval, "Depth", &wrong);
+            CHECK_CODE(l->core->EvaluateFeature(cmd, l->rr, l->eval, NULL), NVSDK_NGX_Result_FAIL_UnsupportedInputFormat);
+        }
     }
     set_eval(l->eval, fx, &fx->frames[index]);
     CHECK_CODE(l->core->EvaluateFeature(cmd, l->rr, l->eval, NULL), NVSDK_NGX_Result_Success);
