@@ -17,6 +17,8 @@
  * and parameter maps are alive, that dlclose really unmaps the Core (RTLD_NOLOAD finds it gone:
  * no thread or TLS destructor of it is left behind), and a second life after a fresh dlopen
  * (state rebuilt from nothing, one more bit-exact frame, the other Init forms, Shutdown).
+ * The Core's signatures, its loading and the vtable accessors are core_abi.h's (shared with
+ * core_rr.c, feature 13 through the Core).
  * Exit status: number of failed checks (capped at 100); 77 = skipped (no Vulkan device). */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
