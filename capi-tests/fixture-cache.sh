@@ -35,3 +35,24 @@ fixture_dir() { # library cache_dir
     fi
     printf '%s\n' "$dir"
 }
+
+# Prints the directory of Ray Reconstruction's synthetic model (model/) and a fixture of 3 frames
+# of the synthetic scene at 64x48 -> 96x72 written by RR's CPU reference (fixture/) under the
+# cache directory, writing them first when missing (core_rr.c and the NVIDIA SDK's RR client
+# replay it).
+rr_fixture_dir() { # library cache_dir
+    local bin dir="$2/rr-64x48-96x72-f3"
+    bin="$(dirname "$1")/openngx"
+    if [ ! -f "$dir/fixture/manifest.json" ]; then
+        rm -rf "$dir"
+        mkdir -p "$dir" || return 1
+        echo "core-rr: writing the RR model and fixture with the CPU reference..." >&2
+        if ! "$bin" synth-model --feature rr --out "$dir/model" >&2 ||
+            ! "$bin" reference --feature rr --model "$dir/model" --synthetic-scene --width 64 --height 48 \
+                --out-width 96 --out-height 72 --frames 3 --out "$dir/fixture" >&2; then
+            rm -rf "$dir"
+            return 1
+        fi
+    fi
+    printf '%s\n' "$dir"
+}

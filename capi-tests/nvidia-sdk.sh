@@ -8,7 +8,8 @@
 #
 # Then the same for Ray Reconstruction (feature 13): nvidia_sdk_rr_client.cpp creates and evaluates
 # it through NVIDIA's DLSSD helpers over an RR fixture (3 frames, 64x48 -> 96x72) that the
-# `openngx` CLI writes (synth-model + reference --feature rr), every frame bit-exact.
+# `openngx` CLI writes (synth-model + reference --feature rr; fixture-cache.sh's rr_fixture_dir,
+# the one run.sh's core_rr.c replays), every frame bit-exact.
 #
 # Usage: capi-tests/nvidia-sdk.sh SDK_DIR [CORE_LIB]
 #   OPENNGX_NVSDK_PARTS="nr rr" (the default) picks the parts to run.
@@ -61,7 +62,7 @@ if [ ! -f "$fixture/manifest.json" ]; then
 fi
 
 # NVIDIA's headers are system headers here (their warnings are not ours); the archive needs
-# libstdc++ and libdl. The RR client uses part of fixture.h's helpers (the JSON reader).
+# libstdc++ and libdl.
 build() { # source output [extra flags]
     c++ -std=c++17 -Wall -Wextra -Werror "${@:3}" -isystem "$sdk/include" -I "$here" "$here/$1" \
         "$archive" -o "$work/$2" -lstdc++ -ldl -lpthread -lvulkan
@@ -88,24 +89,19 @@ if [[ " $parts " == *" nr "* ]]; then
     status=$nr
 fi
 if [[ " $parts " == *" rr "* ]]; then
-    cli="$target/debug/openngx"
-    if [ ! -x "$cli" ]; then
-        echo "nvidia-sdk: the CLI $cli is missing (it writes the RR model and fixture): build it with ./x build" >&2
-        exit 2
-    fi
-    if ! "$cli" synth-model --feature rr --out "$work/rr-model" >"$work/rr-synth.log" 2>&1 ||
-        ! "$cli" reference --feature rr --model "$work/rr-model" --synthetic-scene --width 64 --height 48 \
-            --out-width 96 --out-height 72 --frames 3 --out "$work/rr-fixture" >"$work/rr-reference.log" 2>&1; then
-        cat "$work/rr-synth.log" "$work/rr-reference.log" >&2
-        echo "nvidia-sdk: FAIL (RR model or fixture)"
+    # RR's model and fixture, written once per `openngx` binary beside the library (run.sh's).
+    . "$here/fixture-cache.sh"
+    if ! rr_cache="$(cache_dir "$target/debug/libopenngx.so")" ||
+        ! rr_dir="$(rr_fixture_dir "$target/debug/libopenngx.so" "$rr_cache")"; then
+        echo "nvidia-sdk: FAIL (RR model or fixture; the CLI $target/debug/openngx writes them: ./x build)"
         exit 1
     fi
-    if ! build nvidia_sdk_rr_client.cpp nvidia-sdk-rr-client -Wno-unused-function; then
+    if ! build nvidia_sdk_rr_client.cpp nvidia-sdk-rr-client; then
         echo "nvidia-sdk: FAIL (RR client build)"
         exit 1
     fi
-    LD_LIBRARY_PATH="$work/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_RR_MODEL_DIR="$work/rr-model" \
-        "$work/nvidia-sdk-rr-client" "$work/rr-fixture"
+    LD_LIBRARY_PATH="$work/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_RR_MODEL_DIR="$rr_dir/model" \
+        "$work/nvidia-sdk-rr-client" "$rr_dir/fixture"
     rr=$?
     verdict "feature 13" "$rr"
     if [ "$status" -eq 0 ] || [ "$status" -eq 77 ]; then status=$rr; fi

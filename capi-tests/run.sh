@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the C/C++ programs of capi-tests/ against include/openngx.h and the given
 # libopenngx.so, runs each, runs the leak check under valgrind, checks the NGX Core (its exported
-# symbols and soname, and core.c, which plays NVIDIA's static library against it), and prints
+# symbols and soname; core.c, which plays NVIDIA's static library against it, and core_rr.c,
+# the same for Ray Reconstruction), and prints
 # `N passed, N failed`.
 # Usage: capi-tests/run.sh <path-to-libopenngx.so> [<path-to-the-Core>]
 #   (e.g. /var/cache/openngx/target/debug/libopenngx.so; the Core, built by ./x from core/,
@@ -188,6 +189,19 @@ if cache="$(cache_dir "$1")" && broken="$(broken_models "$cache/model")"; then
         LD_LIBRARY_PATH="$work/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_MODEL_DIR="$replay_model" \
             "$work/core" "$replay_dir"
         record core $?
+    fi
+    # Feature 13 (Ray Reconstruction) through the Core (core_rr.c): the calls NVIDIA's static
+    # library makes for a game's DLSSD helpers, over RR's fixture (3 frames 64x48 -> 96x72 of
+    # RR's CPU reference, cached beside the NR one), each Output byte for byte, the depth in
+    # D32_SFLOAT, a missing required input refused.
+    if [ -f "$work/ngx-core/libnvidia-ngx.so.1" ]; then
+        if ! rr_dir="$(rr_fixture_dir "$1" "$cache")"; then
+            record "core-rr (RR model and fixture)" 1
+        elif build_core_program core-rr cc -std=c99 core_rr.c -ldl -lvulkan; then
+            LD_LIBRARY_PATH="$work/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_RR_MODEL_DIR="$rr_dir/model" \
+                "$work/core-rr" "$rr_dir/fixture"
+            record core-rr $?
+        fi
     fi
 else
     record "device programs (model)" 1

@@ -1,7 +1,7 @@
-/* The application side of the C harness's Vulkan programs (replay.c, device.c, core.c, the
- * NVIDIA SDK client): instance (with
+/* The application side of the C harness's Vulkan programs (replay.c, device.c, core.c,
+ * core_rr.c, the NVIDIA SDK clients): instance (with
  * the Khronos validation layer and an error counter when the layer is installed), a device with
- * the features the exact route needs, host-visible buffers, images with the
+ * the features the exact route needs, host-visible buffers, images (colour or depth) with the
  * NVSDK_NGX_Resource_VK an engine would build, barriers and uploads. Each program defines
  * `g_program` (its name, used in messages) before including this header. */
 #ifndef OPENNGX_CAPI_VK_APP_H
@@ -284,8 +284,25 @@ typedef struct {
     VkImage image;
     VkDeviceMemory memory;
     VkImageView view;
+    VkImageAspectFlags aspect; /* of the view, the resource and the copies */
     NVSDK_NGX_Resource_VK resource;
 } Image;
+
+/* The aspect an engine views a format through: a depth buffer's depth (D32_SFLOAT, D16_UNORM;
+ * the combined depth/stencil formats too, viewed through their depth, though their barriers
+ * would need both aspects without separateDepthStencilLayouts: no program here uses one), else
+ * colour. */
+static inline VkImageAspectFlags format_aspect(VkFormat format) {
+    switch (format) {
+        case VK_FORMAT_D16_UNORM:
+        case VK_FORMAT_X8_D24_UNORM_PACK32:
+        case VK_FORMAT_D32_SFLOAT:
+        case VK_FORMAT_D16_UNORM_S8_UINT:
+        case VK_FORMAT_D24_UNORM_S8_UINT:
+        case VK_FORMAT_D32_SFLOAT_S8_UINT: return VK_IMAGE_ASPECT_DEPTH_BIT;
+        default: return VK_IMAGE_ASPECT_COLOR_BIT;
+    }
+}
 
 static inline int make_image(Image *img, VkFormat format, uint32_t w, uint32_t h, VkImageUsageFlags usage) {
     VkImageCreateInfo ici;
@@ -295,6 +312,7 @@ static inline int make_image(Image *img, VkFormat format, uint32_t w, uint32_t h
     VkImageSubresourceRange range = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     int type;
     memset(img, 0, sizeof *img);
+    range.aspectMask = img->aspect = format_aspect(format);
     memset(&ici, 0, sizeof ici);
     ici.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
     ici.imageType = VK_IMAGE_TYPE_2D;
@@ -343,8 +361,10 @@ static inline void free_image(Image *img) {
     if (img->memory) vkFreeMemory(g_device, img->memory, NULL);
 }
 
-static inline void barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to, VkAccessFlags src_access,
-                    VkAccessFlags dst_access, VkPipelineStageFlags src_stage, VkPipelineStageFlags dst_stage) {
+/* A layout transition and/or dependency on one aspect of a single-mip, single-layer image. */
+static inline void barrier_aspect(VkCommandBuffer cmd, VkImage image, VkImageAspectFlags aspect, VkImageLayout from,
+                                  VkImageLayout to, VkAccessFlags src_access, VkAccessFlags dst_access,
+                                  VkPipelineStageFlags src_stage, VkPipelineStageFlags dst_stage) {
     VkImageMemoryBarrier b;
     memset(&b, 0, sizeof b);
     b.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
@@ -355,29 +375,35 @@ static inline void barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout fro
     b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     b.image = image;
-    b.subresourceRange.aspectMask = VK_IMAGE_ASPECT_COLOR_BIT;
+    b.subresourceRange.aspectMask = aspect;
     b.subresourceRange.levelCount = 1;
     b.subresourceRange.layerCount = 1;
     vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 0, NULL, 0, NULL, 1, &b);
 }
 
-/* Copy `buffer` from `offset` (tightly packed) into `img`, leaving it in
- * SHADER_READ_ONLY_OPTIMAL. */
+/* barrier_aspect on a colour image. */
+static inline void barrier(VkCommandBuffer cmd, VkImage image, VkImageLayout from, VkImageLayout to, VkAccessFlags src_access,
+                    VkAccessFlags dst_access, VkPipelineStageFlags src_stage, VkPipelineStageFlags dst_stage) {
+    barrier_aspect(cmd, image, VK_IMAGE_ASPECT_COLOR_BIT, from, to, src_access, dst_access, src_stage, dst_stage);
+}
+
+/* Copy `buffer` from `offset` (tightly packed) into `img` (its aspect: a depth image's depth
+ * words), leaving it in SHADER_READ_ONLY_OPTIMAL. */
 static inline void upload_image(VkCommandBuffer cmd, const Buffer *buffer, VkDeviceSize offset, const Image *img, uint32_t w,
                          uint32_t h) {
     VkBufferImageCopy region;
     memset(&region, 0, sizeof region);
     region.bufferOffset = offset;
-    region.imageSubresource.aspectMask = VK_IMAGE_ASPECT_COLOR_BIT;
+    region.imageSubresource.aspectMask = img->aspect;
     region.imageSubresource.layerCount = 1;
     region.imageExtent.width = w;
     region.imageExtent.height = h;
     region.imageExtent.depth = 1;
     /* The previous frame's reads of the image finish before it is overwritten. */
-    barrier(cmd, img->image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
+    barrier_aspect(cmd, img->image, img->aspect, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0,
             VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
     vkCmdCopyBufferToImage(cmd, buffer->buffer, img->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-    barrier(cmd, img->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+    barrier_aspect(cmd, img->image, img->aspect, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
             VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
 }
