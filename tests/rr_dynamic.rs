@@ -13,7 +13,8 @@
 //!   W'xH' of the caller's 64x48 images: every `Output` equals the CPU's byte for byte.
 //!   Sizes outside the bounds (31x48, 64x49, 72x48) are refused with
 //!   `FAIL_InvalidParameter` before anything is recorded; the frame after them still matches,
-//!   so a refusal left the feature as it was.
+//!   so a refusal left the feature as it was. `SizeInBytes` follows the current size (less at
+//!   32x32, the same at 64x48 again) and is 0 after the release.
 
 mod common;
 
@@ -140,6 +141,37 @@ fn cpu_reference_over_changing_render_sizes() {
 
 fn ok(call: &str, r: NVSDK_NGX_Result) {
     assert_eq!(r, NVSDK_NGX_Result_Success, "{call} returned {r:#x}");
+}
+
+/// `SizeInBytes` from the stats callback of the capability map (`NGX_DLSSD_GET_STATS`).
+fn size_in_bytes() -> u64 {
+    let mut caps = std::ptr::null_mut();
+    let mut cb: *mut c_void = std::ptr::null_mut();
+    let mut bytes = 0u64;
+    // SAFETY: local out pointers; the callback address is a PFN_NVSDK_NGX_DLSS_GetStatsCallback.
+    unsafe {
+        ok(
+            "GetCapabilityParameters",
+            NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps),
+        );
+        ok(
+            "GetVoidPointer",
+            NVSDK_NGX_Parameter_GetVoidPointer(caps, c"DLSSDGetStatsCallback".as_ptr(), &mut cb),
+        );
+        assert!(!cb.is_null());
+        let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
+            std::mem::transmute(cb);
+        ok("stats callback", stats(caps));
+        ok(
+            "GetULL",
+            NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes),
+        );
+        ok(
+            "DestroyParameters",
+            NVSDK_NGX_VULKAN_DestroyParameters(caps),
+        );
+    }
+    bytes
 }
 
 fn c(k: &str) -> CString {
@@ -349,6 +381,7 @@ fn gpu_through_the_c_abi_equals_the_cpu_over_changing_render_sizes() {
         assert_eq!(r, NVSDK_NGX_Result_FAIL_InvalidParameter, "{s}: {r:#x}");
     };
     let mut report = Vec::new();
+    let mut held = Vec::new();
     for (n, f) in frames.iter().enumerate() {
         if n == 2 {
             for s in [Size::new(31, 48), Size::new(64, 49), Size::new(72, 48)] {
@@ -493,6 +526,7 @@ fn gpu_through_the_c_abi_equals_the_cpu_over_changing_render_sizes() {
             f.want.len(),
             got.iter().zip(&f.want).position(|(a, b)| a != b)
         );
+        held.push(size_in_bytes());
         let changed = n > 0 && frames[n - 1].size != f.size;
         report.push(format!(
             "frame {n} {}{}{}: equal, Evaluate recorded in {:.3} s",
@@ -502,10 +536,16 @@ fn gpu_through_the_c_abi_equals_the_cpu_over_changing_render_sizes() {
             record_s
         ));
     }
+    // `SizeInBytes` counts the current size's tensors: less at 32x32, the same again at 64x48.
+    assert!(
+        held[2] < held[0] && held[3] == held[0] && held[1] == held[4] && held[4] == held[5],
+        "SizeInBytes per frame: {held:?}"
+    );
     // SAFETY: every submission was waited for; the handle is live.
     ok("ReleaseFeature", unsafe {
         NVSDK_NGX_VULKAN_ReleaseFeature(handle)
     });
+    assert_eq!(size_in_bytes(), 0, "released: nothing held");
     // SAFETY: our map and device; every submission was waited for.
     unsafe {
         NVSDK_NGX_VULKAN_DestroyParameters(p);

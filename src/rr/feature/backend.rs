@@ -20,7 +20,13 @@
 //! `GENERAL`), the output in `GENERAL`, no layout changed.
 //!
 //! Temporal rules are `rr::cpu_frame`'s (the CPU reference's): history from the second frame
-//! on unless `Reset`, the frame counter counts every frame. Formats, the exposure texture and
+//! on unless `Reset`, the frame counter counts every frame.
+//!
+//! **Dynamic resolution** (docs/rr.md): a frame whose render size differs from the last one's
+//! gets a `GpuFrame` built for it on the shared weights (before anything is recorded), whose
+//! history is the last frame's output, copied in the frame's commands (history lives at
+//! output resolution); the old frame is freed once the GPU has passed that copy
+//! (`gpu::deferred`). Formats, the exposure texture and
 //! everything else that can refuse a frame are checked before the first command is recorded,
 //! so a refused frame leaves the feature and the command buffer as they were.
 //!
