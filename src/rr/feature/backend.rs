@@ -552,10 +552,12 @@ impl RrFeature {
         }
         rec.transfer_to_compute();
         let old = std::mem::replace(&mut self.gpu, next);
-        let bytes = self.gpu.device_bytes();
-        self.accounted.fetch_sub(self.bytes, Ordering::Relaxed);
-        self.accounted.fetch_add(bytes, Ordering::Relaxed);
-        self.bytes = bytes;
+        // SizeInBytes: the old frame's tensors out, the new one's in (the feature's other
+        // buffers stay counted).
+        let (out, into) = (old.device_bytes(), self.gpu.device_bytes());
+        self.accounted.fetch_sub(out, Ordering::Relaxed);
+        self.accounted.fetch_add(into, Ordering::Relaxed);
+        self.bytes = self.bytes - out + into;
         self.pending
             .hold_with(spare, rec, vec![Box::new(old), Box::new(batch)]);
     }
