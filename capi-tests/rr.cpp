@@ -216,7 +216,9 @@ int main() {
         Optimal o = optimal_settings(caps, 3840, 2160, m.quality);
         CHECK_CODE(o.result, NVSDK_NGX_Result_Success);
         CHECK_TRUE(o.width == m.w && o.height == m.h);
-        CHECK_TRUE(o.max_w == m.w && o.min_w == m.w && o.max_h == m.h && o.min_h == m.h);
+        // Dynamic resolution (docs/rr.md): max the optimal size, min half of it rounded up.
+        CHECK_TRUE(o.max_w == m.w && o.max_h == m.h);
+        CHECK_TRUE(o.min_w == (m.w + 1) / 2 && o.min_h == (m.h + 1) / 2);
         CHECK_TRUE(o.sharpness == 0.0f);
     }
     CHECK_CODE(optimal_settings(caps, 3840, 2160, 9).result, NVSDK_NGX_Result_FAIL_InvalidParameter);

@@ -533,8 +533,14 @@ fn without_a_backend_feature_13_is_described_but_not_implemented() {
         (Some(1280), Some(720))
     );
     assert_eq!(
-        get_ui(caps, "DLSS.Get.Dynamic.Max.Render.Width"),
-        Some(1280)
+        [
+            "DLSS.Get.Dynamic.Max.Render.Width",
+            "DLSS.Get.Dynamic.Max.Render.Height",
+            "DLSS.Get.Dynamic.Min.Render.Width",
+            "DLSS.Get.Dynamic.Min.Render.Height"
+        ]
+        .map(|k| get_ui(caps, k)),
+        [Some(1280), Some(720), Some(640), Some(360)]
     );
     set_i(caps, "PerfQualityValue", 4); // UltraQuality: not an RR mode, 0x0
                                         // SAFETY: a live map.

@@ -129,6 +129,12 @@ impl Pending {
         }
     }
 
+    /// [`Pending::hold`] with an event made ahead (so that nothing can fail once recording
+    /// began): keep `held` until the commands recorded so far in `rec` have run.
+    pub fn hold_with(&mut self, spare: SpareEvent, rec: &mut Recorder<'_>, held: Held) {
+        self.items.push(spare.record(rec, held));
+    }
+
     /// Drop every entry whose commands have completed; returns how many are still pending.
     pub fn prune(&mut self) -> usize {
         self.items.retain(|a| !a.done());

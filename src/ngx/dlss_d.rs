@@ -26,7 +26,9 @@ use super::params::{ParamObject, ParamRef, Value};
 use super::registry::{self, Description};
 use super::resource::{check_image, read_resource, Role};
 use crate::feature::{FeatureError, ImageInput, Rect};
-use crate::rr::feature::{CreateFlags, Guide, RrCreate, RrFrame, RrInputs, MIN_RENDER};
+use crate::rr::feature::{
+    dynamic_min, CreateFlags, Guide, RrCreate, RrFrame, RrInputs, MIN_RENDER,
+};
 use crate::rr::geometry::Size;
 use crate::rr::keys as k;
 use crate::rr::preset::Preset;
@@ -66,7 +68,8 @@ pub mod keys {
     pub const OUT_WIDTH: &CStr = c"OutWidth";
     /// Optimal settings: the render size out (uint).
     pub const OUT_HEIGHT: &CStr = c"OutHeight";
-    /// Optimal settings: dynamic-resolution bounds out (uint; equal: no dynamic resolution).
+    /// Optimal settings: dynamic-resolution bounds out (uint; the inclusive bounds of
+    /// `DLSS.Render.Subrect.Dimensions` for a feature created at the optimal size).
     pub const DYNAMIC_MAX_WIDTH: &CStr = c"DLSS.Get.Dynamic.Max.Render.Width";
     /// See [`DYNAMIC_MAX_WIDTH`].
     pub const DYNAMIC_MAX_HEIGHT: &CStr = c"DLSS.Get.Dynamic.Max.Render.Height";
@@ -318,7 +321,8 @@ pub fn optimal_render_size(display: Size, quality: i32) -> Size {
 /// `DLSSDOptimalSettingsCallback` (the `NGX_DLSSD_GET_OPTIMAL_SETTINGS` helper's, ngx-abi.md
 /// §7.2): reads `Width`, `Height` (the display size, uint) and `PerfQualityValue` (int, 0..=5),
 /// writes `OutWidth`, `OutHeight` (the render size; 0x0 for a mode RR does not offer), the
-/// dynamic-resolution bounds (both equal to it: no dynamic resolution) and `Sharpness` = 0.
+/// dynamic-resolution bounds (max: the optimal size, the size to create the feature at; min:
+/// `params::dynamic_min` of it, half per axis but at least 32) and `Sharpness` = 0.
 ///
 /// # Safety
 /// `params` must be NULL or a live parameter object.
@@ -341,13 +345,16 @@ pub unsafe extern "C" fn optimal_settings_callback(
             return NVSDK_NGX_Result_FAIL_InvalidParameter;
         }
         let r = optimal_render_size(Size::new(w, h), q);
+        // A feature created at the optimal size accepts frames down to `dynamic_min` of it
+        // (0x0 stays 0x0: the mode is unavailable).
+        let min = if r.w == 0 { r } else { dynamic_min(r) };
         for (key, v) in [
             (keys::OUT_WIDTH, r.w),
             (keys::OUT_HEIGHT, r.h),
             (keys::DYNAMIC_MAX_WIDTH, r.w),
             (keys::DYNAMIC_MAX_HEIGHT, r.h),
-            (keys::DYNAMIC_MIN_WIDTH, r.w),
-            (keys::DYNAMIC_MIN_HEIGHT, r.h),
+            (keys::DYNAMIC_MIN_WIDTH, min.w),
+            (keys::DYNAMIC_MIN_HEIGHT, min.h),
         ] {
             p.set_ui(key, v);
         }
@@ -442,12 +449,8 @@ fn image_at(
 }
 
 /// A guide's image: its own key, else its alias (§12.1).
-fn guide_image(
-    p: &ParamRef,
-    g: Guide,
-    created: &RrCreate,
-) -> Result<Option<ImageInput>, FeatureError> {
-    let rect = g.rect(created, g.subrect_key().map_or((0, 0), |s| base(p, s)));
+fn guide_image(p: &ParamRef, g: Guide, render: Size) -> Result<Option<ImageInput>, FeatureError> {
+    let rect = g.rect(render, g.subrect_key().map_or((0, 0), |s| base(p, s)));
     if let Some(img) = image_at(p, g.key(), role(g), rect)? {
         return Ok(Some(img));
     }
@@ -470,12 +473,25 @@ fn matrix(p: &ParamRef, name: &str) -> Option<[f32; 16]> {
 /// resource is read as an `NVSDK_NGX_Resource_VK`; the exposure texture is not read with
 /// `AutoExposure`. Inputs the network does not read are collected by name.
 pub fn parse_eval(p: &ParamRef, created: &RrCreate) -> Result<RrInputs, FeatureError> {
+    // The frame's render size first (dynamic resolution): every guide's region is that size.
+    let render_subrect = match (
+        opt_ui(p, &format!("{}.Width", k::RENDER_SUBRECT_DIMENSIONS)),
+        opt_ui(p, &format!("{}.Height", k::RENDER_SUBRECT_DIMENSIONS)),
+    ) {
+        // The helper writes 0x0 when the application gives no render sub-rectangle.
+        (Some(0), Some(0)) | (None, None) => None,
+        (w, h) => Some((
+            w.unwrap_or(created.render().w),
+            h.unwrap_or(created.render().h),
+        )),
+    };
+    let render = created.frame_render(render_subrect)?;
     let mut images: [Option<ImageInput>; Guide::ALL.len()] = Default::default();
     for (slot, g) in images.iter_mut().zip(Guide::ALL) {
         if g == Guide::Exposure && created.flags().auto_exposure() {
             continue;
         }
-        *slot = guide_image(p, g, created)?;
+        *slot = guide_image(p, g, render)?;
     }
     let out = created.output();
     let out_rect = Rect {
@@ -500,17 +516,6 @@ pub fn parse_eval(p: &ParamRef, created: &RrCreate) -> Result<RrInputs, FeatureE
         .copied()
         .filter(|name| present_pointer(p, name))
         .collect();
-    let render_subrect = match (
-        opt_ui(p, &format!("{}.Width", k::RENDER_SUBRECT_DIMENSIONS)),
-        opt_ui(p, &format!("{}.Height", k::RENDER_SUBRECT_DIMENSIONS)),
-    ) {
-        // The helper writes 0x0 when the application gives no render sub-rectangle.
-        (Some(0), Some(0)) | (None, None) => None,
-        (w, h) => Some((
-            w.unwrap_or(created.render().w),
-            h.unwrap_or(created.render().h),
-        )),
-    };
     let d = RrFrame::default();
     let f = |name: &str, default: f32| opt_f(p, name).unwrap_or(default);
     let flag = |name: &str| opt_i(p, name).is_some_and(|v| v != 0);
@@ -767,12 +772,20 @@ mod tests {
             Some(NVSDK_NGX_Result_FAIL_InvalidParameter)
         );
         p.set_ptr(Method::SetVp, &key(k::OUTPUT), vp(&out));
-        // Dynamic resolution: a render sub-rectangle other than the render size.
+        // Dynamic resolution: a render sub-rectangle below the bounds (32x32 ..= 64x48) is
+        // refused naming the key; one inside them is the frame's render size.
         p.set_ui(c"DLSS.Render.Subrect.Dimensions.Width", 32);
+        p.set_ui(c"DLSS.Render.Subrect.Dimensions.Height", 31);
+        match parse_eval(&p, &c) {
+            Err(FeatureError::InvalidParameter { key, .. }) => {
+                assert_eq!(key, k::RENDER_SUBRECT_DIMENSIONS)
+            }
+            other => panic!("{other:?}"),
+        }
         p.set_ui(c"DLSS.Render.Subrect.Dimensions.Height", 32);
         assert_eq!(
-            parse_eval(&p, &c).map_err(|e| e.code()).err(),
-            Some(NVSDK_NGX_Result_FAIL_InvalidParameter)
+            parse_eval(&p, &c).map(|i| i.render()).ok(),
+            Some(Size::new(32, 32))
         );
     }
 
@@ -847,7 +860,17 @@ mod tests {
             (p.get_ui(keys::OUT_WIDTH), p.get_ui(keys::OUT_HEIGHT)),
             (Ok(1280), Ok(720))
         );
-        assert_eq!(p.get_ui(keys::DYNAMIC_MIN_HEIGHT), Ok(720));
+        // Dynamic resolution: max the optimal size, min half of it per axis.
+        assert_eq!(
+            [
+                keys::DYNAMIC_MAX_WIDTH,
+                keys::DYNAMIC_MAX_HEIGHT,
+                keys::DYNAMIC_MIN_WIDTH,
+                keys::DYNAMIC_MIN_HEIGHT
+            ]
+            .map(|k| p.get_ui(k)),
+            [Ok(1280), Ok(720), Ok(640), Ok(360)]
+        );
         p.set_i(keys::PERF_QUALITY_VALUE, 6);
         assert_eq!(
             // SAFETY: as above.

@@ -10,7 +10,7 @@
 use crate::numerics::f16::F16;
 use crate::rr::frame::temporal::Temporal;
 use crate::rr::frame::FrameConstants;
-use crate::rr::geometry::Geometry;
+use crate::rr::geometry::{Geometry, GeometryError, Size};
 use crate::rr::graph::{self, Graph};
 use crate::rr::preset::Preset;
 use crate::rr::reference::{Executor, ReferenceError, TensorData, Weights};
@@ -57,6 +57,26 @@ impl CpuFrame {
             history: vec![0; geometry.output.area() * 4],
             temporal: Temporal::default(),
         })
+    }
+
+    /// The geometry it runs.
+    pub fn geometry(&self) -> Geometry {
+        self.graph.geometry
+    }
+
+    /// Dynamic resolution (openngx's own rule, docs/rr.md "Dynamic resolution"): later frames
+    /// run the graph of `render` -> the same output size, keeping the temporal state, which
+    /// lives at output resolution: the history (the previous output), the frame counter (the
+    /// window-shift cycle goes on) and whether history was written. Nothing else carries over
+    /// between frames (the exposure is each frame's own). The same size again changes nothing.
+    pub fn set_render_size(&mut self, render: Size) -> Result<(), GeometryError> {
+        let g = self.graph.geometry;
+        if render == g.render {
+            return Ok(());
+        }
+        let geometry = Geometry::new(render, g.output)?;
+        self.graph = graph::build(&geometry, self.graph.preset);
+        Ok(())
     }
 
     /// The graph it runs.

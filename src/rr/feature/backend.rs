@@ -20,7 +20,13 @@
 //! `GENERAL`), the output in `GENERAL`, no layout changed.
 //!
 //! Temporal rules are `rr::cpu_frame`'s (the CPU reference's): history from the second frame
-//! on unless `Reset`, the frame counter counts every frame. Formats, the exposure texture and
+//! on unless `Reset`, the frame counter counts every frame.
+//!
+//! **Dynamic resolution** (docs/rr.md): a frame whose render size differs from the last one's
+//! gets a `GpuFrame` built for it on the shared weights (before anything is recorded), whose
+//! history is the last frame's output, copied in the frame's commands (history lives at
+//! output resolution); the old frame is freed once the GPU has passed that copy
+//! (`gpu::deferred`). Formats, the exposure texture and
 //! everything else that can refuse a frame are checked before the first command is recorded,
 //! so a refused frame leaves the feature and the command buffer as they were.
 //!
@@ -45,7 +51,10 @@ use super::params::{Guide, RrCreate, RrInputs};
 use crate::feature::{
     Backend, DeviceContext, FeatureError, ImageInput, Instance, Route, RouteReport,
 };
-use crate::gpu::{CallerImages, GpuBuffer, GpuContext, MemoryKind, Pending, Recorder, UploadBatch};
+use crate::gpu::{
+    BufferBinding, CallerImages, GpuBuffer, GpuContext, MemoryKind, Pending, Recorder, SpareEvent,
+    UploadBatch,
+};
 use crate::model::{LoadOptions, ModelCache};
 use crate::nr::feature::backend::loader_gipa;
 use crate::nr::feature::errors::gpu_error;
@@ -57,6 +66,7 @@ use crate::nr::record::passes::{
 };
 use crate::nr::route::ExactRoute;
 use crate::rr::frame::FrameConstants;
+use crate::rr::geometry::{Geometry, Size};
 use crate::rr::gpu_frame::GpuFrame;
 use crate::rr::graph::guide;
 use crate::rr::keys;
@@ -470,6 +480,88 @@ impl RrFeature {
     }
 }
 
+/// A frame built for a new render size, ready to take over (`RrFeature::prepare_resize`).
+struct Resize {
+    next: GpuFrame,
+    batch: UploadBatch,
+    /// Where the history comes from: the current frame's output (the last frame's, equal to
+    /// its history), or `None` before the first frame (the new history is cleared, as at
+    /// creation).
+    from: Option<BufferBinding>,
+    to: BufferBinding,
+    spare: SpareEvent,
+}
+
+impl RrFeature {
+    /// Everything a render-size change needs that can fail: the frame for `render` -> the
+    /// output size on the shared weights (`GpuFrame::with_weights`: buffers, descriptor sets;
+    /// pipelines come from the device's cache), its setup staged, the history's source and
+    /// destination, and the event that frees the old frame once the GPU is done with it.
+    fn prepare_resize(&self, render: Size) -> Result<Resize, FeatureError> {
+        let geometry = Geometry::new(render, self.created.output())
+            .map_err(|e| FeatureError::Platform(e.to_string()))?;
+        let mut next = GpuFrame::with_weights(
+            &self.ctx,
+            Arc::clone(self.gpu.weights()),
+            geometry,
+            self.created.preset(),
+        )
+        .map_err(gpu_error)?;
+        let mut batch = UploadBatch::new(&self.ctx);
+        next.stage_setup(&mut batch).map_err(gpu_error)?;
+        let from = if self.history_valid {
+            Some(
+                self.gpu
+                    .tensor(self.gpu.graph().output)
+                    .map_err(gpu_error)?,
+            )
+        } else {
+            None
+        };
+        let to = next.tensor(next.graph().history).map_err(gpu_error)?;
+        let spare = SpareEvent::new(&self.ctx).map_err(gpu_error)?;
+        Ok(Resize {
+            next,
+            batch,
+            from,
+            to,
+            spare,
+        })
+    }
+
+    /// Record the switch to the prepared frame (cannot fail): its setup, the history carried
+    /// over (the temporal state lives at output resolution, which does not change; the frame
+    /// counter and history validity are the feature's own), then the old frame is held until
+    /// the GPU has run what was recorded so far, and freed at a later call.
+    fn record_resize(&mut self, rec: &mut Recorder<'_>, r: Resize) {
+        let Resize {
+            next,
+            mut batch,
+            from,
+            to,
+            spare,
+        } = r;
+        next.record_staged_setup(rec, &mut batch);
+        // The last frame's output was written by a shader (and read by the export): visible
+        // to the copy; the copy (or clear) visible to the graph.
+        rec.compute_to_transfer();
+        match from {
+            Some(from) => rec.copy_all(from, to),
+            None => rec.zero_words(to),
+        }
+        rec.transfer_to_compute();
+        let old = std::mem::replace(&mut self.gpu, next);
+        // SizeInBytes: the old frame's tensors out, the new one's in (the feature's other
+        // buffers stay counted).
+        let (out, into) = (old.device_bytes(), self.gpu.device_bytes());
+        self.accounted.fetch_sub(out, Ordering::Relaxed);
+        self.accounted.fetch_add(into, Ordering::Relaxed);
+        self.bytes = self.bytes - out + into;
+        self.pending
+            .hold_with(spare, rec, vec![Box::new(old), Box::new(batch)]);
+    }
+}
+
 impl Instance<RrInputs> for RrFeature {
     fn evaluate(&mut self, cmd: vk::CommandBuffer, inputs: &RrInputs) -> Result<(), FeatureError> {
         self.pending.prune();
@@ -491,12 +583,22 @@ impl Instance<RrInputs> for RrFeature {
             self.bytes += bytes;
             self.accounted.fetch_add(bytes, Ordering::Relaxed);
         }
+        // Dynamic resolution: a frame at another render size runs a frame built for it, made
+        // here, before anything is recorded (a refusal leaves the feature as it was).
+        let resize = if inputs.render() != self.gpu.graph().geometry.render {
+            Some(self.prepare_resize(inputs.render())?)
+        } else {
+            None
+        };
         // Out of memory for the frame's completion event: refuse before recording anything.
         self.images.begin_frame().map_err(gpu_error)?;
         let c = self.constants(inputs);
         let ctx = Arc::clone(&self.ctx);
         // SAFETY: the NGX caller hands a command buffer of this device in the recording state.
         let mut rec = unsafe { Recorder::new(&ctx, cmd) }.map_err(gpu_error)?;
+        if let Some(r) = resize {
+            self.record_resize(&mut rec, r);
+        }
         self.record(&mut rec, inputs, &imports, empty_lanes, &c)?;
         // The frame wrote the history: the next one may blend (unless it is a Reset).
         self.history_valid = true;

@@ -18,6 +18,6 @@ pub mod params;
 pub use backend::{RrBackend, RrFeature};
 
 pub use params::{
-    CreateFlags, DepthType, Guide, RoughnessMode, RrCreate, RrFrame, RrInputs, MAX_OUTPUT_AREA,
-    MAX_SIZE, MIN_OUTPUT, MIN_RENDER,
+    dynamic_min, CreateFlags, DepthType, Guide, RoughnessMode, RrCreate, RrFrame, RrInputs,
+    MAX_OUTPUT_AREA, MAX_SIZE, MIN_OUTPUT, MIN_RENDER,
 };

@@ -24,6 +24,15 @@ pub const MAX_SIZE: u32 = 8192;
 /// Largest output width*height (as DLSS-NR's, 4096x4096 or 8192x2048).
 pub const MAX_OUTPUT_AREA: u64 = 16_777_216;
 
+/// The smallest render size a frame may use when the largest is `max` (dynamic resolution,
+/// openngx's own rule): half of it per axis, rounded up, but never below [`MIN_RENDER`] (nor
+/// above `max`). The optimal-settings callback reports it for the optimal size, and a feature
+/// created at `max` accepts every frame size in between.
+pub fn dynamic_min(max: Size) -> Size {
+    let axis = |v: u32| v.div_ceil(2).max(MIN_RENDER).min(v);
+    Size::new(axis(max.w), axis(max.h))
+}
+
 fn invalid(key: &str, reason: String) -> FeatureError {
     FeatureError::InvalidParameter {
         key: key.to_owned(),
@@ -229,6 +238,33 @@ impl RrCreate {
         })
     }
 
+    /// The inclusive bounds of a frame's render size (dynamic resolution, openngx's own rule,
+    /// docs/rr.md "Dynamic resolution"): at most the creation's render size, at least
+    /// [`dynamic_min`] of it.
+    pub fn dynamic_bounds(&self) -> (Size, Size) {
+        (dynamic_min(self.render()), self.render())
+    }
+
+    /// The render size of a frame whose `DLSS.Render.Subrect.Dimensions` are `subrect` (`None`:
+    /// not given, or the helper's 0x0; an axis not given is the creation's). Outside
+    /// [`RrCreate::dynamic_bounds`] it is refused naming the key.
+    pub fn frame_render(&self, subrect: Option<(u32, u32)>) -> Result<Size, FeatureError> {
+        let Some((w, h)) = subrect else {
+            return Ok(self.render());
+        };
+        let (min, max) = self.dynamic_bounds();
+        if !(min.w..=max.w).contains(&w) || !(min.h..=max.h).contains(&h) {
+            return Err(invalid(
+                keys::RENDER_SUBRECT_DIMENSIONS,
+                format!(
+                    "{w}x{h} is outside the dynamic-resolution bounds {min} ..= {max} (per axis) \
+                     of a feature created at {max}"
+                ),
+            ));
+        }
+        Ok(Size::new(w, h))
+    }
+
     /// The render and output sizes (the graph's geometry).
     pub fn geometry(&self) -> Geometry {
         self.geometry
@@ -383,9 +419,9 @@ impl Guide {
         }
     }
 
-    /// The region the feature reads: the render size at the given base (the exposure texture:
-    /// 1x1 at the origin).
-    pub fn rect(self, created: &RrCreate, base: (u32, u32)) -> Rect {
+    /// The region the feature reads: the frame's render size (`RrCreate::frame_render`) at the
+    /// given base (the exposure texture: 1x1 at the origin).
+    pub fn rect(self, render: Size, base: (u32, u32)) -> Rect {
         match self {
             Guide::Exposure => Rect {
                 x: 0,
@@ -396,8 +432,8 @@ impl Guide {
             _ => Rect {
                 x: base.0,
                 y: base.1,
-                width: created.render().w,
-                height: created.render().h,
+                width: render.w,
+                height: render.h,
             },
         }
     }
@@ -453,6 +489,8 @@ impl Default for RrFrame {
 /// The validated inputs of one RR evaluation.
 #[derive(Debug, Clone)]
 pub struct RrInputs {
+    /// The frame's render size (`DLSS.Render.Subrect.Dimensions`, else the creation's).
+    render: Size,
     images: [Option<ImageInput>; Guide::ALL.len()],
     output: ImageInput,
     frame: RrFrame,
@@ -462,11 +500,12 @@ pub struct RrInputs {
 impl RrInputs {
     /// The inputs of a feature created with `created`. `images` holds each guide's checked image
     /// in [`Guide::ALL`] order (`None` where absent), whose regions must be the render size
-    /// (the exposure texture 1x1); `output` covers the output size. Refused: a required guide
-    /// absent ([`FeatureError::MissingInput`] naming it), a region of the wrong size, the output
-    /// aliasing an input, a non-finite scalar, a render sub-rectangle other than the render
-    /// size (`render_subrect`, when given: no dynamic resolution). `ignored` names the inputs
-    /// given that the network does not read.
+    /// (the exposure texture 1x1): the creation's, or `render_subrect` when given (dynamic
+    /// resolution, within [`RrCreate::dynamic_bounds`]); `output` covers the output size.
+    /// Refused: a render sub-rectangle outside the bounds, a required guide absent
+    /// ([`FeatureError::MissingInput`] naming it), a region of the wrong size, the output
+    /// aliasing an input, a non-finite scalar. `ignored` names the inputs given that the
+    /// network does not read.
     pub fn new(
         created: &RrCreate,
         images: [Option<ImageInput>; Guide::ALL.len()],
@@ -475,6 +514,7 @@ impl RrInputs {
         frame: RrFrame,
         ignored: Vec<&'static str>,
     ) -> Result<RrInputs, FeatureError> {
+        let render = created.frame_render(render_subrect)?;
         for g in Guide::ALL {
             match &images[g.index()] {
                 None if g.required(created) => {
@@ -484,7 +524,7 @@ impl RrInputs {
                 }
                 None => {}
                 Some(img) => {
-                    let want = g.rect(created, (img.rect.x, img.rect.y));
+                    let want = g.rect(render, (img.rect.x, img.rect.y));
                     if img.rect != want {
                         return Err(invalid(
                             g.key(),
@@ -512,15 +552,6 @@ impl RrInputs {
                     output.rect.width, output.rect.height
                 ),
             ));
-        }
-        if let Some((w, h)) = render_subrect {
-            let r = created.render();
-            if (w, h) != (r.w, r.h) {
-                return Err(invalid(
-                    keys::RENDER_SUBRECT_DIMENSIONS,
-                    format!("{w}x{h}: dynamic resolution is not supported, the render size is {r}"),
-                ));
-            }
         }
         let scalars = [
             (keys::JITTER_X, frame.jitter[0]),
@@ -552,6 +583,7 @@ impl RrInputs {
             ..frame
         };
         Ok(RrInputs {
+            render,
             images,
             output,
             frame,
@@ -563,6 +595,11 @@ impl RrInputs {
     /// for an optional guide left out, or the roughness when packed into the normals.
     pub fn get(&self, g: Guide) -> Option<&ImageInput> {
         self.images[g.index()].as_ref()
+    }
+
+    /// The frame's render size (within the creation's dynamic-resolution bounds).
+    pub fn render(&self) -> Size {
+        self.render
     }
 
     /// `Output`.
@@ -776,11 +813,50 @@ mod tests {
             vec![]
         )
         .is_err());
+        // Dynamic resolution: a render sub-rectangle outside the bounds (32x32 ..= 64x48 for a
+        // feature created at 64x48) is refused naming the key; inside, every guide covers it.
+        assert_eq!(c.dynamic_bounds(), (Size::new(32, 32), Size::new(64, 48)));
+        for sub in [(32, 24), (31, 40), (65, 48), (64, 49), (0, 48)] {
+            match RrInputs::new(&c, full(&c), out, Some(sub), RrFrame::default(), vec![]) {
+                Err(FeatureError::InvalidParameter { key, .. }) => {
+                    assert_eq!(key, keys::RENDER_SUBRECT_DIMENSIONS, "{sub:?}")
+                }
+                other => panic!("{sub:?}: {other:?}"),
+            }
+        }
+        let small = |w, h| {
+            let mut images = full(&c);
+            for i in images.iter_mut().flatten() {
+                i.rect = rect(w, h);
+            }
+            images
+        };
+        let r = RrInputs::new(
+            &c,
+            small(56, 40),
+            out,
+            Some((56, 40)),
+            RrFrame::default(),
+            vec![],
+        )
+        .expect("56x40 inside the bounds");
+        assert_eq!(r.render(), Size::new(56, 40));
+        let r = RrInputs::new(
+            &c,
+            small(32, 32),
+            out,
+            Some((32, 32)),
+            RrFrame::default(),
+            vec![],
+        )
+        .expect("the smallest size");
+        assert_eq!(r.render(), Size::new(32, 32));
+        // The guides must cover the frame's size, not the creation's.
         assert!(RrInputs::new(
             &c,
             full(&c),
             out,
-            Some((32, 24)),
+            Some((56, 40)),
             RrFrame::default(),
             vec![]
         )
@@ -831,6 +907,14 @@ mod tests {
         assert_eq!(r.ignored(), ["DLSSD.Alpha"]);
         let auto = create(CreateFlags::MV_LOW_RES | CreateFlags::AUTO_EXPOSURE, 0).expect("valid");
         assert_eq!(r.frame_params(&auto, Some(2.0)).exposure_value, None);
+    }
+
+    #[test]
+    fn dynamic_minimum_is_half_the_maximum_but_not_below_min_render() {
+        assert_eq!(dynamic_min(Size::new(1280, 720)), Size::new(640, 360));
+        assert_eq!(dynamic_min(Size::new(1281, 721)), Size::new(641, 361));
+        assert_eq!(dynamic_min(Size::new(64, 48)), Size::new(32, 32));
+        assert_eq!(dynamic_min(Size::new(32, 33)), Size::new(32, 32));
     }
 
     #[test]
