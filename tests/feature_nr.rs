@@ -405,28 +405,12 @@ impl<'h> Frames<'h> {
                     vk::PipelineStageFlags::TRANSFER,
                 ),
             );
-            // SAFETY: recording command buffer; the readback buffer holds w*h*8 bytes.
-            unsafe {
-                h.device.cmd_copy_image_to_buffer(
-                    cmd,
-                    self.output.0.image,
-                    vk::ImageLayout::GENERAL,
-                    self.readback.buffer,
-                    &[region(0, self.w, self.ht)],
-                );
-                let mb = [vk::MemoryBarrier::default()
-                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                    .dst_access_mask(vk::AccessFlags::HOST_READ)];
-                h.device.cmd_pipeline_barrier(
-                    cmd,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &mb,
-                    &[],
-                    &[],
-                );
-            }
+            h.copy_to_host(
+                cmd,
+                self.output.0.image,
+                (self.w, self.ht),
+                self.readback.buffer,
+            );
             r
         });
         eprintln!(

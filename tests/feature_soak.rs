@@ -502,28 +502,7 @@ impl Images {
     /// `record_evaluate`), waits, and returns its texels.
     fn read(&self, h: &Harness, readback: &HostBuffer) -> Vec<[u16; 4]> {
         h.submit(|cmd| {
-            // SAFETY: a recording command buffer; the readback buffer holds w*h*8 bytes.
-            unsafe {
-                h.device.cmd_copy_image_to_buffer(
-                    cmd,
-                    self.output.image,
-                    vk::ImageLayout::GENERAL,
-                    readback.buffer,
-                    &[copy_region(0, self.w, self.ht)],
-                );
-                let mb = [vk::MemoryBarrier::default()
-                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                    .dst_access_mask(vk::AccessFlags::HOST_READ)];
-                h.device.cmd_pipeline_barrier(
-                    cmd,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &mb,
-                    &[],
-                    &[],
-                );
-            }
+            h.copy_to_host(cmd, self.output.image, (self.w, self.ht), readback.buffer);
         });
         readback
             .read()

@@ -558,28 +558,7 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
                     vk::PipelineStageFlags::TRANSFER,
                 ),
             );
-            // SAFETY: a recording command buffer; the readback buffer holds the output.
-            unsafe {
-                h.device.cmd_copy_image_to_buffer(
-                    cmd,
-                    output.image,
-                    vk::ImageLayout::GENERAL,
-                    readback.buffer,
-                    &[copy_region(0, OUTPUT.w, OUTPUT.h)],
-                );
-                let mb = [vk::MemoryBarrier::default()
-                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                    .dst_access_mask(vk::AccessFlags::HOST_READ)];
-                h.device.cmd_pipeline_barrier(
-                    cmd,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &mb,
-                    &[],
-                    &[],
-                );
-            }
+            h.copy_to_host(cmd, output.image, (OUTPUT.w, OUTPUT.h), readback.buffer);
             r
         });
         ok("EvaluateFeature_C", r);
@@ -1120,28 +1099,7 @@ fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path
                     vk::PipelineStageFlags::TRANSFER,
                 ),
             );
-            // SAFETY: a recording command buffer; the readback buffer holds the output.
-            unsafe {
-                h.device.cmd_copy_image_to_buffer(
-                    cmd,
-                    output.image,
-                    vk::ImageLayout::GENERAL,
-                    readback.buffer,
-                    &[copy_region(0, OUTPUT.w, OUTPUT.h)],
-                );
-                let mb = [vk::MemoryBarrier::default()
-                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                    .dst_access_mask(vk::AccessFlags::HOST_READ)];
-                h.device.cmd_pipeline_barrier(
-                    cmd,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &mb,
-                    &[],
-                    &[],
-                );
-            }
+            h.copy_to_host(cmd, output.image, (OUTPUT.w, OUTPUT.h), readback.buffer);
             r
         });
         ok("EvaluateFeature_C (formats)", r);

@@ -11,12 +11,76 @@
 //! to another feature before its upload is recorded (the first creation's submission must then
 //! run before any user's, the NGX contract for creation work). The registry keeps only weak
 //! references, so the object is freed with the last feature holding it.
+//!
+//! A backend also keeps, for its memory report and the device's Shutdown, weak references to
+//! the shared objects it handed out ([`Handed`]) and each device's context from its first
+//! creation until its Shutdown ([`KeptContexts`]): the same for every network.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
-use parking_lot::MutexGuard;
+use ash::vk::{self, Handle};
+use parking_lot::{Mutex, MutexGuard};
 
-use super::{DeviceRegistry, Recorder, UploadBatch};
+use super::{DeviceRegistry, GpuContext, Recorder, UploadBatch};
+
+/// Weak references to the shared objects a backend handed out, to sum what is still live.
+pub struct Handed<T>(Mutex<Vec<Weak<T>>>);
+
+impl<T> Default for Handed<T> {
+    fn default() -> Self {
+        Handed(Mutex::new(Vec::new()))
+    }
+}
+
+impl<T> Handed<T> {
+    /// Remembers `v` (once, however often it is handed out).
+    pub fn track(&self, v: &Arc<T>) {
+        let mut list = self.0.lock();
+        list.retain(|x| x.strong_count() > 0);
+        if !list
+            .iter()
+            .any(|x| std::ptr::eq(x.as_ptr(), Arc::as_ptr(v)))
+        {
+            list.push(Arc::downgrade(v));
+        }
+    }
+
+    /// The sum of `f` over the objects still live.
+    pub fn sum_live(&self, f: impl Fn(&T) -> u64) -> u64 {
+        let mut list = self.0.lock();
+        list.retain(|x| x.strong_count() > 0);
+        list.iter().filter_map(Weak::upgrade).map(|v| f(&v)).sum()
+    }
+}
+
+/// Each device's context, kept from a backend's first creation on it until its Shutdown (so its
+/// pipelines are built once per device, not per feature).
+#[derive(Default)]
+pub struct KeptContexts(Mutex<Vec<(u64, Arc<GpuContext>)>>);
+
+impl KeptContexts {
+    /// Keeps `ctx` until its device's [`KeptContexts::release`].
+    pub fn keep(&self, ctx: &Arc<GpuContext>) {
+        let key = ctx.device().handle().as_raw();
+        let mut devices = self.0.lock();
+        if !devices.iter().any(|(k, _)| *k == key) {
+            devices.push((key, Arc::clone(ctx)));
+        }
+    }
+
+    /// Lets `device`'s context go (destroyed with its last user).
+    pub fn release(&self, device: vk::Device) {
+        let key = device.as_raw();
+        // Dropped outside the lock: the last reference destroys the pipelines.
+        let gone: Vec<_> = {
+            let mut devices = self.0.lock();
+            let (gone, kept) = devices.drain(..).partition(|(k, _)| *k == key);
+            *devices = kept;
+            gone
+        };
+        drop(gone);
+    }
+}
 
 /// What a feature creation uses: an object already on the device (shared), or one this
 /// creation staged and shares only once [`DeviceShare::record`] recorded its upload.

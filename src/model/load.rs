@@ -45,6 +45,23 @@ pub struct StageData {
     pub bytes: Vec<u8>,
 }
 
+/// A key for one model's weights on one device (`device`: the raw device handle): the model's
+/// directory and its stages' ids, stated SHA-256s and sizes. Each network's weight registry
+/// keys its uploads by it, so two directories holding the same files are two entries, and a
+/// model rewritten in place (other hashes) is another.
+pub fn device_key(device: u64, dir: &Path, stages: &[StageData]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    device.hash(&mut h);
+    dir.hash(&mut h);
+    for s in stages {
+        s.id.hash(&mut h);
+        s.sha256.hash(&mut h);
+        s.bytes.len().hash(&mut h);
+    }
+    h.finish()
+}
+
 /// A loaded, validated model.
 #[derive(Debug, Clone)]
 pub struct Model {

@@ -304,6 +304,41 @@ impl Harness {
         };
     }
 
+    /// Records the copy of a colour image in `GENERAL` layout (`w` x `h`, its only mip and layer;
+    /// its writes already made visible to transfers) into `buffer` from offset 0, and the barrier
+    /// that makes the copy visible to the host once the submission is waited for.
+    pub fn copy_to_host(
+        &self,
+        cmd: vk::CommandBuffer,
+        image: vk::Image,
+        (w, h): (u32, u32),
+        buffer: vk::Buffer,
+    ) {
+        let mb = [vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ)];
+        // SAFETY: callers pass a recording command buffer of this harness, a live image of its
+        // device in GENERAL layout and a buffer of at least the image's bytes.
+        unsafe {
+            self.device.cmd_copy_image_to_buffer(
+                cmd,
+                image,
+                vk::ImageLayout::GENERAL,
+                buffer,
+                &[openngx_tools::devkit::copy_region(0, w, h)],
+            );
+            self.device.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &mb,
+                &[],
+                &[],
+            );
+        }
+    }
+
     /// Destroys the device and the instance now and returns every validation error reported,
     /// those at `vkDestroyDevice` (objects the library left on the device) included; the drop
     /// that follows checks nothing more.

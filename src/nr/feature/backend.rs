@@ -12,10 +12,9 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-use ash::vk::{self, Handle};
-use parking_lot::Mutex;
+use ash::vk;
 
 use super::driver::FrameDriver;
 use super::errors::{gpu_error, record_error};
@@ -23,6 +22,7 @@ use super::instance::NrFeature;
 use super::params::{NrCreate, NrInputs};
 use super::route_choice::{self, RouteInputs};
 use crate::feature::{Backend, DeviceContext, FeatureError, Instance, RouteReport};
+use crate::gpu::share::{Handed, KeptContexts};
 use crate::gpu::{CallerImages, GpuContext, Pending, Recorder, UploadBatch};
 use crate::model::{LoadOptions, Model, ModelCache};
 use crate::nr::geometry::Geometry;
@@ -40,13 +40,13 @@ pub struct NrBackend {
     /// Device bytes of the live features' own buffers.
     instance_bytes: Arc<AtomicU64>,
     /// Weights handed to features (counted while any feature holds them).
-    weights: Mutex<Vec<Weak<GpuWeights>>>,
+    weights: Handed<GpuWeights>,
     /// The context of each device a feature was created on, kept from the first creation until
     /// the device's Shutdown ([`Backend::device_shutdown`]): its pipelines (hundreds, compiled by
     /// the driver) then serve every feature of the device rather than being built again for
     /// each. Rebuilding them cost lavapipe about 8 s and 100 MiB of resident memory it never
     /// returned per create/release cycle (tests/feature_soak.rs, docs/testing.md).
-    devices: Mutex<Vec<(u64, Arc<GpuContext>)>>,
+    devices: KeptContexts,
 }
 
 impl Default for NrBackend {
@@ -78,34 +78,14 @@ impl NrBackend {
         NrBackend {
             models: ModelCache::new(),
             instance_bytes: Arc::new(AtomicU64::new(0)),
-            weights: Mutex::new(Vec::new()),
-            devices: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Keeps `ctx` until its device's Shutdown.
-    fn keep_device(&self, ctx: &Arc<GpuContext>) {
-        let key = ctx.device().handle().as_raw();
-        let mut devices = self.devices.lock();
-        if !devices.iter().any(|(k, _)| *k == key) {
-            devices.push((key, Arc::clone(ctx)));
+            weights: Handed::default(),
+            devices: KeptContexts::default(),
         }
     }
 
     /// Models currently loaded (shared by live features).
     pub fn loaded_models(&self) -> usize {
         self.models.live()
-    }
-
-    fn track_weights(&self, w: &Arc<GpuWeights>) {
-        let mut list = self.weights.lock();
-        list.retain(|x| x.strong_count() > 0);
-        if !list
-            .iter()
-            .any(|x| std::ptr::eq(x.as_ptr(), Arc::as_ptr(w)))
-        {
-            list.push(Arc::downgrade(w));
-        }
     }
 
     /// Creates a feature; the `NrFeature` (not boxed) for callers inside the crate.
@@ -147,7 +127,7 @@ impl NrBackend {
             )
         }
         .map_err(gpu_error)?;
-        self.keep_device(&ctx);
+        self.devices.keep(&ctx);
 
         // Everything that can fail without touching the command buffer comes first, the
         // route's check of the device included. The kernel builds are chosen here, once.
@@ -198,7 +178,7 @@ impl NrBackend {
 
         // Recording: nothing below can fail.
         let weights = weights.record(&mut batch, &mut rec);
-        self.track_weights(&weights);
+        self.weights.track(&weights);
         // The history starts at zero.
         frame.record_clear_history(&mut rec);
         // The staging memory lives until the GPU is past the upload, or the feature's release
@@ -246,26 +226,11 @@ impl Backend for NrBackend {
     }
 
     fn device_shutdown(&self, device: vk::Device) {
-        let key = device.as_raw();
-        // Dropped outside the lock: the last reference destroys the pipelines.
-        let gone: Vec<_> = {
-            let mut devices = self.devices.lock();
-            let (gone, kept) = devices.drain(..).partition(|(k, _)| *k == key);
-            *devices = kept;
-            gone
-        };
-        drop(gone);
+        self.devices.release(device);
     }
 
     fn memory_in_use(&self) -> u64 {
-        let weights: u64 = {
-            let mut list = self.weights.lock();
-            list.retain(|x| x.strong_count() > 0);
-            list.iter()
-                .filter_map(Weak::upgrade)
-                .map(|w| w.bytes())
-                .sum()
-        };
+        let weights = self.weights.sum_live(|w| w.bytes());
         self.instance_bytes.load(Ordering::Relaxed) + weights
     }
 }

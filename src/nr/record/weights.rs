@@ -18,7 +18,6 @@
 //! shared with other features from then on.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use ash::vk::Handle;
@@ -37,15 +36,7 @@ use super::RecordError;
 
 /// The registry key of `model` on `ctx`'s device.
 fn registry_key(ctx: &GpuContext, model: &Model) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    ctx.device().handle().as_raw().hash(&mut h);
-    model.dir().hash(&mut h);
-    for s in model.stages() {
-        s.id.hash(&mut h);
-        s.sha256.hash(&mut h);
-        s.bytes.len().hash(&mut h);
-    }
-    h.finish()
+    crate::model::load::device_key(ctx.device().handle().as_raw(), model.dir(), model.stages())
 }
 
 /// Alignment of every record and re-laid matrix inside its buffer.

@@ -41,16 +41,16 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-use ash::vk::{self, Handle};
-use parking_lot::Mutex;
+use ash::vk;
 
 use super::depth24;
 use super::params::{Guide, RrCreate, RrInputs};
 use crate::feature::{
     Backend, DeviceContext, FeatureError, ImageInput, Instance, Route, RouteReport,
 };
+use crate::gpu::share::{Handed, KeptContexts};
 use crate::gpu::{
     BufferBinding, CallerImages, GpuBuffer, GpuContext, MemoryKind, Pending, Recorder, SpareEvent,
     UploadBatch,
@@ -81,11 +81,11 @@ pub struct RrBackend {
     /// Device bytes of the live features' own buffers.
     instance_bytes: Arc<AtomicU64>,
     /// Weights handed to features (counted while any feature holds them).
-    weights: Mutex<Vec<Weak<RrGpuWeights>>>,
+    weights: Handed<RrGpuWeights>,
     /// The context of each device a feature was created on, kept until the device's Shutdown
     /// (as `NrBackend` does): its pipelines then serve every later feature of the device rather
     /// than being compiled again for each.
-    devices: Mutex<Vec<(u64, Arc<GpuContext>)>>,
+    devices: KeptContexts,
 }
 
 impl RrBackend {
@@ -93,29 +93,9 @@ impl RrBackend {
         RrBackend::default()
     }
 
-    /// Keeps `ctx` until its device's Shutdown.
-    fn keep_device(&self, ctx: &Arc<GpuContext>) {
-        let key = ctx.device().handle().as_raw();
-        let mut devices = self.devices.lock();
-        if !devices.iter().any(|(k, _)| *k == key) {
-            devices.push((key, Arc::clone(ctx)));
-        }
-    }
-
     /// Models currently loaded (shared by live features).
     pub fn loaded_models(&self) -> usize {
         self.models.live()
-    }
-
-    fn track_weights(&self, w: &Arc<RrGpuWeights>) {
-        let mut list = self.weights.lock();
-        list.retain(|x| x.strong_count() > 0);
-        if !list
-            .iter()
-            .any(|x| std::ptr::eq(x.as_ptr(), Arc::as_ptr(w)))
-        {
-            list.push(Arc::downgrade(w));
-        }
     }
 
     /// Creates a feature; the `RrFeature` (not boxed) for callers inside the crate.
@@ -142,7 +122,7 @@ impl RrBackend {
             )
         }
         .map_err(gpu_error)?;
-        self.keep_device(&ctx);
+        self.devices.keep(&ctx);
         let missing = ExactRoute::missing(ctx.capabilities());
         if !missing.is_empty() {
             return Err(FeatureError::Platform(format!(
@@ -183,7 +163,7 @@ impl RrBackend {
         // only once a frame wrote it; a defined start keeps every byte the feature owns
         // deterministic).
         let weights = weights.record(&mut batch, &mut rec);
-        self.track_weights(&weights);
+        self.weights.track(&weights);
         gpu.record_staged_setup(&mut rec, &mut batch);
         rec.compute_to_transfer();
         rec.zero_words(history);
@@ -231,27 +211,12 @@ impl Backend for RrBackend {
     }
 
     fn memory_in_use(&self) -> u64 {
-        let weights: u64 = {
-            let mut list = self.weights.lock();
-            list.retain(|x| x.strong_count() > 0);
-            list.iter()
-                .filter_map(Weak::upgrade)
-                .map(|w| w.bytes())
-                .sum()
-        };
+        let weights = self.weights.sum_live(|w| w.bytes());
         self.instance_bytes.load(Ordering::Relaxed) + weights
     }
 
     fn device_shutdown(&self, device: vk::Device) {
-        let key = device.as_raw();
-        // Dropped outside the lock: the last reference destroys the pipelines.
-        let gone: Vec<_> = {
-            let mut devices = self.devices.lock();
-            let (gone, kept) = devices.drain(..).partition(|(k, _)| *k == key);
-            *devices = kept;
-            gone
-        };
-        drop(gone);
+        self.devices.release(device);
     }
 }
 

@@ -11,7 +11,6 @@
 //! one's own (the tools' and tests' `GpuFrame::new`, uploaded by `GpuFrame::record_setup`).
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -172,18 +171,9 @@ impl std::fmt::Debug for RrGpuWeights {
     }
 }
 
-/// The registry key of `model` on `ctx`'s device (the model by its directory and its stages'
-/// SHA-256s and sizes, as DLSS-NR's).
+/// The registry key of `model` on `ctx`'s device.
 fn registry_key(ctx: &GpuContext, model: &RrModel) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    ctx.device().handle().as_raw().hash(&mut h);
-    model.dir().hash(&mut h);
-    for s in model.stages() {
-        s.id.hash(&mut h);
-        s.sha256.hash(&mut h);
-        s.bytes.len().hash(&mut h);
-    }
-    h.finish()
+    crate::model::load::device_key(ctx.device().handle().as_raw(), model.dir(), model.stages())
 }
 
 impl RrGpuWeights {
