@@ -20,7 +20,7 @@ use openngx_tools::fixture::{
     f32_to_bytes, BlockRef, FileRef, Fixture, FrameParameters, Manifest, OutputRef, ProxyRef,
     Sequence, SequenceFrame, TransitionRef,
 };
-use tools_common::{openngx, stderr, stdout, synthetic_model, tempdir};
+use tools_common::{openngx, scratch, stderr, stdout, synthetic_model, tempdir};
 
 const SIZE: u32 = 64;
 const FRAME_SEED: u32 = 5;
@@ -39,7 +39,9 @@ struct Run {
     output: Vec<[F16; 4]>,
     /// What the CLI printed.
     stdout: String,
-    _tmp: tempfile::TempDir,
+    /// Its files, in the process's scratch directory (removed at exit: a `TempDir` in this
+    /// static would never be dropped).
+    dir: std::path::PathBuf,
 }
 
 fn shared_run() -> &'static Run {
@@ -62,11 +64,12 @@ fn shared_run() -> &'static Run {
             head: vec![0.0; rows * 4],
             output: vec![[0; 4]; (SIZE * SIZE) as usize],
             stdout: String::new(),
-            _tmp: tempdir("tools-parity-run-"),
+            dir: scratch().join("parity-run"),
         };
-        let fx = zero._tmp.path().join("zero-fixture");
+        std::fs::create_dir_all(&zero.dir).expect("scratch dir");
+        let fx = zero.dir.join("zero-fixture");
         write_fixture(&fx, &zero, &Edits::default());
-        let dump = zero._tmp.path().join("dump");
+        let dump = zero.dir.join("dump");
         let t = std::time::Instant::now();
         let o = openngx(
             &[

@@ -64,7 +64,7 @@ pub fn tempdir(prefix: &str) -> tempfile::TempDir {
 /// This test process's scratch directory (the binary's copy, the synthetic model), removed when
 /// the process exits: what statics hold is never dropped, so a `TempDir` there would stay behind
 /// in the target directory, which CI keeps between runs.
-fn scratch() -> &'static Path {
+pub fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         openngx_tools::scratch::process_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "tools-test")
