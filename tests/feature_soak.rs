@@ -908,10 +908,19 @@ fn four_threads_drive_their_own_features() {
         let ngx = Ngx::init(&h);
         let (device, queue, family) = (&h.device, h.queue, h.queue_family);
         let queue_lock = &ngx.queue_lock;
-        rss = Some(rss_over("4 threads", 2, cycles(2), |round| {
-            std::thread::scope(|s| {
-                for img in &images {
-                    s.spawn(move || {
+        // Four long-lived threads, each running its feature's round when told: threads made
+        // anew each round would get their malloc arenas anew too (reused among the process's
+        // earlier arenas, whose cached pages made the RSS jump by about 20 MiB in some runs),
+        // which the RSS cannot tell from a leak.
+        rss = Some(std::thread::scope(|s| {
+            let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+            let mut starts = Vec::new();
+            for img in &images {
+                let (tx, rx) = std::sync::mpsc::channel::<()>();
+                starts.push(tx);
+                let done = done_tx.clone();
+                s.spawn(move || {
+                    while rx.recv().is_ok() {
                         let pool = command_pool(device, family);
                         let params = allocate_params();
                         let size = (img.w, img.ht);
@@ -934,14 +943,39 @@ fn four_threads_drive_their_own_features() {
                             );
                             device.destroy_command_pool(pool, None);
                         }
-                    });
-                }
-            });
-            for img in &images {
-                let got = img.read(&h, &readback);
-                img.check(&got, false, &format!("round {round}, {}x{}", img.w, img.ht));
+                        if done.send(()).is_err() {
+                            return;
+                        }
+                    }
+                });
             }
-            assert_eq!(ngx.memory_in_use(), 0, "round {round}: SizeInBytes");
+            drop(done_tx);
+            // Dropping `starts` (at the end, or when a check panics) ends the threads.
+            let mut round_of_four = |round: usize| {
+                for tx in &starts {
+                    tx.send(()).expect("a worker thread ended");
+                }
+                for _ in &starts {
+                    done_rx
+                        .recv_timeout(std::time::Duration::from_secs(900))
+                        .expect("a worker thread failed (its panic is above)");
+                }
+                for img in &images {
+                    let got = img.read(&h, &readback);
+                    img.check(&got, false, &format!("round {round}, {}x{}", img.w, img.ht));
+                }
+                assert_eq!(ngx.memory_in_use(), 0, "round {round}: SizeInBytes");
+            };
+            let n = cycles(2);
+            let first = rss_over("4 threads", 2, n, &mut round_of_four);
+            if first.within(16.0).is_ok() {
+                return first;
+            }
+            // lavapipe's RSS sometimes jumps once by about 20 MiB in these rounds (seen in 1 of 3
+            // runs of the whole binary, never again in the rounds after it); a leak grows again
+            // in every window, so the verdict is the next window's.
+            eprintln!("4 threads: a jump in the first window; measuring {n} more cycles");
+            rss_over("4 threads (again)", 0, n, |r| round_of_four(2 + n + r))
         }));
         ngx.shutdown();
     }
