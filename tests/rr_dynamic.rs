@@ -18,10 +18,11 @@
 
 mod common;
 
-use std::ffi::{c_void, CString};
+use std::ffi::c_void;
 use std::time::Instant;
 
 use ash::vk;
+use common::rr::{barrier, c, ok, range, size_in_bytes, GuideImage};
 use common::Harness;
 use openngx::ngx::abi::*;
 use openngx::ngx::exports::*;
@@ -135,89 +136,6 @@ fn cpu_checked(model: &std::path::Path) -> Vec<Frame> {
         t.elapsed().as_secs_f64()
     );
     frames
-}
-
-fn ok(call: &str, r: NVSDK_NGX_Result) {
-    assert_eq!(r, NVSDK_NGX_Result_Success, "{call} returned {r:#x}");
-}
-
-/// `SizeInBytes` from the stats callback of the capability map (`NGX_DLSSD_GET_STATS`).
-fn size_in_bytes() -> u64 {
-    let mut caps = std::ptr::null_mut();
-    let mut cb: *mut c_void = std::ptr::null_mut();
-    let mut bytes = 0u64;
-    // SAFETY: local out pointers; the callback address is a PFN_NVSDK_NGX_DLSS_GetStatsCallback.
-    unsafe {
-        ok(
-            "GetCapabilityParameters",
-            NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps),
-        );
-        ok(
-            "GetVoidPointer",
-            NVSDK_NGX_Parameter_GetVoidPointer(caps, c"DLSSDGetStatsCallback".as_ptr(), &mut cb),
-        );
-        assert!(!cb.is_null());
-        let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
-            std::mem::transmute(cb);
-        ok("stats callback", stats(caps));
-        ok(
-            "GetULL",
-            NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes),
-        );
-        ok(
-            "DestroyParameters",
-            NVSDK_NGX_VULKAN_DestroyParameters(caps),
-        );
-    }
-    bytes
-}
-
-fn c(k: &str) -> CString {
-    CString::new(k).expect("key")
-}
-
-/// One caller image per guide (and the colour), in float formats (the depth `D32_SFLOAT`).
-struct GuideImage {
-    guide: Guide,
-    first: usize,
-    lanes: usize,
-    texel: usize,
-    aspect: vk::ImageAspectFlags,
-    img: common::TestImage,
-    view: vk::ImageView,
-}
-
-fn range(aspect: vk::ImageAspectFlags) -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange {
-        aspect_mask: aspect,
-        ..openngx_tools::devkit::color_range()
-    }
-}
-
-fn barrier(
-    h: &Harness,
-    cmd: vk::CommandBuffer,
-    gi: &GuideImage,
-    layouts: (vk::ImageLayout, vk::ImageLayout),
-    access: (vk::AccessFlags, vk::AccessFlags),
-    stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
-) {
-    let b = [
-        openngx_tools::devkit::image_barrier(gi.img.image, layouts, access)
-            .subresource_range(range(gi.aspect)),
-    ];
-    // SAFETY: a recording command buffer of the harness and a live image of its device.
-    unsafe {
-        h.device.cmd_pipeline_barrier(
-            cmd,
-            stages.0,
-            stages.1,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &b,
-        )
-    };
 }
 
 /// One test, so that the CPU sequence runs once: the CPU part runs everywhere, the GPU part where

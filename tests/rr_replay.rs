@@ -36,11 +36,12 @@
 
 mod common;
 
-use std::ffi::{c_void, CString};
+use std::ffi::c_void;
 use std::time::Instant;
 
 use ash::vk;
-use common::{Harness, HostBuffer, TestImage};
+use common::rr::{barrier, c, ok, range, size_in_bytes, GuideImage};
+use common::{Harness, HostBuffer};
 use openngx::ngx::abi::*;
 use openngx::ngx::exports::*;
 use openngx::ngx::param_exports::*;
@@ -63,14 +64,6 @@ static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 const RENDER: Size = Size::new(64, 48);
 const OUTPUT: Size = Size::new(96, 72);
 const FRAMES: u32 = 3;
-
-fn ok(call: &str, r: NVSDK_NGX_Result) {
-    assert_eq!(r, NVSDK_NGX_Result_Success, "{call} returned {r:#x}");
-}
-
-fn c(k: &str) -> CString {
-    CString::new(k).expect("key")
-}
 
 /// One frame to replay: the inputs, the scalars and the CPU reference's `Output` bytes.
 struct Replay {
@@ -136,92 +129,8 @@ fn write_fixture(model: &std::path::Path, out: &std::path::Path) -> Replay {
     }
 }
 
-/// `SizeInBytes` from the stats callback of the capability map (`NGX_DLSSD_GET_STATS`).
-fn size_in_bytes() -> u64 {
-    let mut caps = std::ptr::null_mut();
-    let mut cb: *mut c_void = std::ptr::null_mut();
-    let mut bytes = 0u64;
-    // SAFETY: local out pointers; the callback address is a PFN_NVSDK_NGX_DLSS_GetStatsCallback.
-    unsafe {
-        ok(
-            "GetCapabilityParameters",
-            NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps),
-        );
-        ok(
-            "GetVoidPointer",
-            NVSDK_NGX_Parameter_GetVoidPointer(caps, c"DLSSDGetStatsCallback".as_ptr(), &mut cb),
-        );
-        assert!(!cb.is_null());
-        let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
-            std::mem::transmute(cb);
-        ok("stats callback", stats(caps));
-        ok(
-            "GetULL",
-            NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes),
-        );
-        ok(
-            "DestroyParameters",
-            NVSDK_NGX_VULKAN_DestroyParameters(caps),
-        );
-    }
-    bytes
-}
-
 fn submit<R>(h: &Harness, f: impl FnOnce(vk::CommandBuffer) -> R) -> R {
     h.submit(f)
-}
-
-/// One caller image per guide (and the colour): `channels` of the guide in a float format (the
-/// depth in `D32_SFLOAT`, as a renderer's depth buffer).
-struct GuideImage {
-    guide: Guide,
-    first: usize,
-    lanes: usize,
-    texel: usize,
-    aspect: vk::ImageAspectFlags,
-    img: TestImage,
-    view: vk::ImageView,
-}
-
-fn range(aspect: vk::ImageAspectFlags) -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange {
-        aspect_mask: aspect,
-        ..openngx_tools::devkit::color_range()
-    }
-}
-
-/// A barrier on the whole subresource of `gi`'s image.
-fn barrier(
-    h: &Harness,
-    cmd: vk::CommandBuffer,
-    gi: &GuideImage,
-    layouts: (vk::ImageLayout, vk::ImageLayout),
-    access: (vk::AccessFlags, vk::AccessFlags),
-    stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
-) {
-    // Both aspects of a combined depth/stencil image move together (no
-    // separateDepthStencilLayouts needed); the copies name the depth aspect alone.
-    let aspect = if gi.img.format == vk::Format::D24_UNORM_S8_UINT {
-        vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL
-    } else {
-        gi.aspect
-    };
-    let b = [
-        openngx_tools::devkit::image_barrier(gi.img.image, layouts, access)
-            .subresource_range(range(aspect)),
-    ];
-    // SAFETY: a recording command buffer of the harness and a live image of its device.
-    unsafe {
-        h.device.cmd_pipeline_barrier(
-            cmd,
-            stages.0,
-            stages.1,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &b,
-        )
-    };
 }
 
 fn f32s(bytes: &[u8]) -> Vec<f32> {
