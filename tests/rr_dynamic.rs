@@ -22,7 +22,7 @@ use std::ffi::c_void;
 use std::time::Instant;
 
 use ash::vk;
-use common::rr::{barrier, c, ok, range, size_in_bytes, GuideImage};
+use common::rr::{c, ok, range, size_in_bytes, upload_guide, GuideImage};
 use common::Harness;
 use openngx::ngx::abi::*;
 use openngx::ngx::exports::*;
@@ -35,7 +35,7 @@ use openngx::rr::graph::guide::LANES;
 use openngx::rr::keys;
 use openngx::rr::preset::Preset;
 use openngx::rr::weights::model::RrModel;
-use openngx_tools::devkit::{copy_region, ngx_resource};
+use openngx_tools::devkit::ngx_resource;
 use openngx_tools::rr_synth::{write_model, RrSynthParams};
 use sha2::{Digest, Sha256};
 
@@ -341,57 +341,7 @@ fn dynamic_resolution_cpu_then_through_the_c_abi() {
         let mut record_s = 0.0;
         let r = h.submit(|cmd| {
             for (gi, &o) in images.iter().zip(&offsets) {
-                barrier(
-                    &h,
-                    cmd,
-                    gi,
-                    (
-                        vk::ImageLayout::UNDEFINED,
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    ),
-                    (
-                        vk::AccessFlags::SHADER_READ,
-                        vk::AccessFlags::TRANSFER_WRITE,
-                    ),
-                    (
-                        vk::PipelineStageFlags::ALL_COMMANDS,
-                        vk::PipelineStageFlags::TRANSFER,
-                    ),
-                );
-                // SAFETY: a recording command buffer; the staging buffer holds the texels at
-                // `o`, copied into the image's top-left `w`x`ht`.
-                unsafe {
-                    h.device.cmd_copy_buffer_to_image(
-                        cmd,
-                        staging.buffer,
-                        gi.img.image,
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        &[vk::BufferImageCopy {
-                            image_subresource: vk::ImageSubresourceLayers {
-                                aspect_mask: gi.aspect,
-                                ..copy_region(o, w, ht).image_subresource
-                            },
-                            ..copy_region(o, w, ht)
-                        }],
-                    )
-                };
-                barrier(
-                    &h,
-                    cmd,
-                    gi,
-                    (
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                    ),
-                    (
-                        vk::AccessFlags::TRANSFER_WRITE,
-                        vk::AccessFlags::SHADER_READ,
-                    ),
-                    (
-                        vk::PipelineStageFlags::TRANSFER,
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                    ),
-                );
+                upload_guide(&h, cmd, gi, staging.buffer, o, (w, ht));
             }
             let t = Instant::now();
             // SAFETY: a recording command buffer, a live handle and map.
@@ -410,28 +360,7 @@ fn dynamic_resolution_cpu_then_through_the_c_abi() {
                     vk::PipelineStageFlags::TRANSFER,
                 ),
             );
-            // SAFETY: a recording command buffer; the readback buffer holds the output.
-            unsafe {
-                h.device.cmd_copy_image_to_buffer(
-                    cmd,
-                    output.image,
-                    vk::ImageLayout::GENERAL,
-                    readback.buffer,
-                    &[copy_region(0, OUTPUT.w, OUTPUT.h)],
-                );
-                let mb = [vk::MemoryBarrier::default()
-                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                    .dst_access_mask(vk::AccessFlags::HOST_READ)];
-                h.device.cmd_pipeline_barrier(
-                    cmd,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &mb,
-                    &[],
-                    &[],
-                );
-            }
+            h.copy_to_host(cmd, output.image, (OUTPUT.w, OUTPUT.h), readback.buffer);
             r
         });
         ok("EvaluateFeature_C", r);

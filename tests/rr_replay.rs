@@ -40,7 +40,7 @@ use std::ffi::c_void;
 use std::time::Instant;
 
 use ash::vk;
-use common::rr::{barrier, c, ok, range, size_in_bytes, GuideImage};
+use common::rr::{c, ok, range, size_in_bytes, upload_guide, GuideImage};
 use common::{Harness, HostBuffer};
 use openngx::ngx::abi::*;
 use openngx::ngx::exports::*;
@@ -54,7 +54,7 @@ use openngx::rr::keys;
 use openngx::rr::preset::Preset;
 use openngx::rr::record::RrGpuWeights;
 use openngx::rr::weights::model::RrModel;
-use openngx_tools::devkit::{copy_region, ngx_resource};
+use openngx_tools::devkit::ngx_resource;
 use openngx_tools::rr_fixture::{self, RrFixture, RrRecordedFrame};
 use openngx_tools::rr_synth::{write_model, RrSynthParams};
 
@@ -401,56 +401,7 @@ fn rr_through_the_c_abi_matches_the_cpu_fixture_byte_for_byte() {
         let t = Instant::now();
         let r = submit(&h, |cmd| {
             for (gi, &o) in images.iter().zip(&offsets) {
-                barrier(
-                    &h,
-                    cmd,
-                    gi,
-                    (
-                        vk::ImageLayout::UNDEFINED,
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    ),
-                    (
-                        vk::AccessFlags::SHADER_READ,
-                        vk::AccessFlags::TRANSFER_WRITE,
-                    ),
-                    (
-                        vk::PipelineStageFlags::ALL_COMMANDS,
-                        vk::PipelineStageFlags::TRANSFER,
-                    ),
-                );
-                // SAFETY: a recording command buffer; the staging buffer holds the texels at `o`.
-                unsafe {
-                    h.device.cmd_copy_buffer_to_image(
-                        cmd,
-                        staging.buffer,
-                        gi.img.image,
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        &[vk::BufferImageCopy {
-                            image_subresource: vk::ImageSubresourceLayers {
-                                aspect_mask: gi.aspect,
-                                ..copy_region(o, w, ht).image_subresource
-                            },
-                            ..copy_region(o, w, ht)
-                        }],
-                    )
-                };
-                barrier(
-                    &h,
-                    cmd,
-                    gi,
-                    (
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                    ),
-                    (
-                        vk::AccessFlags::TRANSFER_WRITE,
-                        vk::AccessFlags::SHADER_READ,
-                    ),
-                    (
-                        vk::PipelineStageFlags::TRANSFER,
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                    ),
-                );
+                upload_guide(&h, cmd, gi, staging.buffer, o, (w, ht));
             }
             // SAFETY: a recording command buffer, a live handle and map.
             let r = unsafe { NVSDK_NGX_VULKAN_EvaluateFeature_C(cmd, handle, p, None) };
@@ -932,54 +883,7 @@ fn new_formats(h: &Harness, p: *mut NVSDK_NGX_Parameter, model: &std::path::Path
         set_i(keys::RESET, 0);
         let r = submit(h, |cmd| {
             for ((gi, _, _), &o) in uploads.iter().zip(&offsets) {
-                barrier(
-                    h,
-                    cmd,
-                    gi,
-                    (
-                        vk::ImageLayout::UNDEFINED,
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    ),
-                    (vk::AccessFlags::empty(), vk::AccessFlags::TRANSFER_WRITE),
-                    (
-                        vk::PipelineStageFlags::TOP_OF_PIPE,
-                        vk::PipelineStageFlags::TRANSFER,
-                    ),
-                );
-                let (w, ht) = (gi.img.width, gi.img.height);
-                // SAFETY: a recording command buffer; the staging buffer holds the texels at `o`.
-                unsafe {
-                    h.device.cmd_copy_buffer_to_image(
-                        cmd,
-                        staging.buffer,
-                        gi.img.image,
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        &[vk::BufferImageCopy {
-                            image_subresource: vk::ImageSubresourceLayers {
-                                aspect_mask: gi.aspect,
-                                ..copy_region(o, w, ht).image_subresource
-                            },
-                            ..copy_region(o, w, ht)
-                        }],
-                    )
-                };
-                barrier(
-                    h,
-                    cmd,
-                    gi,
-                    (
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                    ),
-                    (
-                        vk::AccessFlags::TRANSFER_WRITE,
-                        vk::AccessFlags::SHADER_READ,
-                    ),
-                    (
-                        vk::PipelineStageFlags::TRANSFER,
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                    ),
-                );
+                upload_guide(h, cmd, gi, staging.buffer, o, (gi.img.width, gi.img.height));
             }
             if f == 0 {
                 h.barrier(

@@ -9,6 +9,7 @@ use openngx::ngx::abi::*;
 use openngx::ngx::exports::*;
 use openngx::ngx::param_exports::*;
 use openngx::rr::feature::Guide;
+use openngx_tools::devkit::copy_region;
 
 use super::{Harness, TestImage};
 
@@ -102,4 +103,69 @@ pub fn barrier(
             &b,
         )
     };
+}
+
+/// Records the upload of `gi`'s texels, tightly packed at `offset` of `staging`, into its image's
+/// top-left `w` x `h` (the aspect of the guide), leaving it in `SHADER_READ_ONLY_OPTIMAL` for the
+/// evaluation; the barrier before waits for any earlier frame's reads of the image.
+pub fn upload_guide(
+    h: &Harness,
+    cmd: vk::CommandBuffer,
+    gi: &GuideImage,
+    staging: vk::Buffer,
+    offset: u64,
+    (w, ht): (u32, u32),
+) {
+    barrier(
+        h,
+        cmd,
+        gi,
+        (
+            vk::ImageLayout::UNDEFINED,
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+        ),
+        (
+            vk::AccessFlags::SHADER_READ,
+            vk::AccessFlags::TRANSFER_WRITE,
+        ),
+        (
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::PipelineStageFlags::TRANSFER,
+        ),
+    );
+    let region = copy_region(offset, w, ht);
+    // SAFETY: callers pass a recording command buffer of the harness, a live image of its device
+    // and a staging buffer holding the texels at `offset`.
+    unsafe {
+        h.device.cmd_copy_buffer_to_image(
+            cmd,
+            staging,
+            gi.img.image,
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            &[vk::BufferImageCopy {
+                image_subresource: vk::ImageSubresourceLayers {
+                    aspect_mask: gi.aspect,
+                    ..region.image_subresource
+                },
+                ..region
+            }],
+        )
+    };
+    barrier(
+        h,
+        cmd,
+        gi,
+        (
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+        ),
+        (
+            vk::AccessFlags::TRANSFER_WRITE,
+            vk::AccessFlags::SHADER_READ,
+        ),
+        (
+            vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+        ),
+    );
 }
