@@ -31,7 +31,10 @@ layout(push_constant) uniform Push { uint rows; } pc;
 shared uint s_x[8][16];      // the rows' features as halves
 shared uint s_wsig[32 * 16]; // weights, decoded (mma_f16_decoded_sig/exp)
 shared int s_wexp[32 * 16];
-shared uint s_wspecial[32];  // 1 when a column has an inf/NaN weight
+// Per invocation: 1 when one of its 8 weights (all in column tid / 2) is inf/NaN. Each invocation
+// writes its own word, so no atomics: a shared-memory atomicOr compiles to a Device-scope atomic,
+// which a device with vulkanMemoryModel but not vulkanMemoryModelDeviceScope must not be given.
+shared uint s_wspecial[64];
 
 uint weight(uint n, uint k) {
     uint idx = n * 16u + k;
@@ -50,19 +53,15 @@ void main() {
         uint k = 2u * q + j;
         s_x[lr][k] = live ? f16_from_f32_bits(features[r * 16u + k], false, 0) : 0u;
     }
-    if (tid < 32u) {
-        s_wspecial[tid] = 0u;
-    }
-    barrier();
+    bool wspecial = false;
     [[unroll]] for (uint j = 0u; j < 8u; j++) {
         uint idx = 8u * tid + j;
         uint h = weight(idx / 16u, idx % 16u);
         s_wsig[idx] = mma_f16_decoded_sig(h);
         s_wexp[idx] = mma_f16_decoded_exp(h);
-        if (f16_is_nonfinite(h)) {
-            atomicOr(s_wspecial[idx / 16u], 1u);
-        }
+        wspecial = wspecial || f16_is_nonfinite(h);
     }
+    s_wspecial[tid] = wspecial ? 1u : 0u;
     barrier();
     if (!live) {
         return;
@@ -82,7 +81,7 @@ void main() {
     [[unroll]] for (uint j = 0u; j < 4u; j++) {
         uint n = 4u * q + j;
         uint acc = F16_POS_ZERO;
-        if (row_special || s_wspecial[n] != 0u) {
+        if (row_special || (s_wspecial[2u * n] | s_wspecial[2u * n + 1u]) != 0u) {
             for (int kb = 0; kb < 16; kb += G) {
                 uint a[16];
                 uint b[16];

@@ -24,26 +24,24 @@ layout(push_constant) uniform Push { uint rows; } pc;
 
 shared uint s_wsig[4 * 32]; // weights, decoded (mma_f16_decoded_sig/exp)
 shared int s_wexp[4 * 32];
-shared uint s_wspecial[4];  // 1 when an output's column has an inf/NaN weight
+// Per invocation: 1 when one of its 2 weights (both in output tid / 16's column) is inf/NaN; each
+// invocation writes its own word (no Device-scope atomic, see adapter.comp).
+shared uint s_wspecial[64];
 
 uint half_at(uint idx) { return (in_words[idx >> 1] >> (16u * (idx & 1u))) & 0xFFFFu; }
 uint weight(uint idx) { return (w_words[idx >> 1] >> (16u * (idx & 1u))) & 0xFFFFu; }
 
 void main() {
     uint tid = gl_LocalInvocationID.x;
-    if (tid < 4u) {
-        s_wspecial[tid] = 0u;
-    }
-    barrier();
+    bool wspecial = false;
     [[unroll]] for (uint j = 0u; j < 2u; j++) {
         uint idx = 2u * tid + j;
         uint h = weight(idx);
         s_wsig[idx] = mma_f16_decoded_sig(h);
         s_wexp[idx] = mma_f16_decoded_exp(h);
-        if (f16_is_nonfinite(h)) {
-            atomicOr(s_wspecial[idx / 32u], 1u);
-        }
+        wspecial = wspecial || f16_is_nonfinite(h);
     }
+    s_wspecial[tid] = wspecial ? 1u : 0u;
     barrier();
     uint r = gl_GlobalInvocationID.x;
     if (r >= pc.rows) {
@@ -65,7 +63,11 @@ void main() {
     }
     [[unroll]] for (uint n = 0u; n < 4u; n++) {
         uint acc = F16_POS_ZERO;
-        if (row_special || s_wspecial[n] != 0u) {
+        uint col_special = 0u;
+        [[unroll]] for (uint i = 0u; i < 16u; i++) {
+            col_special |= s_wspecial[16u * n + i];
+        }
+        if (row_special || col_special != 0u) {
             for (int kb = 0; kb < 32; kb += G) {
                 uint a[16];
                 uint b[16];

@@ -27,8 +27,19 @@ for line in sys.stdin:
     strip -o "$dir/stage/$t" "$exe"
 done
 strip -o "$dir/stage/openngx" "$target/debug/openngx"
-layer=/usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so
-manifest=/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
+# The validation layer. Debian 12's (1.3.239) predates the cooperative-matrix extensions the
+# NVIDIA driver offers: it rejects every coopmat shader and every feature struct it does not know,
+# so on the H200 it reports errors that are its own. OPENNGX_BUNDLE_LAYER_ROOT names the root of an
+# unpacked newer package (`dpkg -x vulkan-validationlayers_1.4.*.deb ROOT`, Debian trixie's needs
+# glibc 2.38 and libstdc++ 14); OPENNGX_BUNDLE_LIBSTDCXX a libstdc++.so.6 to carry beside it in
+# case the device machine's is older (run.sh uses it only then).
+root="${OPENNGX_BUNDLE_LAYER_ROOT:-}"
+layer=$root/usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so
+manifest=$root/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
+if [ -n "${OPENNGX_BUNDLE_LIBSTDCXX:-}" ]; then
+    mkdir -p "$dir/stage/libstdcxx"
+    cp -L "$OPENNGX_BUNDLE_LIBSTDCXX" "$dir/stage/libstdcxx/libstdc++.so.6"
+fi
 if [ -f "$layer" ] && [ -f "$manifest" ]; then
     strip -o "$dir/stage/layer/libVkLayer_khronos_validation.so" "$layer"
     # The manifest names the library relative to itself.

@@ -13,13 +13,22 @@ part="${1:?usage: run.sh life|tensor|rr}"
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
+# Newer layers read their settings from these variables; VK_LAYER_ENABLES (the harness) is the
+# older form, kept for 1.3.239. Both ask for synchronization validation.
+export VK_KHRONOS_VALIDATION_VALIDATE_SYNC=true
 if [ -d layer ]; then
     export VK_LAYER_PATH=$PWD/layer
+    # A newer layer needs a newer libstdc++ than an older machine has: take the carried one then.
+    need="$(grep -a -o 'GLIBCXX_3\.4\.[0-9]*' layer/libVkLayer_khronos_validation.so | sort -uV | tail -n 1)"
+    have="$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')"
+    if [ -d libstdcxx ] && [ -n "$need" ] && ! grep -a -q "$need" "${have:-/nonexistent}" 2>/dev/null; then
+        export LD_LIBRARY_PATH=$PWD/libstdcxx${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    fi
 fi
 if ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
     export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
-{ cat BUILT_FROM; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$OUT/gpu.txt" 2>&1
+{ cat BUILT_FROM; grep -h '"api_version"' layer/*.json; echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$OUT/gpu.txt" 2>&1
 run() { # name seconds command...
     local n=$1 t=$2 s=$SECONDS
     shift 2
