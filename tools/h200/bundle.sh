@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir="${1:-.devcarry-h200}"
 target="${CARGO_TARGET_DIR:-/var/cache/openngx/target}"
-tests=(feature_soak feature_nr gpu_frame gpu_rr rr_replay)
+tests=(feature_soak feature_nr gpu_frame gpu_rr rr_replay rr_dynamic)
 rm -rf "$dir" && mkdir -p "$dir/stage/layer"
 # Each integration test's executable, as cargo reports it (the newest build of each).
 json="$(CARGO_TARGET_DIR=$target cargo test --workspace --no-run --message-format=json 2>/dev/null)"
@@ -27,6 +27,19 @@ for line in sys.stdin:
     strip -o "$dir/stage/$t" "$exe"
 done
 strip -o "$dir/stage/openngx" "$target/debug/openngx"
+# The C harness's replay (capi-tests/replay.c) against this build's library, found beside the
+# program ($ORIGIN), and the fixtures OPENNGX_BUNDLE_FIXTURES names (directories written by
+# `openngx reference`; one made with `--profile h25` is replayed on the tensor route). The model
+# is synthesized on the device (seed 0, the same bytes as here).
+strip -o "$dir/stage/libopenngx.so" "$target/debug/libopenngx.so"
+ln -s libopenngx.so "$dir/stage/libopenngx.so.0"
+cc -std=c99 -Wall -Wextra -Werror -pedantic -I include -I capi-tests capi-tests/replay.c \
+    -o "$dir/stage/replay" -L "$dir/stage" -lopenngx -lvulkan '-Wl,-rpath,$ORIGIN'
+for fx in ${OPENNGX_BUNDLE_FIXTURES:-}; do
+    [ -f "$fx/manifest.json" ] || { echo "bundle: $fx is not a fixture (no manifest.json)" >&2; exit 1; }
+    mkdir -p "$dir/stage/fixtures"
+    cp -r "$fx" "$dir/stage/fixtures/$(basename "$fx")"
+done
 # The validation layer. Debian 12's (1.3.239) predates the cooperative-matrix extensions the
 # NVIDIA driver offers: it rejects every coopmat shader and every feature struct it does not know,
 # so on the H200 it reports errors that are its own. OPENNGX_BUNDLE_LAYER_ROOT names the root of an

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Runs on the device machine (an H200) from the folder bundle.sh made: ./run.sh PART, logs and a
-# summary under $OUT. Each part fits one 10-minute call; every test requires the device
+# Runs on the device machine (an H200) from the folder bundle.sh made: ./run.sh PART..., logs and
+# a summary under $OUT (PACK=FILE: all of $OUT packed into FILE after every run, for a call that
+# brings back few files and may be cut short). Each part fits one 10-minute call; every test requires the device
 # (OPENNGX_TEST_REQUIRE_DEVICE=1: a missing driver fails instead of skipping), under the carried
 # validation layer with synchronization validation where the harness turns it on.
 #   life    #16: the large soak, four threads at large sizes, lifetimes, feature_nr, gpu_frame
 #   tensor  #14: exact and tensor routes, --check at 512x512, 1280x720, 1920x1080; times at
 #           2560x1440 and 3840x2160
 #   rr      #17: gpu_rr op by op (small and 1280x720 -> 3840x2160), layer timings at 720p and
-#           1080p -> 4K, the C-ABI replay, bench --feature rr --check
+#           1080p -> 4K, the C-ABI replay, bench --feature rr --check, rr_dynamic
+#   replay  #14: the C harness's replay of each carried fixture through the public C ABI (an
+#           h25 fixture on the tensor route, an f13 one on the exact route)
+#   profile #14: the tensor route's per-op profile and pipeline statistics at 1920x1080
+#   rr_dynamic  #17: the dynamic-resolution test alone
 set -u
-part="${1:?usage: run.sh life|tensor|rr}"
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life tensor rr replay profile rr_dynamic)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -34,14 +39,17 @@ run() { # name seconds command...
     shift 2
     timeout "$t" "$@" >"$OUT/$n.log" 2>&1
     echo "$n rc=$? $((SECONDS - s)) s" | tee -a "$OUT/summary.txt"
+    if [ -n "${PACK:-}" ]; then tar -C "$OUT" -czf "$PACK" .; fi
 }
+for part in "$@"; do
 case "$part" in
 life)
-    run soak_large 200 env OPENNGX_SOAK=large OPENNGX_SOAK_CYCLES=3 ./feature_soak soak_create --test-threads=1 --nocapture
-    run threads_large 90 env OPENNGX_SOAK=large ./feature_soak four_threads --test-threads=1 --nocapture
+    # Shortest first: a call cut short by the session's device time keeps what finished.
+    run gpu_frame 60 ./gpu_frame --nocapture
     run lifetimes 60 env OPENNGX_SOAK_CYCLES=4 ./feature_soak a_ stale frames_in_flight --test-threads=1 --nocapture
     run feature_nr 120 ./feature_nr --test-threads=1 --nocapture
-    run gpu_frame 60 ./gpu_frame --nocapture
+    run threads_large 90 env OPENNGX_SOAK=large ./feature_soak four_threads --test-threads=1 --nocapture
+    run soak_large 200 env OPENNGX_SOAK=large OPENNGX_SOAK_CYCLES=3 ./feature_soak soak_create --test-threads=1 --nocapture
     ;;
 tensor)
     for s in 512x512 1280x720 1920x1080; do
@@ -58,10 +66,26 @@ rr)
     run timings_1080p 60 env OPENNGX_RR_GPU_TIMINGS=1920x1080:3840x2160 ./gpu_rr --nocapture layer_timings
     run rr_replay 60 ./rr_replay --nocapture
     run bench_rr 120 ./openngx bench --feature rr --width 1280 --height 720 --out-width 3840 --out-height 2160 --frames 20 --check
+    run rr_dynamic 60 ./rr_dynamic --nocapture
+    ;;
+replay)
+    ls -d fixtures/*/ >/dev/null 2>&1 || { echo "run.sh: no fixtures in the bundle (OPENNGX_BUNDLE_FIXTURES)" >&2; exit 2; }
+    run synth_model 120 ./openngx synth-model --out model
+    for fx in fixtures/*/; do
+        n="$(basename "$fx")"
+        run "replay_$n" 120 env OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
+    done
+    ;;
+profile)
+    run profile_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --pipeline-stats
+    ;;
+rr_dynamic)
+    run rr_dynamic 60 ./rr_dynamic --nocapture
     ;;
 *)
-    echo "run.sh: unknown part $part (life, tensor, rr)" >&2
+    echo "run.sh: unknown part $part (life, tensor, rr, replay, profile, rr_dynamic)" >&2
     exit 2
     ;;
 esac
-grep -h -E "cycle|test result|panicked|SKIP|VUID|SYNC-HAZARD|median|exact|mismatch|ms" "$OUT"/*.log | cut -c1-300 | head -120
+done
+grep -h -E "cycle|test result|panicked|SKIP|VUID|SYNC-HAZARD|median|exact|mismatch|ms|replay:|frame" "$OUT"/*.log | cut -c1-300 | head -120
