@@ -786,16 +786,48 @@ fn soak_sizes() -> &'static [(u32, u32)] {
 }
 
 /// 100 create / evaluate / release cycles over changing sizes (7 sizes, each feature evaluated
-/// twice, its output read back and checked): flat RSS, `SizeInBytes` 0 between cycles, a clean
-/// validation log, nothing left on the device.
+/// twice, its output read back and checked): `SizeInBytes` 0 between cycles, a clean validation
+/// log, nothing left on the device, flat RSS.
+///
+/// The cycles run twice. First under the validation layer with synchronization validation, which
+/// must report nothing; the layer keeps state of its own for the objects each cycle creates and
+/// destroys, so this pass's RSS is held only to a loose bound (measured 2026-12-05: +0.05 MiB a
+/// cycle on lavapipe under Debian 12's layer 1.3.239 without the anchor below, 0.00 without the
+/// layer; +0.39 MiB a cycle on the H200's large soak under the layer 1.4.309). Then the same
+/// cycles without the layer, where the RSS is the library's (and the driver's) alone and must stay
+/// flat.
 #[test]
 fn soak_create_evaluate_release_over_changing_sizes() {
     let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let Some(h) = Harness::new() else { return };
+    let layered = h.validation;
+    let (rss, mut problems) = soak_pass(h, "soak");
+    let loose = if layered { 48.0 } else { SOAK_FLAT_MIB };
+    problems.extend(rss.and_then(|r| r.within(loose).err()));
+    if layered {
+        let Some(h) = Harness::without_validation() else {
+            panic!("the device opened with the layer but not without it")
+        };
+        let (rss, more) = soak_pass(h, "soak without the layer");
+        problems.extend(more);
+        problems.extend(rss.and_then(|r| r.within(SOAK_FLAT_MIB).err()));
+    }
+    verdict("soak", problems);
+}
+
+/// What the soak's cycles may add to the RSS without the validation layer: a few pages of the
+/// allocator's and the driver's pools; a leak of one feature's host objects per cycle (about
+/// 0.1 MiB and up) exceeds it over 100 cycles.
+const SOAK_FLAT_MIB: f64 = 6.0;
+
+/// One pass of the soak on `h` (which it closes): the RSS around the timed cycles and the
+/// problems found (validation errors, objects left on the device).
+fn soak_pass(h: Harness, what: &str) -> (Option<Rss>, Vec<String>) {
     model_dir();
     let enabled = large();
     let sizes = soak_sizes();
     let n = cycles(if enabled { 21 } else { 100 });
+    let trace = enabled || std::env::var_os("OPENNGX_SOAK_TRACE").is_some();
     let images: Vec<Images> = sizes
         .iter()
         .map(|&(w, ht)| Images::new(&h, w, ht))
@@ -813,12 +845,13 @@ fn soak_create_evaluate_release_over_changing_sizes() {
         // On lavapipe a feature of another size lives through the soak, so that the model (read
         // and hashed, 150 MB) and the weights are not loaded again each cycle: that costs about
         // 0.6 s a cycle, and the failed and never-submitted cycles above already load them each
-        // time. The large soak loads them every cycle.
-        let anchor = (!enabled).then(|| ngx.create(72, 64, Then::Submit).expect("anchor"));
+        // time. The large soak loads them every cycle (and so does OPENNGX_SOAK_ANCHOR=0).
+        let anchored = !enabled && std::env::var("OPENNGX_SOAK_ANCHOR").map_or(true, |v| v != "0");
+        let anchor = anchored.then(|| ngx.create(72, 64, Then::Submit).expect("anchor"));
         let t0 = Instant::now();
         let base = ngx.memory_in_use();
         // On a GPU device memory is not the process's: the bound is then on the host side only.
-        rss = Some(rss_over("soak", images.len(), n, |i| {
+        rss = Some(rss_over(what, images.len(), n, |i| {
             let img = &images[i % images.len()];
             let handle = ngx.create(img.w, img.ht, Then::Submit).expect("create");
             let _bound = img.set(ngx.params, enabled);
@@ -845,9 +878,9 @@ fn soak_create_evaluate_release_over_changing_sizes() {
                 base,
                 "cycle {i}: SizeInBytes after release"
             );
-            if enabled {
+            if trace {
                 eprintln!(
-                    "cycle {i}: {}x{} created, 2 frames checked, released at {:.1} s (RSS {:.1} MiB)",
+                    "{what}: cycle {i}: {}x{} created, 2 frames checked, released at {:.1} s (RSS {:.1} MiB)",
                     img.w,
                     img.ht,
                     t0.elapsed().as_secs_f64(),
@@ -865,9 +898,7 @@ fn soak_create_evaluate_release_over_changing_sizes() {
         img.destroy(&h);
     }
     drop(readback);
-    let mut problems: Vec<String> = rss.and_then(|r| r.within(48.0).err()).into_iter().collect();
-    problems.extend(close(h).err());
-    verdict("soak", problems);
+    (rss, close(h).err().into_iter().collect())
 }
 
 /// A resettable command pool on `family`, for one thread.

@@ -117,24 +117,31 @@ impl Harness {
     /// The harness, or `None` (after printing a SKIP line) when there is no Vulkan device. With
     /// the validation layer, synchronization validation is on (see [`sync_validation_env`]).
     pub fn new() -> Option<Harness> {
-        Harness::open(false)
+        Harness::open(true, false)
+    }
+
+    /// [`Harness::new`] without the validation layer: for measures the layer would distort (it
+    /// keeps state of its own for every object created and destroyed, so a soak's RSS under it
+    /// is partly the layer's).
+    pub fn without_validation() -> Option<Harness> {
+        Harness::open(false, false)
     }
 
     /// [`Harness::new`] with the layer's GPU-assisted validation on as well (shaders
     /// instrumented to report out-of-bounds accesses; for the kernel tests: slow).
     pub fn with_gpu_assisted() -> Option<Harness> {
-        Harness::open(true)
+        Harness::open(true, true)
     }
 
-    fn open(gpu_assisted: bool) -> Option<Harness> {
+    fn open(validation: bool, gpu_assisted: bool) -> Option<Harness> {
         // A test that panicked while holding the lock poisons it; the next test still runs.
         let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         sync_validation_env();
         let opened = CallerDevice::open(&Options {
             app_name: c"openngx-tests",
-            validation: true,
+            validation,
             collect_errors: true,
-            sync_validation: true,
+            sync_validation: validation,
             gpu_assisted,
             device: DeviceChoice::Best,
             optional_extensions: &[],

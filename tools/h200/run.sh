@@ -49,7 +49,9 @@ life)
     run lifetimes 60 env OPENNGX_SOAK_CYCLES=4 ./feature_soak a_ stale frames_in_flight --test-threads=1 --nocapture
     run feature_nr 120 ./feature_nr --test-threads=1 --nocapture
     run threads_large 90 env OPENNGX_SOAK=large ./feature_soak four_threads --test-threads=1 --nocapture
-    run soak_large 200 env OPENNGX_SOAK=large OPENNGX_SOAK_CYCLES=3 ./feature_soak soak_create --test-threads=1 --nocapture
+    # 7 warm-up cycles (one per size) and 93 timed ones: 100 in each of the soak's two passes
+    # (under the layer, then without it), about 3 minutes each.
+    run soak_large 450 env OPENNGX_SOAK=large OPENNGX_SOAK_CYCLES=93 ./feature_soak soak_create --test-threads=1 --nocapture
     ;;
 tensor)
     for s in 512x512 1280x720 1920x1080; do
