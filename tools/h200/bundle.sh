@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Packs what the pending H200 proofs need into DIR (default .devcarry-h200, git-ignored through
 # .git/info/exclude as docs/testing.md says): the stripped test binaries and CLI of this
-# checkout's dev build, the validation layer of this machine (the device machine has none), and
-# run.sh. Build first (`./x build`). Then, with the device tool, carry [".gl", DIR] and run
+# checkout's dev build, the C harness's replay, a validation layer (the device machine has none;
+# tools/h200/fetch-layer.sh fetches one) and run.sh. Build first (`./x build`). Then, with the
+# device tool, carry [".gl", DIR] and run
 #   for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; cd DIR && ./run.sh PART
 # where PART is one of the parts run.sh lists (each fits one 10-minute call). docs/testing.md,
 # "Pending H200 proofs", says what each part proves.
@@ -46,12 +47,23 @@ done
 # unpacked newer package (`dpkg -x vulkan-validationlayers_1.4.*.deb ROOT`, Debian trixie's needs
 # glibc 2.38 and libstdc++ 14); OPENNGX_BUNDLE_LIBSTDCXX a libstdc++.so.6 to carry beside it in
 # case the device machine's is older (run.sh uses it only then).
-root="${OPENNGX_BUNDLE_LAYER_ROOT:-}"
+# tools/h200/fetch-layer.sh fetches both to /var/cache/openngx/h200-layer, the default here.
+fetched=/var/cache/openngx/h200-layer
+root="${OPENNGX_BUNDLE_LAYER_ROOT:-$fetched/layer}"
+if [ -z "${OPENNGX_BUNDLE_LIBSTDCXX:-}" ] && [ -z "${OPENNGX_BUNDLE_LAYER_ROOT:-}" ] &&
+    [ -f "$fetched/cxx/usr/lib/x86_64-linux-gnu/libstdc++.so.6" ]; then
+    OPENNGX_BUNDLE_LIBSTDCXX=$fetched/cxx/usr/lib/x86_64-linux-gnu/libstdc++.so.6
+fi
 layer=$root/usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so
 manifest=$root/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
 if [ -n "${OPENNGX_BUNDLE_LIBSTDCXX:-}" ]; then
     mkdir -p "$dir/stage/libstdcxx"
     cp -L "$OPENNGX_BUNDLE_LIBSTDCXX" "$dir/stage/libstdcxx/libstdc++.so.6"
+fi
+if [ ! -f "$layer" ] || [ ! -f "$manifest" ]; then
+    # The proofs include a clean validation log: a bundle without a usable layer cannot give one.
+    echo "bundle: no validation layer under $root: run tools/h200/fetch-layer.sh (or set OPENNGX_BUNDLE_LAYER_ROOT)" >&2
+    exit 1
 fi
 if [ -f "$layer" ] && [ -f "$manifest" ]; then
     strip -o "$dir/stage/layer/libVkLayer_khronos_validation.so" "$layer"
