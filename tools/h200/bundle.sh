@@ -36,6 +36,17 @@ strip -o "$dir/stage/libopenngx.so" "$target/debug/libopenngx.so"
 ln -s libopenngx.so "$dir/stage/libopenngx.so.0"
 cc -std=c99 -Wall -Wextra -Werror -pedantic -I include -I capi-tests capi-tests/replay.c \
     -o "$dir/stage/replay" -L "$dir/stage" -lopenngx -lvulkan '-Wl,-rpath,$ORIGIN'
+# The NGX Core under the name NVIDIA's static library loads, alone in its folder, and the two
+# programs of the C harness that play that library against it (core.c for feature 18, core_rr.c
+# for feature 13; they dlopen the Core themselves).
+core="$target/debug/libopenngx_core.so"
+[ -f "$core" ] || { echo "bundle: no NGX Core at $core: ./x build builds it" >&2; exit 1; }
+mkdir -p "$dir/stage/ngx-core"
+strip -o "$dir/stage/ngx-core/libnvidia-ngx.so.1" "$core"
+for prog in core core_rr; do
+    cc -std=c99 -Wall -Wextra -Werror -pedantic -I include -I capi-tests "capi-tests/$prog.c" \
+        -o "$dir/stage/$prog" -ldl -lvulkan
+done
 for fx in ${OPENNGX_BUNDLE_FIXTURES:-}; do
     [ -f "$fx/manifest.json" ] || { echo "bundle: $fx is not a fixture (no manifest.json)" >&2; exit 1; }
     mkdir -p "$dir/stage/fixtures"

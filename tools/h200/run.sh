@@ -12,9 +12,12 @@
 #   replay  #14: the C harness's replay of each carried fixture through the public C ABI (an
 #           h25 fixture on the tensor route, an f13 one on the exact route)
 #   profile #14: the tensor route's per-op profile and pipeline statistics at 1920x1080
+#   core    #15/#17: the NGX Core as NVIDIA's static library drives it (capi-tests/core.c, frame 0
+#           of a 64x64 fixture in two lives; core_rr.c, RR's 3-frame fixture), both fixtures
+#           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life tensor rr replay profile rr_dynamic)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life tensor rr replay profile rr_dynamic core)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -30,7 +33,9 @@ if [ -d layer ]; then
         export LD_LIBRARY_PATH=$PWD/libstdcxx${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     fi
 fi
-if ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
+# The device tool's machines keep NVIDIA's manifest off the loader's search path. A driver the
+# caller names stays (a dry run of a part on lavapipe).
+if [ -z "${VK_DRIVER_FILES:-}" ] && ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
     export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
 { cat BUILT_FROM; grep -h '"api_version"' layer/*.json; echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$OUT/gpu.txt" 2>&1
@@ -72,11 +77,20 @@ rr)
     ;;
 replay)
     ls -d fixtures/*/ >/dev/null 2>&1 || { echo "run.sh: no fixtures in the bundle (OPENNGX_BUNDLE_FIXTURES)" >&2; exit 2; }
-    run synth_model 120 ./openngx synth-model --out model
+    [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
     for fx in fixtures/*/; do
         n="$(basename "$fx")"
         run "replay_$n" 120 env OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
     done
+    ;;
+core)
+    [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+    run fixture_64 120 ./openngx reference --model model --synthetic-scene --width 64 --height 64 --frames 1 --out fx64
+    run core 120 env LD_LIBRARY_PATH="$PWD/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_MODEL_DIR="$PWD/model" ./core fx64
+    run rr_model 60 ./openngx synth-model --feature rr --out rr-model
+    run rr_fixture 120 ./openngx reference --feature rr --model rr-model --synthetic-scene --width 64 --height 48 \
+        --out-width 96 --out-height 72 --frames 3 --out rr-fx
+    run core_rr 120 env LD_LIBRARY_PATH="$PWD/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_RR_MODEL_DIR="$PWD/rr-model" ./core_rr rr-fx
     ;;
 profile)
     run profile_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --pipeline-stats
@@ -85,7 +99,7 @@ rr_dynamic)
     run rr_dynamic 60 ./rr_dynamic --nocapture
     ;;
 *)
-    echo "run.sh: unknown part $part (life, tensor, rr, replay, profile, rr_dynamic)" >&2
+    echo "run.sh: unknown part $part (life, tensor, rr, replay, profile, rr_dynamic, core)" >&2
     exit 2
     ;;
 esac
