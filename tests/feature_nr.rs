@@ -16,6 +16,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use ash::vk;
+use common::ngx::{ok, stats_size_in_bytes};
 use common::{Harness, HostBuffer, TestImage};
 use openngx::model::{LoadOptions, Model};
 use openngx::ngx::abi::*;
@@ -107,10 +108,6 @@ fn submit<R>(h: &Harness, f: impl FnOnce(vk::CommandBuffer) -> R) -> R {
     }
 }
 
-fn ok(call: &str, r: NVSDK_NGX_Result) {
-    assert_eq!(r, NVSDK_NGX_Result_Success, "{call} returned {r:#x}");
-}
-
 /// NGX initialised on the harness's device (shut down on drop).
 struct Ngx<'h> {
     h: &'h Harness,
@@ -185,36 +182,7 @@ impl<'h> Ngx<'h> {
 
     /// `SizeInBytes` from the stats callback of the capability map.
     fn memory_in_use(&self) -> u64 {
-        let mut caps = std::ptr::null_mut();
-        let mut cb: *mut c_void = std::ptr::null_mut();
-        let mut bytes = 0u64;
-        // SAFETY: valid out pointers; the callback address is a PFN_NVSDK_NGX_DLSS_GetStatsCallback.
-        unsafe {
-            ok(
-                "GetCapabilityParameters",
-                NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps),
-            );
-            ok(
-                "GetVoidPointer",
-                NVSDK_NGX_Parameter_GetVoidPointer(
-                    caps,
-                    c"DLSSNRGetStatsCallback".as_ptr(),
-                    &mut cb,
-                ),
-            );
-            let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
-                std::mem::transmute(cb);
-            ok("stats callback", stats(caps));
-            ok(
-                "GetULL",
-                NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes),
-            );
-            ok(
-                "DestroyParameters",
-                NVSDK_NGX_VULKAN_DestroyParameters(caps),
-            );
-        }
-        bytes
+        stats_size_in_bytes(c"DLSSNRGetStatsCallback")
     }
 }
 

@@ -121,33 +121,7 @@ impl<'h> Ngx<'h> {
 
     /// `SizeInBytes` of the stats callback: device bytes the library holds.
     fn memory_in_use(&self) -> u64 {
-        let mut caps = std::ptr::null_mut();
-        let mut cb: *mut std::ffi::c_void = std::ptr::null_mut();
-        let mut bytes = 0u64;
-        // SAFETY: valid out pointers; the callback is a PFN_NVSDK_NGX_DLSS_GetStatsCallback.
-        unsafe {
-            assert_eq!(
-                NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps),
-                NVSDK_NGX_Result_Success
-            );
-            assert_eq!(
-                NVSDK_NGX_Parameter_GetVoidPointer(
-                    caps,
-                    c"DLSSNRGetStatsCallback".as_ptr(),
-                    &mut cb
-                ),
-                NVSDK_NGX_Result_Success
-            );
-            let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
-                std::mem::transmute(cb);
-            assert_eq!(stats(caps), NVSDK_NGX_Result_Success);
-            assert_eq!(
-                NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes),
-                NVSDK_NGX_Result_Success
-            );
-            NVSDK_NGX_VULKAN_DestroyParameters(caps);
-        }
-        bytes
+        common::ngx::stats_size_in_bytes(c"DLSSNRGetStatsCallback")
     }
 
     fn release(&self, handle: *mut NVSDK_NGX_Handle) {

@@ -37,6 +37,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use ash::vk;
+use common::ngx::{ok, stats_size_in_bytes};
 use common::{Harness, HostBuffer, TestImage};
 use openngx::feature::fault::FAIL_CREATION_ENV;
 use openngx::ngx::abi::*;
@@ -83,10 +84,6 @@ fn cycles(default: usize) -> usize {
         .and_then(|v| v.parse().ok())
         .filter(|&n| n >= 1)
         .unwrap_or(default)
-}
-
-fn ok(call: &str, r: NVSDK_NGX_Result) {
-    assert_eq!(r, NVSDK_NGX_Result_Success, "{call} returned {r:#x}");
 }
 
 /// Sets `OPENNGX_TEST_FAIL_CREATION=1` while alive (the tests hold `LOCK`, so no other test of
@@ -289,38 +286,7 @@ fn create_in(
 }
 
 fn size_in_bytes() -> u64 {
-    stats_size(c"DLSSNRGetStatsCallback")
-}
-
-/// `SizeInBytes` of the feature whose stats callback the capability map holds under `callback`.
-fn stats_size(callback: &CStr) -> u64 {
-    let mut caps = std::ptr::null_mut();
-    let mut cb: *mut c_void = std::ptr::null_mut();
-    let mut bytes = 0u64;
-    // SAFETY: valid out pointers; the callback address is a PFN_NVSDK_NGX_DLSS_GetStatsCallback.
-    unsafe {
-        ok(
-            "GetCapabilityParameters",
-            NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps),
-        );
-        ok(
-            "GetVoidPointer",
-            NVSDK_NGX_Parameter_GetVoidPointer(caps, callback.as_ptr(), &mut cb),
-        );
-        assert!(!cb.is_null(), "{callback:?} is null");
-        let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
-            std::mem::transmute(cb);
-        ok("stats callback", stats(caps));
-        ok(
-            "GetULL",
-            NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes),
-        );
-        ok(
-            "DestroyParameters",
-            NVSDK_NGX_VULKAN_DestroyParameters(caps),
-        );
-    }
-    bytes
+    stats_size_in_bytes(c"DLSSNRGetStatsCallback")
 }
 
 /// `SizeInBytes` after the last Shutdown: the capability map needs NGX, so NGX is initialised
@@ -1178,7 +1144,7 @@ fn rr_creations_share_the_weights_and_free_everything() {
     let mut problems = Vec::new();
     {
         let ngx = Ngx::init(&h);
-        let rr_size = || stats_size(c"DLSSDGetStatsCallback");
+        let rr_size = || stats_size_in_bytes(c"DLSSDGetStatsCallback");
         let uploads = RrGpuWeights::uploads();
         let rss = rss_over("rr creations", 20, n, |i| {
             let a = rr_create(&ngx, Then::Submit).expect("create");
@@ -1223,7 +1189,7 @@ fn rr_creations_share_the_weights_and_free_everything() {
     }
     let after = {
         let ngx = Ngx::init(&h);
-        let bytes = stats_size(c"DLSSDGetStatsCallback");
+        let bytes = stats_size_in_bytes(c"DLSSDGetStatsCallback");
         ngx.shutdown();
         bytes
     };

@@ -40,7 +40,8 @@ use std::ffi::c_void;
 use std::time::Instant;
 
 use ash::vk;
-use common::rr::{c, ok, range, size_in_bytes, upload_guide, GuideImage};
+use common::ngx::ok;
+use common::rr::{c, range, size_in_bytes, upload_guide, GuideImage};
 use common::{Harness, HostBuffer};
 use openngx::ngx::abi::*;
 use openngx::ngx::exports::*;

@@ -33,6 +33,7 @@ use openngx_tools::devkit::{
 };
 
 pub mod kernels;
+pub mod ngx;
 pub mod rr;
 
 /// The synthetic model (seed 0), written once per test process into a scratch directory that is

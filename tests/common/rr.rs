@@ -1,21 +1,13 @@
-//! Ray Reconstruction's test scaffolding shared by `rr_replay` and `rr_dynamic`: result checks,
-//! C strings, `SizeInBytes` from RR's stats callback, and the caller's guide images with their
-//! barriers.
+//! Ray Reconstruction's test scaffolding shared by `rr_replay` and `rr_dynamic`: C strings,
+//! `SizeInBytes` from RR's stats callback, and the caller's guide images with their barriers.
 
-use std::ffi::{c_void, CString};
+use std::ffi::CString;
 
 use ash::vk;
-use openngx::ngx::abi::*;
-use openngx::ngx::exports::*;
-use openngx::ngx::param_exports::*;
 use openngx::rr::feature::Guide;
 use openngx_tools::devkit::copy_region;
 
 use super::{Harness, TestImage};
-
-pub fn ok(call: &str, r: NVSDK_NGX_Result) {
-    assert_eq!(r, NVSDK_NGX_Result_Success, "{call} returned {r:#x}");
-}
 
 pub fn c(k: &str) -> CString {
     CString::new(k).expect("key")
@@ -23,33 +15,7 @@ pub fn c(k: &str) -> CString {
 
 /// `SizeInBytes` from the stats callback of the capability map (`NGX_DLSSD_GET_STATS`).
 pub fn size_in_bytes() -> u64 {
-    let mut caps = std::ptr::null_mut();
-    let mut cb: *mut c_void = std::ptr::null_mut();
-    let mut bytes = 0u64;
-    // SAFETY: local out pointers; the callback address is a PFN_NVSDK_NGX_DLSS_GetStatsCallback.
-    unsafe {
-        ok(
-            "GetCapabilityParameters",
-            NVSDK_NGX_VULKAN_GetCapabilityParameters(&mut caps),
-        );
-        ok(
-            "GetVoidPointer",
-            NVSDK_NGX_Parameter_GetVoidPointer(caps, c"DLSSDGetStatsCallback".as_ptr(), &mut cb),
-        );
-        assert!(!cb.is_null());
-        let stats: unsafe extern "C" fn(*mut NVSDK_NGX_Parameter) -> NVSDK_NGX_Result =
-            std::mem::transmute(cb);
-        ok("stats callback", stats(caps));
-        ok(
-            "GetULL",
-            NVSDK_NGX_Parameter_GetULL(caps, c"SizeInBytes".as_ptr(), &mut bytes),
-        );
-        ok(
-            "DestroyParameters",
-            NVSDK_NGX_VULKAN_DestroyParameters(caps),
-        );
-    }
-    bytes
+    super::ngx::stats_size_in_bytes(c"DLSSDGetStatsCallback")
 }
 
 /// One caller image per guide (and the colour): `channels` of the guide in a float format (the
