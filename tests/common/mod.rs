@@ -297,7 +297,34 @@ impl Harness {
         access: (vk::AccessFlags, vk::AccessFlags),
         stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
     ) {
-        let b = [openngx_tools::devkit::image_barrier(image, layouts, access)];
+        self.barrier_aspect(
+            cmd,
+            image,
+            vk::ImageAspectFlags::COLOR,
+            layouts,
+            access,
+            stages,
+        );
+    }
+
+    /// Record a barrier on the whole `aspect` of `image` (its only mip and layer) into `cmd`.
+    pub fn barrier_aspect(
+        &self,
+        cmd: vk::CommandBuffer,
+        image: vk::Image,
+        aspect: vk::ImageAspectFlags,
+        layouts: (vk::ImageLayout, vk::ImageLayout),
+        access: (vk::AccessFlags, vk::AccessFlags),
+        stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
+    ) {
+        let b = [
+            openngx_tools::devkit::image_barrier(image, layouts, access).subresource_range(
+                vk::ImageSubresourceRange {
+                    aspect_mask: aspect,
+                    ..openngx_tools::devkit::color_range()
+                },
+            ),
+        ];
         // SAFETY: callers pass a command buffer of this harness in the recording state and a
         // live image of its device; the barrier names the image's only mip and layer.
         unsafe {

@@ -53,22 +53,7 @@ pub fn barrier(
     } else {
         gi.aspect
     };
-    let b = [
-        openngx_tools::devkit::image_barrier(gi.img.image, layouts, access)
-            .subresource_range(range(aspect)),
-    ];
-    // SAFETY: a recording command buffer of the harness and a live image of its device.
-    unsafe {
-        h.device.cmd_pipeline_barrier(
-            cmd,
-            stages.0,
-            stages.1,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &b,
-        )
-    };
+    h.barrier_aspect(cmd, gi.img.image, aspect, layouts, access, stages);
 }
 
 /// Records the upload of `gi`'s texels, tightly packed at `offset` of `staging`, into its image's
