@@ -212,10 +212,6 @@ fn resource(img: &TestImage, view: vk::ImageView, rw: bool) -> NVSDK_NGX_Resourc
     ngx_resource(img, view, rw)
 }
 
-fn region(offset: u64, w: u32, h: u32) -> vk::BufferImageCopy {
-    copy_region(offset, w, h)
-}
-
 /// Per-frame controls.
 #[derive(Clone, Copy)]
 struct Controls {
@@ -269,44 +265,15 @@ impl<'h> Frames<'h> {
     }
 
     fn upload(&self, cmd: vk::CommandBuffer, img: &TestImage, offset: u64) {
-        let h = self.h;
-        h.barrier(
+        self.h.upload_image(
             cmd,
+            self.staging.buffer,
             img.image,
+            vk::ImageAspectFlags::COLOR,
+            copy_region(offset, self.w, self.ht),
             (
-                vk::ImageLayout::UNDEFINED,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            ),
-            (vk::AccessFlags::empty(), vk::AccessFlags::TRANSFER_WRITE),
-            (
+                vk::AccessFlags::empty(),
                 vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::PipelineStageFlags::TRANSFER,
-            ),
-        );
-        // SAFETY: recording command buffer; the staging buffer holds the texels at `offset`.
-        unsafe {
-            h.device.cmd_copy_buffer_to_image(
-                cmd,
-                self.staging.buffer,
-                img.image,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                &[region(offset, self.w, self.ht)],
-            )
-        };
-        h.barrier(
-            cmd,
-            img.image,
-            (
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-            ),
-            (
-                vk::AccessFlags::TRANSFER_WRITE,
-                vk::AccessFlags::SHADER_READ,
-            ),
-            (
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
             ),
         );
     }

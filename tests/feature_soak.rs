@@ -346,43 +346,15 @@ impl Images {
         let staging = h.host_buffer(bytes.len() as u64);
         staging.write(0, &bytes);
         h.submit(|cmd| {
-            h.barrier(
+            h.upload_image(
                 cmd,
+                staging.buffer,
                 color.image,
+                vk::ImageAspectFlags::COLOR,
+                copy_region(0, w, ht),
                 (
-                    vk::ImageLayout::UNDEFINED,
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                ),
-                (vk::AccessFlags::empty(), vk::AccessFlags::TRANSFER_WRITE),
-                (
+                    vk::AccessFlags::empty(),
                     vk::PipelineStageFlags::TOP_OF_PIPE,
-                    vk::PipelineStageFlags::TRANSFER,
-                ),
-            );
-            // SAFETY: a recording command buffer; the staging buffer holds the texels.
-            unsafe {
-                h.device.cmd_copy_buffer_to_image(
-                    cmd,
-                    staging.buffer,
-                    color.image,
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    &[copy_region(0, w, ht)],
-                )
-            };
-            h.barrier(
-                cmd,
-                color.image,
-                (
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                ),
-                (
-                    vk::AccessFlags::TRANSFER_WRITE,
-                    vk::AccessFlags::SHADER_READ,
-                ),
-                (
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
                 ),
             );
             h.barrier(

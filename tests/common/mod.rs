@@ -340,6 +340,61 @@ impl Harness {
         };
     }
 
+    /// Records an upload into `image` from `staging`: a barrier from `UNDEFINED` to
+    /// `TRANSFER_DST_OPTIMAL` after `before` (the access and stage of the image's earlier use),
+    /// the copy `region`, and a barrier to `SHADER_READ_ONLY_OPTIMAL` for the compute stage.
+    /// `aspect` is the barriers' aspect (both aspects of a combined depth/stencil image, where
+    /// the copy names one).
+    pub fn upload_image(
+        &self,
+        cmd: vk::CommandBuffer,
+        staging: vk::Buffer,
+        image: vk::Image,
+        aspect: vk::ImageAspectFlags,
+        region: vk::BufferImageCopy,
+        before: (vk::AccessFlags, vk::PipelineStageFlags),
+    ) {
+        self.barrier_aspect(
+            cmd,
+            image,
+            aspect,
+            (
+                vk::ImageLayout::UNDEFINED,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            ),
+            (before.0, vk::AccessFlags::TRANSFER_WRITE),
+            (before.1, vk::PipelineStageFlags::TRANSFER),
+        );
+        // SAFETY: callers pass a recording command buffer of this harness, a live image of its
+        // device and a staging buffer holding the texels the region names.
+        unsafe {
+            self.device.cmd_copy_buffer_to_image(
+                cmd,
+                staging,
+                image,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &[region],
+            )
+        };
+        self.barrier_aspect(
+            cmd,
+            image,
+            aspect,
+            (
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            ),
+            (
+                vk::AccessFlags::TRANSFER_WRITE,
+                vk::AccessFlags::SHADER_READ,
+            ),
+            (
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+            ),
+        );
+    }
+
     /// Records the copy of a colour image in `GENERAL` layout (`w` x `h`, its only mip and layer;
     /// its writes already made visible to transfers) into `buffer` from offset 0, and the barrier
     /// that makes the copy visible to the host once the submission is waited for.

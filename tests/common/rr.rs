@@ -46,14 +46,24 @@ pub fn barrier(
     access: (vk::AccessFlags, vk::AccessFlags),
     stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
 ) {
-    // Both aspects of a combined depth/stencil image move together (no
-    // separateDepthStencilLayouts needed); the copies name the depth aspect alone.
-    let aspect = if gi.img.format == vk::Format::D24_UNORM_S8_UINT {
+    h.barrier_aspect(
+        cmd,
+        gi.img.image,
+        layout_aspect(gi),
+        layouts,
+        access,
+        stages,
+    );
+}
+
+/// The aspect `gi`'s layout transitions name: both aspects of a combined depth/stencil image
+/// move together (no separateDepthStencilLayouts needed); the copies name the depth aspect alone.
+fn layout_aspect(gi: &GuideImage) -> vk::ImageAspectFlags {
+    if gi.img.format == vk::Format::D24_UNORM_S8_UINT {
         vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL
     } else {
         gi.aspect
-    };
-    h.barrier_aspect(cmd, gi.img.image, aspect, layouts, access, stages);
+    }
 }
 
 /// Records the upload of `gi`'s texels, tightly packed at `offset` of `staging`, into its image's
@@ -67,56 +77,22 @@ pub fn upload_guide(
     offset: u64,
     (w, ht): (u32, u32),
 ) {
-    barrier(
-        h,
-        cmd,
-        gi,
-        (
-            vk::ImageLayout::UNDEFINED,
-            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-        ),
-        (
-            vk::AccessFlags::SHADER_READ,
-            vk::AccessFlags::TRANSFER_WRITE,
-        ),
-        (
-            vk::PipelineStageFlags::ALL_COMMANDS,
-            vk::PipelineStageFlags::TRANSFER,
-        ),
-    );
     let region = copy_region(offset, w, ht);
-    // SAFETY: callers pass a recording command buffer of the harness, a live image of its device
-    // and a staging buffer holding the texels at `offset`.
-    unsafe {
-        h.device.cmd_copy_buffer_to_image(
-            cmd,
-            staging,
-            gi.img.image,
-            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            &[vk::BufferImageCopy {
-                image_subresource: vk::ImageSubresourceLayers {
-                    aspect_mask: gi.aspect,
-                    ..region.image_subresource
-                },
-                ..region
-            }],
-        )
-    };
-    barrier(
-        h,
+    h.upload_image(
         cmd,
-        gi,
+        staging,
+        gi.img.image,
+        layout_aspect(gi),
+        vk::BufferImageCopy {
+            image_subresource: vk::ImageSubresourceLayers {
+                aspect_mask: gi.aspect,
+                ..region.image_subresource
+            },
+            ..region
+        },
         (
-            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-        ),
-        (
-            vk::AccessFlags::TRANSFER_WRITE,
             vk::AccessFlags::SHADER_READ,
-        ),
-        (
-            vk::PipelineStageFlags::TRANSFER,
-            vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::PipelineStageFlags::ALL_COMMANDS,
         ),
     );
 }
