@@ -182,6 +182,21 @@ if cache="$(cache_dir "$1")" && broken="$(broken_models "$cache/model")"; then
     elif [ ! -f "$replay_dir/manifest.json" ]; then
         record "replay (fixture)" 1
     fi
+    # The same replay with the window blocks run as strips of 1 MiB per band
+    # (OPENNGX_STRIP_BUDGET_MIB; at 64x64 the default budget makes none): 46 blocks band by band,
+    # block outputs written in place of their inputs, the field block's over the features. The
+    # creation's log line must name the strips.
+    if [ -f "$replay_dir/manifest.json" ] && [ -x "$work/replay" ]; then
+        OPENNGX_LOG=1 OPENNGX_STRIP_BUDGET_MIB=1 OPENNGX_MODEL_DIR="$replay_model" \
+            "$work/replay" "$replay_dir" 2>"$work/replay-strips.log"
+        status=$?
+        if ! grep -Eq ' [1-9][0-9]* window blocks in strips of [1-9]' "$work/replay-strips.log"; then
+            echo "replay (strips): no window blocks in strips in the creation log:"
+            tail -n 20 "$work/replay-strips.log"
+            status=1
+        fi
+        record "replay (strips)" $status
+    fi
     # The NGX Core as NVIDIA's static library uses it (core.c): loaded by name through
     # LD_LIBRARY_PATH, unloaded and loaded again, frame 0 of the same fixture bit-exact.
     if [ -f "$work/ngx-core/libnvidia-ngx.so.1" ] && [ -f "$replay_dir/manifest.json" ] &&

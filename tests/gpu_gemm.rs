@@ -214,6 +214,7 @@ impl Gpu {
             node,
             weights,
             &binding,
+            &|_| 0,
             partials.as_ref().map(|b| b.binding()),
             Axis::of(g, node).whole(),
         ) {

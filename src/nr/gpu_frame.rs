@@ -69,16 +69,16 @@ impl FrameBuffers {
 /// `opts.max_binding_range`): every launch of the network and of the frame passes, the
 /// workspace's and the frame buffers' allocations. Planned without touching the device, so a
 /// feature refuses a size it cannot run before it records anything; the error names the limit.
-/// `Ok`: how many of the network's nodes run in row bands.
+/// `Ok`: how the network's nodes are launched (row bands, strips) and its workspace's bytes.
 pub fn check_limits(
     caps: &Capabilities,
     graph: &Graph,
     opts: &NetworkOptions,
-) -> Result<usize, RangeError> {
+) -> Result<network::Launches, RangeError> {
     let limits = network::limits(caps, opts);
-    let bands = network::plan_within(graph, opts, &limits)?;
+    let launches = network::plan_within(graph, opts, &limits)?;
     check_passes(PassSize::of_geometry(&graph.geometry), &limits)?;
-    Ok(bands.iter().filter(|b| b.len() > 1).count())
+    Ok(launches)
 }
 
 /// One frame's buffers, network and passes (see the module documentation). Field order is drop

@@ -17,7 +17,7 @@
 #           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life tensor rr replay profile rr_dynamic core)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life tensor strips rr replay profile rr_dynamic core)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -66,6 +66,21 @@ tensor)
         run "bench_$s" 120 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor
     done
     ;;
+strips)
+    # The window blocks in strips (docs/performance.md, "Memory: window blocks in strips"): the
+    # bytes of both routes in the exact route's default strips and the tensor route in the same
+    # budget (67.5 MiB at 1080p), then what the launches cost against no strips.
+    for s in 512x512 1280x720 1920x1080; do
+        run "strips_auto_$s" 150 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor --check --strips auto
+        run "strips_budget_$s" 150 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor --check --strips 70778880
+    done
+    for b in off auto 70778880; do
+        run "strips_time_1920x1080_$b" 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor --strips "$b"
+    done
+    for b in off auto 283115520; do
+        run "strips_time_3840x2160_$b" 120 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor --strips "$b"
+    done
+    ;;
 rr)
     run gpu_rr 120 ./gpu_rr --nocapture
     run gpu_rr_720p_4k 200 env OPENNGX_RR_GPU_SIZE=1280x720:3840x2160 OPENNGX_RR_GPU_FRAMES=3 ./gpu_rr --nocapture gpu_route_matches
@@ -99,7 +114,7 @@ rr_dynamic)
     run rr_dynamic 60 ./rr_dynamic --nocapture
     ;;
 *)
-    echo "run.sh: unknown part $part (life, tensor, rr, replay, profile, rr_dynamic, core)" >&2
+    echo "run.sh: unknown part $part (life, tensor, strips, rr, replay, profile, rr_dynamic, core)" >&2
     exit 2
     ;;
 esac

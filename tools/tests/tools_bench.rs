@@ -37,6 +37,9 @@ fn bench_json_reports_times_stages_and_memory() {
             "--check",
             "--max-binding-range",
             "1048576",
+            // The split route alone (strips: bench_strips_are_exact_over_the_whole_network).
+            "--strips",
+            "off",
             "--json",
             "--pipeline-stats",
         ],
@@ -64,6 +67,7 @@ fn bench_json_reports_times_stages_and_memory() {
     assert_eq!(j["nodes"], 14, "{j}");
     assert_eq!(j["max_binding_range"], 1 << 20, "{j}");
     assert_eq!(j["split_nodes"], 13, "{j}");
+    assert_eq!(j["strips"], 0, "{j}");
     assert!(j["launches"].as_u64().is_some_and(|n| n > 50), "{j}");
     assert_eq!(j["dispatches"], j["launches"], "{j}");
     assert!(
@@ -130,6 +134,60 @@ fn bench_json_reports_times_stages_and_memory() {
             "{stats}"
         ),
     }
+}
+
+/// The whole network at 64x64 with its window blocks as strips of at most 100,000 band-local
+/// bytes per band (at this size the default budget makes none) and the binding range lowered to
+/// 1 MiB: every boundary and the head byte-equal to the CPU reference. Strips and row bands
+/// together are what lavapipe runs at 1920x1080 and larger.
+#[test]
+fn bench_strips_are_exact_over_the_whole_network() {
+    if common::Harness::new().is_none() {
+        return; // SKIP printed
+    }
+    let (model_dir, _) = synthetic_model();
+    let t = std::time::Instant::now();
+    let o = openngx(
+        &[
+            "bench",
+            "--model",
+            model_dir.to_str().unwrap(),
+            "--width",
+            "64",
+            "--height",
+            "64",
+            "--frames",
+            "1",
+            "--warmup",
+            "0",
+            "--check",
+            "--strips",
+            "100000",
+            "--max-binding-range",
+            "1048576",
+            "--json",
+        ],
+        &[],
+    );
+    eprintln!(
+        "openngx bench (one frame at 64x64 in strips, split, checked): {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(text.trim()).expect("one JSON object");
+    // 46 of the 62 window blocks (the others' bands would not hold less), 443 bands.
+    assert!(j["strips"].as_u64().is_some_and(|n| n >= 40), "{j}");
+    assert!(j["strip_bands"].as_u64().is_some_and(|n| n >= 400), "{j}");
+    // One dispatch per launch, and one more for the sum of each of the ViT's 25 split-K GEMMs.
+    assert_eq!(
+        j["dispatches"].as_u64(),
+        j["launches"].as_u64().map(|l| l + 25),
+        "{j}"
+    );
+    assert_eq!(j["compared_boundaries"], 75, "{j}");
+    assert_eq!(j["exact"], true, "{j}");
+    assert_eq!(j["mismatches"], serde_json::json!([]), "{j}");
 }
 
 #[test]

@@ -135,7 +135,7 @@ impl NrBackend {
         let kernels = KernelBuild::from_env();
         let chosen = route_choice::choose(&ctx, &inputs, kernels)?;
         let route = chosen.route;
-        let report = RouteReport {
+        let mut report = RouteReport {
             route: route.route(),
             profile: route.profiles().name,
             detail: route.describe(),
@@ -152,7 +152,7 @@ impl NrBackend {
         let graph = graph::build(&geometry);
         // Every launch within the device's limits (bands where a tensor exceeds the binding
         // range), or refused here, before anything is allocated or recorded.
-        gpu_frame::check_limits(ctx.capabilities(), &graph, &opts).map_err(|e| {
+        let launches = gpu_frame::check_limits(ctx.capabilities(), &graph, &opts).map_err(|e| {
             FeatureError::UnsupportedParameter {
                 key: keys::WIDTH.to_owned(),
                 reason: format!(
@@ -161,6 +161,13 @@ impl NrBackend {
                 ),
             }
         })?;
+        // How the network runs, for the log: window blocks as strips and the workspace.
+        report.detail.push_str(&format!(
+            ", {} window blocks in strips of {} bands, workspace {:.1} MiB",
+            launches.strips.strips.len(),
+            launches.strips.band_count(),
+            launches.workspace_bytes as f64 / (1u64 << 20) as f64
+        ));
         // Everything that can fail is done before the first command is recorded: a failed
         // creation leaves the caller's command buffer untouched and frees all it made.
         // SAFETY: the NGX caller hands a command buffer of this device in the recording state.

@@ -263,7 +263,7 @@ fn grid(graph: &Graph, node: &Node, band: Band, limits: &BindLimits) -> [u64; 3]
 
 /// Whether one launch of `node` over `band` fits `limits` with bindings of at most `range`
 /// bytes; the first thing that does not, otherwise.
-fn check_band(
+pub(super) fn check_band(
     graph: &Graph,
     node: &Node,
     band: Band,

@@ -588,7 +588,8 @@ pub fn record_head(
 
 /// Prepare the kernel of a GEMM-family node (`Gemm`, `Adapter`, `Head`) of `graph` over the
 /// token rows `band` of its tensors (all of them for one launch; see `bands`), with tensor
-/// bindings from `tensor`, weights from `weights` and, for a split-K GEMM, the partials scratch
+/// bindings from `tensor` (each holding rows from `origin(t)` on: 0 but for a strip's band-local
+/// tensors, see `strips`), weights from `weights` and, for a split-K GEMM, the partials scratch
 /// `partials` ([`GemmShape::partials_bytes`]; a band takes its rows' share); `Ok(None)` for every
 /// other op (the route prepares those: `nr::route::exact`).
 #[allow(clippy::too_many_arguments)]
@@ -601,12 +602,16 @@ pub fn prepare_node(
     node: &Node,
     weights: &GpuWeights,
     tensor: &dyn Fn(TensorId) -> BufferBinding,
+    origin: &dyn Fn(TensorId) -> u64,
     partials: Option<BufferBinding>,
     band: Band,
 ) -> Result<Option<Dispatch>, GpuError> {
     let rows = u64::from(band.start)..u64::from(band.end);
-    // The band's rows of tensor `t`.
-    let sub = |t: TensorId| sub_binding(tensor(t), rows.clone(), row_bytes(graph, t));
+    // The band's rows of tensor `t` (whose binding holds rows from its origin on).
+    let sub = |t: TensorId| {
+        let o = origin(t).min(rows.start);
+        sub_binding(tensor(t), rows.start - o..rows.end - o, row_bytes(graph, t))
+    };
     Ok(Some(match &node.op {
         Op::Gemm {
             input,

@@ -10,7 +10,8 @@
 //! * `passes` — prepare/compose around the network and the bridge to the caller's images;
 //! * `bands` — launches within the device's limits: the row bands a node (or a frame pass) runs
 //!   in when one binding would exceed `maxStorageBufferRange` or a grid
-//!   `maxComputeWorkGroupCount`.
+//!   `maxComputeWorkGroupCount`;
+//! * `strips` — window blocks run band by band, so their intermediates hold one band's rows.
 //!
 //! The attention and element-wise kernels (`attention`, `elementwise`) are called from
 //! `network`. The GEMM and attention kernels come in two builds each (round-toward-zero FMA
@@ -25,6 +26,7 @@ pub mod gemm;
 pub mod network;
 pub mod passes;
 pub mod policy;
+pub mod strips;
 pub mod weights;
 pub mod workspace;
 

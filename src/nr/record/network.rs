@@ -2,7 +2,8 @@
 //! buffer — every node bound to its kernel with the tensors' workspace bindings, a
 //! compute->compute barrier between consecutive dispatches, barriers at entry and exit so the
 //! recording is correct whatever the caller records around it, optional timestamps per node, and
-//! copies of the kept tensors into a readback buffer.
+//! copies of the kept tensors into a readback buffer. The window blocks planned as strips
+//! (`strips`) are recorded band by band, every node of the block in each band.
 //!
 //! The route (`nr::route`) prepares every node's kernel once, at creation: descriptor sets never
 //! change, a frame's recording allocates nothing, and any number of recordings may be pending
@@ -20,6 +21,7 @@ use crate::nr::route::{self, NetworkRoute, NodeBindings, RouteError};
 use crate::numerics::Profiles;
 
 use super::bands::{self, Band, BindLimits, RangeError};
+use super::strips::{StripChoice, Strips};
 use super::workspace;
 use super::{GpuWeights, KernelBuild, RecordError, Workspace};
 
@@ -59,6 +61,9 @@ pub struct NetworkOptions {
     /// (never raises it): forces the split route (`bands`) on small sizes, for tests and
     /// `bench --max-binding-range`. `None`: the device's limit.
     pub max_binding_range: Option<u64>,
+    /// Whether the window blocks run as strips, band by band with band-sized intermediates
+    /// (`strips`; far less memory, the same bytes).
+    pub strips: StripChoice,
 }
 
 impl Default for NetworkOptions {
@@ -74,6 +79,7 @@ impl Default for NetworkOptions {
             timestamps: false,
             input_per_frame: false,
             max_binding_range: None,
+            strips: StripChoice::from_env(),
         }
     }
 }
@@ -102,6 +108,29 @@ pub fn limits(caps: &Capabilities, opts: &NetworkOptions) -> BindLimits {
     BindLimits::of(caps).lowered(opts.max_binding_range)
 }
 
+/// How the nodes of a schedule are launched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launches {
+    /// The bands each node runs in: one over all its rows unless a limit needs more; a strip's
+    /// node runs one per band of its strip.
+    pub bands: Vec<Vec<Band>>,
+    /// The strips (window blocks run band by band).
+    pub strips: Strips,
+    /// Bytes of the workspace plan.
+    pub workspace_bytes: u64,
+}
+
+impl Launches {
+    /// How many nodes outside strips run in more than one launch (row bands for a limit).
+    pub fn split_nodes(&self) -> usize {
+        self.bands
+            .iter()
+            .zip(&self.strips.of_node)
+            .filter(|(b, s)| b.len() > 1 && s.is_none())
+            .count()
+    }
+}
+
 /// The launches of every node of `graph` and its workspace plan within `limits` (see
 /// [`limits`]), computed without touching the device: `Err` names the limit a size cannot meet.
 /// What [`NetworkRecorder::with_route`] does first; a feature calls it before it records
@@ -110,10 +139,21 @@ pub fn plan_within(
     graph: &Graph,
     opts: &NetworkOptions,
     limits: &BindLimits,
-) -> Result<Vec<Vec<Band>>, RangeError> {
-    let bands = bands::plan_graph(graph, limits)?;
-    workspace::plan_within(graph, &kept_tensors(graph, opts), limits)?;
-    Ok(bands)
+) -> Result<Launches, RangeError> {
+    let kept = kept_tensors(graph, opts);
+    let strips = Strips::plan(graph, &kept, limits, opts.strips.budget(opts.route, graph));
+    let mut bands = bands::plan_graph(graph, limits)?;
+    for s in &strips.strips {
+        for (j, i) in s.nodes.clone().enumerate() {
+            bands[i] = s.launches.iter().map(|l| l[j]).collect();
+        }
+    }
+    let plan = workspace::plan_within(graph, &kept, &strips, limits)?;
+    Ok(Launches {
+        bands,
+        strips,
+        workspace_bytes: plan.bytes,
+    })
 }
 
 /// The network of one geometry on one device.
@@ -129,6 +169,8 @@ pub struct NetworkRecorder {
     /// The launches of every node of the graph: one, or one per row band where its tensors
     /// exceed the device's limits (`bands`; they write disjoint rows, so no barrier between).
     prepared: Vec<Vec<Dispatch>>,
+    /// The window blocks recorded band by band (`prepared[i][k]` is band `k` of a strip's node).
+    strips: Strips,
     limits: BindLimits,
     timestamps: Option<TimestampPool>,
     readback: Option<GpuBuffer>,
@@ -163,9 +205,14 @@ impl NetworkRecorder {
         opts: NetworkOptions,
     ) -> Result<NetworkRecorder, RecordError> {
         let limits = limits(ctx.capabilities(), &opts);
-        let bands = plan_within(&graph, &opts, &limits)?;
+        // The strips follow the route that will run (`opts.route` may name another).
+        let opts = NetworkOptions {
+            route: route.route(),
+            ..opts
+        };
+        let Launches { bands, strips, .. } = plan_within(&graph, &opts, &limits)?;
         let kept = kept_tensors(&graph, &opts);
-        let workspace = Workspace::new(ctx, &graph, &kept, &limits)?;
+        let workspace = Workspace::new(ctx, &graph, &kept, &strips, &limits)?;
         let (mut sets, mut buffers) = (0u32, 0u32);
         for (node, b) in graph.nodes.iter().zip(&bands) {
             let (s, d) = route.descriptor_budget(node);
@@ -177,9 +224,11 @@ impl NetworkRecorder {
         for (i, node) in graph.nodes.iter().enumerate() {
             let tensor = |t: TensorId| workspace.binding(t);
             let mut launches = Vec::with_capacity(bands[i].len());
-            for &band in &bands[i] {
+            for (k, &band) in bands[i].iter().enumerate() {
+                let origin = |t: TensorId| strips.origin(t, k);
                 let bindings = NodeBindings {
                     tensor: &tensor,
+                    origin: &origin,
                     scratch: workspace.scratch(i),
                     band,
                 };
@@ -188,7 +237,14 @@ impl NetworkRecorder {
             prepared.push(launches);
         }
         let timestamps = if opts.timestamps {
-            TimestampPool::new(ctx, graph.nodes.len() as u32 + 2)?
+            // One after every node, and after every launch of a strip's node.
+            let marks: usize = (0..graph.nodes.len())
+                .map(|i| match strips.of_node[i] {
+                    Some(_) => bands[i].len(),
+                    None => 1,
+                })
+                .sum();
+            TimestampPool::new(ctx, u32::try_from(marks + 2).unwrap_or(u32::MAX))?
         } else {
             None
         };
@@ -216,6 +272,7 @@ impl NetworkRecorder {
             route,
             _arena: arena,
             prepared,
+            strips,
             limits,
             timestamps,
             readback,
@@ -244,9 +301,14 @@ impl NetworkRecorder {
         self.limits
     }
 
-    /// Launches of each node (more than one where a node runs in row bands).
+    /// Launches of each node (more than one where a node runs in row bands or in a strip).
     pub fn launches(&self) -> Vec<usize> {
         self.prepared.iter().map(Vec::len).collect()
+    }
+
+    /// The strips: window blocks recorded band by band.
+    pub fn strips(&self) -> &Strips {
+        &self.strips
     }
 
     /// Device bytes of the workspace.
@@ -296,6 +358,14 @@ impl NetworkRecorder {
                 "node range {range:?} outside the schedule's {len} nodes"
             )));
         }
+        // A strip runs its bands across all its nodes: a range may not cut one.
+        if let Some((first, last)) = self.strips.cut_by(&range) {
+            return Err(RecordError::Graph(format!(
+                "node range {range:?} cuts the strip of nodes {first}..={last} (`{}`): record a \
+                 block's nodes together",
+                self.graph.nodes[first].label
+            )));
+        }
         // Entry: whatever the caller wrote before (features by a shader or a copy) is visible,
         // and earlier reads of the workspace are done before this part overwrites it.
         rec.compute_to_compute();
@@ -306,9 +376,30 @@ impl NetworkRecorder {
                 ts.mark(rec, "start")?;
             }
         }
-        for i in range.clone() {
+        let mut i = range.start;
+        while i < range.end {
             if i > range.start {
                 rec.compute_to_compute();
+            }
+            let (first, last) = self.strips.span(i);
+            if last > first {
+                // A strip: band by band, every node of it in each; a barrier before each
+                // launch (it reads what the one before wrote, or reuses bytes a launch of the
+                // band before read).
+                let bands = self.prepared[first].len();
+                for k in 0..bands {
+                    for j in first..=last {
+                        if k > 0 || j > first {
+                            rec.compute_to_compute();
+                        }
+                        self.prepared[j][k].record(rec)?;
+                        if let Some(ts) = self.timestamps.as_mut() {
+                            ts.mark(rec, &self.graph.nodes[j].label)?;
+                        }
+                    }
+                }
+                i = last + 1;
+                continue;
             }
             for launch in &self.prepared[i] {
                 launch.record(rec)?;
@@ -316,6 +407,7 @@ impl NetworkRecorder {
             if let Some(ts) = self.timestamps.as_mut() {
                 ts.mark(rec, &self.graph.nodes[i].label)?;
             }
+            i += 1;
         }
         // Exit: results are visible to the caller's later shaders and copies.
         rec.compute_to_compute();
@@ -409,7 +501,8 @@ mod tests {
             ..NetworkOptions::default()
         };
         let f = g.features;
-        let p = plan(&g, &kept_tensors(&g, &once), u64::MAX);
+        let none = Strips::none(&g);
+        let p = plan(&g, &kept_tensors(&g, &once), &none, u64::MAX);
         for t in (0..g.tensors.len()).filter(|&t| t != f) {
             assert!(
                 !overlaps(p.slots[f], p.slots[t]),
@@ -417,7 +510,7 @@ mod tests {
                 g.tensors[t].name
             );
         }
-        let q = plan(&g, &kept_tensors(&g, &per_frame), u64::MAX);
+        let q = plan(&g, &kept_tensors(&g, &per_frame), &none, u64::MAX);
         assert!(
             (0..g.tensors.len()).any(|t| t != f && overlaps(q.slots[f], q.slots[t])),
             "rewritten features are never reused"

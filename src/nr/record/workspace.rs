@@ -11,6 +11,10 @@
 //! that node only. Slots are placed largest first at 256-byte aligned offsets (see [`plan`]).
 //! The workspace is reused across frames.
 //!
+//! A window block run as a strip (`strips`) runs its nodes band by band, so every tensor it
+//! touches is live across the whole strip, and its band-local tensors take only the rows of its
+//! largest band.
+//!
 //! A device may allocate less in one piece than the workspace needs (lavapipe:
 //! `maxMemoryAllocationSize` 2 GiB, a 3840x2160 workspace is about 3 GiB): the plan then cuts
 //! its address space into pieces of at most that size, no slot crossing a cut, and each piece is
@@ -24,6 +28,7 @@ use crate::nr::graph::{Graph, TensorId};
 
 use super::bands::{BindLimits, RangeError};
 use super::gemm::GemmShape;
+use super::strips::Strips;
 use super::RecordError;
 
 /// Alignment of every slot (at least any device's `minStorageBufferOffsetAlignment`).
@@ -51,6 +56,12 @@ pub fn tensor_bytes(graph: &Graph, t: TensorId) -> u64 {
     (graph.rows(t) * graph.tensors[t].channels * graph.tensors[t].dtype.size()) as u64
 }
 
+/// Bytes of tensor `t`'s slot: the whole tensor, or one band of it when it is band-local to a
+/// strip.
+pub fn slot_bytes(graph: &Graph, strips: &Strips, t: TensorId) -> u64 {
+    strips.slot_rows(graph, t) * (graph.tensors[t].channels * graph.tensors[t].dtype.size()) as u64
+}
+
 /// Bytes of the scratch node `i` of `graph` needs while it runs (split-K partials).
 pub fn scratch_bytes(graph: &Graph, i: usize) -> u64 {
     GemmShape::of_node(graph, &graph.nodes[i]).map_or(0, |s| s.partials_bytes() as u64)
@@ -76,8 +87,9 @@ struct Lifetime {
 /// bytes never exceed 742 MiB (with the input kept to the end, as it was then: 877 MiB).
 ///
 /// `piece` is the most bytes one buffer may hold: no slot crosses a multiple of it (one bigger
-/// than `piece` cannot be placed: [`Workspace::new`] refuses it first).
-pub fn plan(graph: &Graph, keep: &[TensorId], piece: u64) -> Plan {
+/// than `piece` cannot be placed: [`Workspace::new`] refuses it first). A node of a strip counts
+/// as running from the strip's first node to its last.
+pub fn plan(graph: &Graph, keep: &[TensorId], strips: &Strips, piece: u64) -> Plan {
     let piece = (piece / SLOT_ALIGN * SLOT_ALIGN).max(SLOT_ALIGN);
     let n = graph.tensors.len();
     let last_use = graph.last_use();
@@ -93,35 +105,49 @@ pub fn plan(graph: &Graph, keep: &[TensorId], piece: u64) -> Plan {
     let mut written = vec![None; n];
     written[graph.features] = Some(0);
     for (i, node) in graph.nodes.iter().enumerate() {
+        let (first, last) = strips.span(i);
         for t in node.op.outputs() {
-            written[t] = Some(i);
+            written[t] = Some(first);
         }
         let sb = scratch_bytes(graph, i);
         if sb > 0 {
             lifetimes.push(Lifetime {
                 bytes: sb,
-                first: i,
-                last: i,
+                first,
+                last,
                 tensor: None,
                 node: i,
             });
         }
     }
+    // Each tensor's interval and bytes; a tensor that takes another's bytes (`Strips::alias`)
+    // widens the interval and bytes of the one whose bytes it takes.
+    let mut span: Vec<Option<(usize, usize, u64)>> = vec![None; n];
     for t in 0..n {
         let Some(first) = written[t] else { continue };
         let last = if pinned[t] {
             end
         } else {
             // A node's outputs never share with its inputs: the intervals meet at that node.
-            last_use[t].map_or(first, |l| l.max(first))
+            last_use[t].map_or(first, |l| strips.span(l).1.max(first))
         };
-        lifetimes.push(Lifetime {
-            bytes: tensor_bytes(graph, t),
-            first,
-            last,
-            tensor: Some(t),
-            node: first,
+        let root = strips.root(t);
+        let bytes = slot_bytes(graph, strips, t);
+        span[root] = Some(match span[root] {
+            Some((f, l, b)) => (f.min(first), l.max(last), b.max(bytes)),
+            None => (first, last, bytes),
         });
+    }
+    for (t, s) in span.iter().enumerate() {
+        if let Some((first, last, bytes)) = *s {
+            lifetimes.push(Lifetime {
+                bytes,
+                first,
+                last,
+                tensor: Some(t),
+                node: first,
+            });
+        }
     }
     // Largest first; equal sizes by first step, then scratch before tensors and tensors in id
     // order (the order pushed above), so the plan is deterministic.
@@ -142,6 +168,12 @@ pub fn plan(graph: &Graph, keep: &[TensorId], piece: u64) -> Plan {
         match l.tensor {
             Some(t) => slots[t] = (at, l.bytes),
             None => scratch[l.node] = (at, l.bytes),
+        }
+    }
+    for t in 0..n {
+        let root = strips.root(t);
+        if root != t && written[t].is_some() {
+            slots[t] = (slots[root].0, slot_bytes(graph, strips, t));
         }
     }
     let unshared_bytes = (0..n).map(|t| align(tensor_bytes(graph, t).max(1))).sum();
@@ -171,12 +203,13 @@ fn piece_size(max_buffer: u64) -> u64 {
 pub fn plan_within(
     graph: &Graph,
     keep: &[TensorId],
+    strips: &Strips,
     limits: &BindLimits,
 ) -> Result<Plan, RangeError> {
     let piece = piece_size(limits.max_buffer);
     let tensors = (0..graph.tensors.len()).map(|t| {
         (
-            tensor_bytes(graph, t),
+            slot_bytes(graph, strips, t),
             format!("workspace tensor `{}`", graph.tensors[t].name),
         )
     });
@@ -190,7 +223,7 @@ pub fn plan_within(
     if let Some((bytes, what)) = tensors.chain(scratch).find(|(b, _)| align(*b) > piece) {
         return Err(RangeError::buffer(what, bytes, limits));
     }
-    Ok(plan(graph, keep, piece))
+    Ok(plan(graph, keep, strips, piece))
 }
 
 impl Workspace {
@@ -200,9 +233,10 @@ impl Workspace {
         ctx: &Arc<GpuContext>,
         graph: &Graph,
         keep: &[TensorId],
+        strips: &Strips,
         limits: &BindLimits,
     ) -> Result<Workspace, RecordError> {
-        let plan = plan_within(graph, keep, limits)?;
+        let plan = plan_within(graph, keep, strips, limits)?;
         let piece = piece_size(limits.max_buffer);
         let pieces = plan.bytes.div_ceil(piece);
         let buffers = (0..pieces)
@@ -277,7 +311,7 @@ impl Workspace {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::nr::geometry::Geometry;
     use crate::nr::graph::build;
@@ -286,43 +320,63 @@ mod tests {
         a.1 > 0 && b.1 > 0 && a.0 < b.0 + b.1 && b.0 < a.0 + a.1
     }
 
-    /// Replays the schedule: no tensor's bytes may be overwritten while it is still to be read.
-    fn check(graph: &Graph, p: &Plan, keep: &[TensorId]) {
+    /// The schedule in the units it runs in: a strip's nodes together, every other node alone.
+    fn units(graph: &Graph, strips: &Strips) -> Vec<std::ops::Range<usize>> {
+        let mut v = Vec::new();
+        let mut i = 0;
+        while i < graph.nodes.len() {
+            let (_, last) = strips.span(i);
+            v.push(i..last + 1);
+            i = last + 1;
+        }
+        v
+    }
+
+    /// Replays the schedule unit by unit (a strip's bands interleave its nodes, so all it
+    /// touches is live together): no tensor's bytes may be overwritten while it is still to be
+    /// read, and no two tensors a unit touches may share bytes.
+    pub(crate) fn check(graph: &Graph, p: &Plan, keep: &[TensorId], strips: &Strips) {
         let last = graph.last_use();
         // live[t]: written and still needed.
         let mut live = vec![false; graph.tensors.len()];
         live[graph.features] = true;
-        for (i, node) in graph.nodes.iter().enumerate() {
-            for o in node.op.outputs() {
+        for unit in units(graph, strips) {
+            let nodes = &graph.nodes[unit.clone()];
+            let outputs: Vec<TensorId> = nodes.iter().flat_map(|n| n.op.outputs()).collect();
+            for &o in &outputs {
+                live[o] = true;
+            }
+            for &o in &outputs {
                 for (t, &l) in live.iter().enumerate() {
-                    if l && t != o {
+                    // A strip's output in place of its input (`Strips::alias`).
+                    let in_place = strips.root(o) == strips.root(t);
+                    if l && t != o && !in_place {
                         assert!(
                             !overlap(p.slots[o], p.slots[t]),
-                            "node {} writes `{}` over live `{}`",
-                            node.label,
+                            "unit {} writes `{}` over live `{}`",
+                            graph.nodes[unit.start].label,
                             graph.tensors[o].name,
                             graph.tensors[t].name
                         );
                     }
                 }
             }
-            for o in node.op.outputs() {
-                live[o] = true;
-            }
-            // The scratch lives during the node: it may not touch a live tensor (its inputs and
-            // outputs included).
-            assert_eq!(p.scratch[i].1, scratch_bytes(graph, i));
-            for (t, &l) in live.iter().enumerate() {
-                assert!(
-                    !(l && overlap(p.scratch[i], p.slots[t])),
-                    "node {}'s scratch overlaps live `{}`",
-                    node.label,
-                    graph.tensors[t].name
-                );
+            // The scratch lives during its node (its unit): it may not touch a live tensor
+            // (inputs and outputs included).
+            for i in unit.clone() {
+                assert_eq!(p.scratch[i].1, scratch_bytes(graph, i));
+                for (t, &l) in live.iter().enumerate() {
+                    assert!(
+                        !(l && overlap(p.scratch[i], p.slots[t])),
+                        "node {}'s scratch overlaps live `{}`",
+                        graph.nodes[i].label,
+                        graph.tensors[t].name
+                    );
+                }
             }
             for t in 0..live.len() {
                 let kept = keep.contains(&t) || t == graph.head;
-                if live[t] && !kept && last[t].is_none_or(|l| l <= i) {
+                if live[t] && !kept && last[t].is_none_or(|l| l < unit.end) {
                     live[t] = false;
                 }
             }
@@ -331,7 +385,7 @@ mod tests {
             assert!(live[t], "kept tensor `{}` died", graph.tensors[t].name);
         }
         for (t, s) in p.slots.iter().enumerate() {
-            assert_eq!(s.1, tensor_bytes(graph, t));
+            assert_eq!(s.1, slot_bytes(graph, strips, t));
             assert_eq!(s.0 % SLOT_ALIGN, 0);
             assert!(s.0 + s.1 <= p.bytes);
         }
@@ -346,25 +400,36 @@ mod tests {
         assert_eq!(split, 3 * 8 + 1);
     }
 
-    /// The most bytes (aligned tensors and scratch) live during any one node.
-    fn peak_live_bytes(graph: &Graph, keep: &[TensorId]) -> u64 {
+    /// The most bytes (aligned slots and scratch) live during any one unit.
+    pub(crate) fn peak_live_bytes(graph: &Graph, keep: &[TensorId], strips: &Strips) -> u64 {
         let last = graph.last_use();
         let mut live = vec![false; graph.tensors.len()];
         live[graph.features] = true;
         let mut peak = 0;
-        for (i, node) in graph.nodes.iter().enumerate() {
-            for o in node.op.outputs() {
-                live[o] = true;
+        for unit in units(graph, strips) {
+            for node in &graph.nodes[unit.clone()] {
+                for o in node.op.outputs() {
+                    live[o] = true;
+                }
             }
-            let bytes: u64 = (0..live.len())
-                .filter(|&t| live[t])
-                .map(|t| align(tensor_bytes(graph, t).max(1)))
-                .sum::<u64>()
-                + align(scratch_bytes(graph, i));
+            // A tensor in another's bytes counts once, with the larger of the two.
+            let mut roots: Vec<(TensorId, u64)> = Vec::new();
+            for t in (0..live.len()).filter(|&t| live[t]) {
+                let (r, b) = (strips.root(t), align(slot_bytes(graph, strips, t).max(1)));
+                match roots.iter_mut().find(|x| x.0 == r) {
+                    Some(x) => x.1 = x.1.max(b),
+                    None => roots.push((r, b)),
+                }
+            }
+            let bytes: u64 = roots.iter().map(|x| x.1).sum::<u64>()
+                + unit
+                    .clone()
+                    .map(|i| align(scratch_bytes(graph, i)))
+                    .sum::<u64>();
             peak = peak.max(bytes);
             for t in 0..live.len() {
                 let kept = keep.contains(&t) || t == graph.head;
-                if live[t] && !kept && last[t].is_none_or(|l| l <= i) {
+                if live[t] && !kept && last[t].is_none_or(|l| l < unit.end) {
                     live[t] = false;
                 }
             }
@@ -376,8 +441,9 @@ mod tests {
     fn plan_never_overwrites_a_live_tensor_and_shares_memory() {
         for (w, h) in [(64, 64), (1920, 1080)] {
             let g = build(&Geometry::new(w, h).expect("valid size"));
-            let p = plan(&g, &[], u64::MAX);
-            check(&g, &p, &[]);
+            let none = Strips::none(&g);
+            let p = plan(&g, &[], &none, u64::MAX);
+            check(&g, &p, &[], &none);
             // The biggest single tensor is a lower bound; sharing must beat no sharing by far.
             let biggest = (0..g.tensors.len())
                 .map(|t| tensor_bytes(&g, t))
@@ -392,7 +458,7 @@ mod tests {
             );
             // Near the lower bound: the most bytes live at once (a 1080p frame: 742 MiB; the
             // schedule-order first fit of before needed 1147 MiB).
-            let peak = peak_live_bytes(&g, &[]);
+            let peak = peak_live_bytes(&g, &[], &none);
             assert!(p.bytes >= peak);
             assert!(
                 p.bytes <= peak + peak / 50 + (1 << 20),
@@ -400,10 +466,10 @@ mod tests {
                 p.bytes
             );
             let keep: Vec<TensorId> = g.boundaries.iter().map(|b| b.1).collect();
-            let pk = plan(&g, &keep, u64::MAX);
-            check(&g, &pk, &keep);
+            let pk = plan(&g, &keep, &none, u64::MAX);
+            check(&g, &pk, &keep, &none);
             assert!(pk.bytes >= p.bytes);
-            assert!(pk.bytes >= peak_live_bytes(&g, &keep));
+            assert!(pk.bytes >= peak_live_bytes(&g, &keep, &none));
         }
     }
 
@@ -413,12 +479,13 @@ mod tests {
     #[test]
     fn pieces_are_never_crossed() {
         let g = build(&Geometry::new(1920, 1080).expect("valid size"));
-        let whole = plan(&g, &[], u64::MAX);
-        assert_eq!(plan(&g, &[], whole.bytes), whole);
+        let none = Strips::none(&g);
+        let whole = plan(&g, &[], &none, u64::MAX);
+        assert_eq!(plan(&g, &[], &none, whole.bytes), whole);
         // Above the largest tensor (the field QKV, 405 MiB), below the workspace (742 MiB).
         let piece = 420 << 20;
-        let p = plan(&g, &[], piece);
-        check(&g, &p, &[]);
+        let p = plan(&g, &[], &none, piece);
+        check(&g, &p, &[], &none);
         for &(o, b) in p.slots.iter().chain(&p.scratch) {
             if b > 0 {
                 assert_eq!(
@@ -442,7 +509,7 @@ mod tests {
             max_groups: [u32::MAX; 3],
             max_buffer: 64 << 20,
         };
-        let e = plan_within(&g, &[], &limits).expect_err("1080p tensors exceed 64 MiB");
+        let e = plan_within(&g, &[], &none, &limits).expect_err("1080p tensors exceed 64 MiB");
         assert_eq!(e.limit, "maxMemoryAllocationSize/maxBufferSize");
         assert!(e.what.contains("workspace tensor"), "{e}");
     }

@@ -157,16 +157,23 @@ impl NetworkRoute for ExactRoute {
             node,
             w,
             bindings.tensor,
+            bindings.origin,
             bindings.scratch,
             band,
         )? {
             return Ok(d);
         }
         let size = |t: TensorId| g.geometry.level(g.tensors[t].level);
-        // Token rows `rows` of tensor `t` (the band's share of its binding).
+        // Token rows `rows` of tensor `t` (the band's share of its binding, which holds rows
+        // from its origin on).
         let sub = |t: TensorId, first: u32, rows: u32, width: u32| {
             let (w, f, r) = (u64::from(width), u64::from(first), u64::from(rows));
-            sub_binding((bindings.tensor)(t), w * f..w * (f + r), row_bytes(g, t))
+            let o = (bindings.origin)(t).min(w * f);
+            sub_binding(
+                (bindings.tensor)(t),
+                w * f - o..w * (f + r) - o,
+                row_bytes(g, t),
+            )
         };
         // The band's token rows of a row-independent op.
         let tokens = |t: TensorId| sub(t, band.start, band.len(), 1);

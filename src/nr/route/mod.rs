@@ -24,8 +24,11 @@ pub use tensor::TensorRoute;
 /// The tensors of one schedule as a route binds them, and the share of a node one launch
 /// computes.
 pub struct NodeBindings<'a> {
-    /// The workspace binding of a whole tensor.
+    /// The workspace binding of a tensor: the whole tensor, or the band's rows of a tensor
+    /// band-local to a strip (`nr::record::strips`), which starts at row [`Self::origin`].
     pub tensor: &'a dyn Fn(TensorId) -> BufferBinding,
+    /// The first token row the binding of each tensor holds (0 but for band-local tensors).
+    pub origin: &'a dyn Fn(TensorId) -> u64,
     /// The node's whole scratch (split-K partials), when it has one.
     pub scratch: Option<BufferBinding>,
     /// The rows of the node's band axis this launch computes (`nr::record::bands`): all of

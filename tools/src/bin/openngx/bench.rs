@@ -15,6 +15,7 @@ use openngx::model::{LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
 use openngx::nr::record::network::{Keep, NetworkOptions};
+use openngx::nr::record::strips::StripChoice;
 use openngx::nr::reference;
 use openngx::numerics::Profiles;
 use openngx_tools::synth;
@@ -78,10 +79,25 @@ pub struct Args {
     /// like lavapipe's 128 MiB, take at large sizes), so it can be checked on small ones.
     #[arg(long, value_name = "BYTES")]
     pub(crate) max_binding_range: Option<u64>,
+    /// Window blocks as strips (band by band, band-sized intermediates): `auto` (the route's
+    /// default: on for exact, off for tensor), `off`, or the band-local BYTES per band.
+    #[arg(long, value_name = "auto|off|BYTES", default_value = "auto", value_parser = parse_strips)]
+    pub(crate) strips: StripChoice,
     /// Also print what the driver reports about each kernel (register counts and the like,
     /// through VK_KHR_pipeline_executable_properties where the device has it).
     #[arg(long)]
     pub(crate) pipeline_stats: bool,
+}
+
+fn parse_strips(s: &str) -> Result<StripChoice, String> {
+    match s {
+        "auto" => Ok(StripChoice::Auto),
+        "off" | "0" => Ok(StripChoice::Off),
+        n => n
+            .parse::<u64>()
+            .map(StripChoice::Budget)
+            .map_err(|_| format!("`{n}`: expected auto, off or a number of bytes")),
+    }
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -291,6 +307,7 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
         readback: args.check,
         timestamps: true,
         max_binding_range: args.max_binding_range,
+        strips: args.strips,
         ..NetworkOptions::default()
     };
     let mut gpu = GpuNet::open_with(
@@ -320,7 +337,23 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
     let partial = nodes < graph.nodes.len();
     // Launches of the timed nodes, and how many nodes run in row bands.
     let launches = gpu.net.launches();
-    let split_nodes = launches[..nodes].iter().filter(|&&l| l > 1).count();
+    let strips = gpu.net.strips();
+    let split_nodes = launches[..nodes]
+        .iter()
+        .zip(&strips.of_node)
+        .filter(|(&l, s)| l > 1 && s.is_none())
+        .count();
+    let strip_count = strips
+        .strips
+        .iter()
+        .filter(|s| s.nodes.end <= nodes)
+        .count();
+    let strip_bands: usize = strips
+        .strips
+        .iter()
+        .filter(|s| s.nodes.end <= nodes)
+        .map(|s| s.rows.len())
+        .sum();
     let mut dispatches = 0;
     for i in 0..args.warmup + args.frames {
         let t = Instant::now();
@@ -436,6 +469,7 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
             "frames": args.frames, "blocks": args.blocks.unwrap_or(BLOCK_COUNT), "median_ms": med, "min_ms": min, "dispatches": dispatches,
             "nodes": nodes, "launches": launches[..nodes].iter().sum::<usize>(), "split_nodes": split_nodes,
             "max_binding_range": gpu.net.limits().max_range, "compared_boundaries": compared,
+            "strips": strip_count, "strip_bands": strip_bands,
             "weights_bytes": weights_bytes, "workspace_bytes": workspace_bytes,
             "stages_median_ms": stages, "op_kinds": kinds,
             "exact": exact.as_ref().map(|b| b.is_empty()),
@@ -459,6 +493,12 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
                 "timing only blocks 0-{} ({nodes} of {} ops)",
                 b - 1,
                 graph.nodes.len()
+            );
+        }
+        if strip_count > 0 {
+            println!(
+                "{strip_count} window blocks run as strips, {strip_bands} bands in all (band-sized \
+                 intermediates)"
             );
         }
         if split_nodes > 0 {

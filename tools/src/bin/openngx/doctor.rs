@@ -238,8 +238,13 @@ fn limits_report(caps: &Capabilities) {
         };
         let g = graph::build(&geometry);
         match gpu_frame::check_limits(caps, &g, &opts) {
-            Ok(split) => println!(
-                "  size {w}x{h}: fits, {split} of {} ops in row bands",
+            Ok(l) => println!(
+                "  size {w}x{h}: fits, exact route workspace {:.1} MiB ({} window blocks in \
+                 strips of {} bands), {} of {} ops in row bands",
+                l.workspace_bytes as f64 / (1u64 << 20) as f64,
+                l.strips.strips.len(),
+                l.strips.band_count(),
+                l.split_nodes(),
                 g.nodes.len()
             ),
             Err(e) => println!("  size {w}x{h}: refused ({e})"),
