@@ -74,12 +74,21 @@ strips)
         run "strips_auto_$s" 150 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor --check --strips auto
         run "strips_budget_$s" 150 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor --check --strips 70778880
     done
-    for b in off auto 70778880; do
+    for b in off auto 70778880 134217728; do
         run "strips_time_1920x1080_$b" 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor --strips "$b"
     done
     for b in off auto 283115520; do
         run "strips_time_3840x2160_$b" 120 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor --strips "$b"
     done
+    # Through the C ABI in strips of 1 MiB (each fixture on its own route: the h25 one on the
+    # tensor route), outputs in place of inputs as a feature runs them.
+    if ls -d fixtures/*/ >/dev/null 2>&1; then
+        [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+        for fx in fixtures/*/; do
+            n="$(basename "$fx")"
+            run "replay_strips_$n" 120 env OPENNGX_LOG=1 OPENNGX_STRIP_BUDGET_MIB=1 OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
+        done
+    fi
     ;;
 rr)
     run gpu_rr 120 ./gpu_rr --nocapture

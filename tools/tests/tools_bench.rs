@@ -12,26 +12,42 @@ mod tools_common;
 
 use tools_common::{openngx, stderr, stdout, synthetic_model};
 
+/// `openngx bench` of one frame at 64x64 (no warm-up) on the shared synthetic model with `args`,
+/// its time printed as `what`: the JSON report of a successful run.
+fn bench_64x64(what: &str, args: &[&str]) -> serde_json::Value {
+    let (model_dir, _) = synthetic_model();
+    let mut all = vec![
+        "bench",
+        "--model",
+        model_dir.to_str().expect("UTF-8 path"),
+        "--width",
+        "64",
+        "--height",
+        "64",
+        "--frames",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ];
+    all.extend_from_slice(args);
+    let t = std::time::Instant::now();
+    let o = openngx(&all, &[]);
+    eprintln!("openngx bench ({what}): {:.1} s", t.elapsed().as_secs_f64());
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
+    serde_json::from_str(text.trim()).expect("one JSON object")
+}
+
 #[test]
 fn bench_json_reports_times_stages_and_memory() {
     if common::Harness::new().is_none() {
         return; // SKIP printed
     }
-    let (model_dir, model) = synthetic_model();
-    let t = std::time::Instant::now();
-    let o = openngx(
+    let (_, model) = synthetic_model();
+    let j = bench_64x64(
+        "blocks 0-1 of one frame at 64x64, split, checked",
         &[
-            "bench",
-            "--model",
-            model_dir.to_str().unwrap(),
-            "--width",
-            "64",
-            "--height",
-            "64",
-            "--frames",
-            "1",
-            "--warmup",
-            "0",
             "--blocks",
             "2",
             "--check",
@@ -40,18 +56,9 @@ fn bench_json_reports_times_stages_and_memory() {
             // The split route alone (strips: bench_strips_are_exact_over_the_whole_network).
             "--strips",
             "off",
-            "--json",
             "--pipeline-stats",
         ],
-        &[],
     );
-    eprintln!(
-        "openngx bench (blocks 0-1 of one frame at 64x64, split, checked): {:.1} s",
-        t.elapsed().as_secs_f64()
-    );
-    let text = stdout(&o);
-    assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
-    let j: serde_json::Value = serde_json::from_str(text.trim()).expect("one JSON object");
     assert_eq!(j["width"], 64);
     assert_eq!(j["height"], 64);
     assert_eq!(j["field"], serde_json::json!([336, 320]));
@@ -145,37 +152,16 @@ fn bench_strips_are_exact_over_the_whole_network() {
     if common::Harness::new().is_none() {
         return; // SKIP printed
     }
-    let (model_dir, _) = synthetic_model();
-    let t = std::time::Instant::now();
-    let o = openngx(
+    let j = bench_64x64(
+        "one frame at 64x64 in strips, split, checked",
         &[
-            "bench",
-            "--model",
-            model_dir.to_str().unwrap(),
-            "--width",
-            "64",
-            "--height",
-            "64",
-            "--frames",
-            "1",
-            "--warmup",
-            "0",
             "--check",
             "--strips",
             "100000",
             "--max-binding-range",
             "1048576",
-            "--json",
         ],
-        &[],
     );
-    eprintln!(
-        "openngx bench (one frame at 64x64 in strips, split, checked): {:.1} s",
-        t.elapsed().as_secs_f64()
-    );
-    let text = stdout(&o);
-    assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
-    let j: serde_json::Value = serde_json::from_str(text.trim()).expect("one JSON object");
     // 46 of the 62 window blocks (the others' bands would not hold less), 443 bands.
     assert!(j["strips"].as_u64().is_some_and(|n| n >= 40), "{j}");
     assert!(j["strip_bands"].as_u64().is_some_and(|n| n >= 400), "{j}");
