@@ -227,3 +227,34 @@ fn a_node_range_may_not_cut_a_strip() {
         }
     }
 }
+
+/// Sizes of every shape the API accepts (odd, narrow, tall, the largest area): the strips are
+/// safe and cover their levels, with the default budget and a 1 MiB one, on a large device and
+/// within lavapipe's limits.
+#[test]
+fn strips_are_safe_at_every_shape() {
+    for (w, h) in [
+        (64, 64),
+        (65, 64),
+        (64, 8192),
+        (8192, 64),
+        (333, 1000),
+        (1000, 333),
+        (1023, 767),
+        (1279, 719),
+        (2047, 2047),
+        (2048, 8192),
+        (4097, 4095),
+    ] {
+        let g = build(&Geometry::new(w, h).expect("size"));
+        let keep = [g.head];
+        for limits in [large(), lavapipe()] {
+            for budget in [default_budget(&g), 1 << 20] {
+                let s = Strips::plan(&g, &keep, &limits, Some(budget));
+                check_strips(&g, &s, &limits);
+                let p = plan(&g, &keep, &s, limits.max_buffer);
+                ws::check(&g, &p, &keep, &s);
+            }
+        }
+    }
+}
