@@ -49,8 +49,16 @@ for prog in core core_rr; do
 done
 for fx in ${OPENNGX_BUNDLE_FIXTURES:-}; do
     [ -f "$fx/manifest.json" ] || { echo "bundle: $fx is not a fixture (no manifest.json)" >&2; exit 1; }
-    mkdir -p "$dir/stage/fixtures"
-    cp -r "$fx" "$dir/stage/fixtures/$(basename "$fx")"
+    # Only what replay.c reads (the manifest, each frame's proxy, motion and reference output):
+    # the features, heads and boundaries of a 512x512 fixture alone are over 100 MiB, more than
+    # the device tool carries.
+    to="$dir/stage/fixtures/$(basename "$fx")"
+    mkdir -p "$to"
+    (cd "$fx" && find . -name manifest.json -o -name proxy.f32 -o -name motion.f32 -o -name output.f32) |
+        while read -r f; do
+            mkdir -p "$to/$(dirname "$f")"
+            cp "$fx/$f" "$to/$f"
+        done
 done
 # The validation layer. Debian 12's (1.3.239) predates the cooperative-matrix extensions the
 # NVIDIA driver offers: it rejects every coopmat shader and every feature struct it does not know,
