@@ -141,7 +141,10 @@ pub fn plan_within(
     limits: &BindLimits,
 ) -> Result<Launches, RangeError> {
     let kept = kept_tensors(graph, opts);
-    let strips = Strips::plan(graph, &kept, limits, opts.strips.budget(opts.route, graph));
+    let mut strips = Strips::plan(graph, &kept, limits, opts.strips.budget(opts.route, graph));
+    if opts.strips.prunes() {
+        strips = strips.pruned(graph, &kept, workspace::piece_size(limits.max_buffer));
+    }
     let mut bands = bands::plan_graph(graph, limits)?;
     for s in &strips.strips {
         for (j, i) in s.nodes.clone().enumerate() {

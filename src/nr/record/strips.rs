@@ -29,7 +29,7 @@ use crate::nr::geometry::{Phase, Size, WINDOW};
 use crate::nr::graph::{Graph, Node, Op, TensorId};
 
 use super::bands::{self, row_bytes, split, Axis, Band, BindLimits};
-use super::workspace::scratch_bytes;
+use super::workspace::{self, scratch_bytes};
 
 /// The least band-local bytes per band of the default budget ([`default_budget`]).
 pub const DEFAULT_BUDGET: u64 = 64 << 20;
@@ -73,6 +73,12 @@ impl StripChoice {
         }
     }
 
+    /// Whether only the strips the workspace needs are kept ([`Strips::pruned`]): for the
+    /// default; an explicit budget keeps every strip it makes (the tests' way to run many).
+    pub fn prunes(self) -> bool {
+        self == StripChoice::Auto
+    }
+
     /// The budget of `graph` on `route` (`None`: no strips).
     pub fn budget(self, route: Route, graph: &Graph) -> Option<u64> {
         match (self, route) {
@@ -96,6 +102,10 @@ pub struct Strip {
     pub rows: Vec<Range<u64>>,
     /// `launches[k][j]`: the band node `nodes.start + j` runs in band `k` (in its own axis).
     pub launches: Vec<Vec<Band>>,
+    /// The band-local tensors (written and read only by the strip's nodes).
+    pub local: Vec<TensorId>,
+    /// `(output, input)`: whole outputs in the bytes of whole inputs ([`Strips::plan`]).
+    pub aliases: Vec<(TensorId, TensorId)>,
 }
 
 /// The strips of one schedule and the tensors they hold band by band.
@@ -138,8 +148,10 @@ impl Strips {
         limits: &BindLimits,
         budget: Option<u64>,
     ) -> Strips {
-        let mut s = Strips::none(graph);
-        let Some(budget) = budget else { return s };
+        let Some(budget) = budget else {
+            return Strips::none(graph);
+        };
+        let mut strips = Vec::new();
         for (a, node) in graph.nodes.iter().enumerate() {
             if !matches!(node.op, Op::WindowAttention { .. }) {
                 continue;
@@ -165,19 +177,63 @@ impl Strips {
             if strip.rows.len() < 2 || band_bytes >= whole_peak(graph, &strip.nodes, &local) {
                 continue;
             }
-            let k = s.strips.len();
+            let aliases = in_place(graph, &strip.nodes, &local, keep);
+            strips.push(Strip {
+                local,
+                aliases,
+                ..strip
+            });
+        }
+        Strips::of(graph, strips)
+    }
+
+    /// The maps of `strips` over `graph`.
+    fn of(graph: &Graph, strips: Vec<Strip>) -> Strips {
+        let mut s = Strips::none(graph);
+        for (k, strip) in strips.iter().enumerate() {
             for i in strip.nodes.clone() {
                 s.of_node[i] = Some(k);
             }
-            for &t in &local {
+            for &t in &strip.local {
                 s.local[t] = Some(k);
             }
-            for (o, i) in in_place(graph, &strip.nodes, &local, keep) {
+            for &(o, i) in &strip.aliases {
                 s.alias[o] = Some(i);
             }
-            s.strips.push(strip);
         }
+        s.strips = strips;
         s
+    }
+
+    /// Only the strips the workspace needs: each strip, most launches first, is dropped where
+    /// the plan (in buffers of at most `piece` bytes) does not grow without it. The workspace is
+    /// the peak of live bytes, so strips away from the peak only add launches: at 1080p and 4K
+    /// the field's two blocks stay (844 launches instead of 1140, the same 268.1 and 1008.8 MiB).
+    pub fn pruned(self, graph: &Graph, keep: &[TensorId], piece: u64) -> Strips {
+        let full = workspace::plan(graph, keep, &self, piece).bytes;
+        let mut order: Vec<usize> = (0..self.strips.len()).collect();
+        order.sort_by_key(|&k| {
+            let s = &self.strips[k];
+            (std::cmp::Reverse(s.rows.len() * s.nodes.len()), k)
+        });
+        let mut kept = vec![true; self.strips.len()];
+        let subset = |kept: &[bool]| {
+            let strips = self
+                .strips
+                .iter()
+                .zip(kept)
+                .filter(|(_, &k)| k)
+                .map(|(s, _)| s.clone())
+                .collect();
+            Strips::of(graph, strips)
+        };
+        for k in order {
+            kept[k] = false;
+            if workspace::plan(graph, keep, &subset(&kept), piece).bytes > full {
+                kept[k] = true;
+            }
+        }
+        subset(&kept)
     }
 
     /// The node interval `[first, last]` during which node `i`'s tensors are in use: the
@@ -473,6 +529,8 @@ fn cut(
         nodes,
         rows,
         launches,
+        local: Vec::new(),
+        aliases: Vec::new(),
     })
 }
 

@@ -194,7 +194,7 @@ pub struct Workspace {
 }
 
 /// The pieces of a workspace on a device that allocates at most `max_buffer` bytes at once.
-fn piece_size(max_buffer: u64) -> u64 {
+pub(super) fn piece_size(max_buffer: u64) -> u64 {
     (max_buffer / SLOT_ALIGN * SLOT_ALIGN).max(SLOT_ALIGN)
 }
 
