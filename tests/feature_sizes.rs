@@ -241,7 +241,7 @@ fn a_size_beyond_the_device_is_refused_naming_the_limit() {
         assert!(!l.strips.strips.is_empty());
         eprintln!(
             "in strips: workspace {:.1} MiB, {} window blocks in {} bands",
-            l.workspace_bytes as f64 / (1u64 << 20) as f64,
+            l.workspace_bytes() as f64 / (1u64 << 20) as f64,
             l.strips.strips.len(),
             l.strips.band_count()
         );
@@ -261,7 +261,7 @@ fn a_size_beyond_the_device_is_refused_naming_the_limit() {
         }
         Err(r) => panic!(
             "refused with {r:#x} in strips (plan: {:?}): {:?}",
-            plan.map(|l| l.workspace_bytes),
+            plan.map(|l| l.workspace_bytes()),
             take_log()
         ),
     }

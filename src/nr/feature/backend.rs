@@ -166,7 +166,7 @@ impl NrBackend {
             ", {} window blocks in strips of {} bands, workspace {:.1} MiB",
             launches.strips.strips.len(),
             launches.strips.band_count(),
-            launches.workspace_bytes as f64 / (1u64 << 20) as f64
+            launches.workspace_bytes() as f64 / (1u64 << 20) as f64
         ));
         // Everything that can fail is done before the first command is recorded: a failed
         // creation leaves the caller's command buffer untouched and frees all it made.

@@ -116,11 +116,16 @@ pub struct Launches {
     pub bands: Vec<Vec<Band>>,
     /// The strips (window blocks run band by band).
     pub strips: Strips,
-    /// Bytes of the workspace plan.
-    pub workspace_bytes: u64,
+    /// The workspace plan.
+    pub workspace: workspace::Plan,
 }
 
 impl Launches {
+    /// Bytes of the workspace.
+    pub fn workspace_bytes(&self) -> u64 {
+        self.workspace.bytes
+    }
+
     /// How many nodes outside strips run in more than one launch (row bands for a limit).
     pub fn split_nodes(&self) -> usize {
         self.bands
@@ -151,11 +156,11 @@ pub fn plan_within(
             bands[i] = s.launches.iter().map(|l| l[j]).collect();
         }
     }
-    let plan = workspace::plan_within(graph, &kept, &strips, limits)?;
+    let workspace = workspace::plan_within(graph, &kept, &strips, limits)?;
     Ok(Launches {
         bands,
         strips,
-        workspace_bytes: plan.bytes,
+        workspace,
     })
 }
 
@@ -213,9 +218,13 @@ impl NetworkRecorder {
             route: route.route(),
             ..opts
         };
-        let Launches { bands, strips, .. } = plan_within(&graph, &opts, &limits)?;
+        let Launches {
+            bands,
+            strips,
+            workspace,
+        } = plan_within(&graph, &opts, &limits)?;
         let kept = kept_tensors(&graph, &opts);
-        let workspace = Workspace::new(ctx, &graph, &kept, &strips, &limits)?;
+        let workspace = Workspace::new(ctx, workspace, &limits)?;
         let (mut sets, mut buffers) = (0u32, 0u32);
         for (node, b) in graph.nodes.iter().zip(&bands) {
             let (s, d) = route.descriptor_budget(node);

@@ -25,7 +25,7 @@
 use std::ops::Range;
 
 use crate::feature::Route;
-use crate::nr::geometry::{Phase, Size, WINDOW};
+use crate::nr::geometry::{Phase, Size};
 use crate::nr::graph::{Graph, Node, Op, TensorId};
 
 use super::bands::{self, row_bytes, split, Axis, Band, BindLimits};
@@ -108,6 +108,13 @@ pub struct Strip {
     pub aliases: Vec<(TensorId, TensorId)>,
 }
 
+impl Strip {
+    /// Token rows of its largest band: what a band-local tensor's slot holds.
+    pub fn slot_rows(&self) -> u64 {
+        self.rows.iter().map(|r| r.end - r.start).max().unwrap_or(0)
+    }
+}
+
 /// The strips of one schedule and the tensors they hold band by band.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Strips {
@@ -166,23 +173,12 @@ impl Strips {
             let Some(strip) = cut(graph, a, nodes, &local, limits, budget) else {
                 continue;
             };
-            let row: u64 = local.iter().map(|&t| row_bytes(graph, t)).sum();
-            let band_bytes = strip
-                .rows
-                .iter()
-                .map(|r| r.end - r.start)
-                .max()
-                .unwrap_or(0)
-                * row;
+            let band_bytes = strip.slot_rows() * local_row_bytes(graph, &local);
             if strip.rows.len() < 2 || band_bytes >= whole_peak(graph, &strip.nodes, &local) {
                 continue;
             }
             let aliases = in_place(graph, &strip.nodes, &local, keep);
-            strips.push(Strip {
-                local,
-                aliases,
-                ..strip
-            });
+            strips.push(Strip { aliases, ..strip });
         }
         Strips::of(graph, strips)
     }
@@ -248,12 +244,7 @@ impl Strips {
     /// Token rows the slot of tensor `t` holds: the largest band of its strip, or all of them.
     pub fn slot_rows(&self, graph: &Graph, t: TensorId) -> u64 {
         match self.local.get(t).copied().flatten() {
-            Some(k) => self.strips[k]
-                .rows
-                .iter()
-                .map(|r| r.end - r.start)
-                .max()
-                .unwrap_or(0),
+            Some(k) => self.strips[k].slot_rows(),
             None => graph.rows(t) as u64,
         }
     }
@@ -482,13 +473,12 @@ fn cut(
     let size = graph.geometry.level(graph.tensors[*q].level);
     let phase = Phase(*phase as u8);
     let axis = Axis::Windows { size, phase };
-    let sy = phase.shift().1;
+    // The image rows `[r0, r1)` a window band covers (`bands::window_band`'s own rule).
     let rows_of = |win: Band| {
-        let r0 = (WINDOW * win.start).saturating_sub(sy).min(size.h);
-        let r1 = (WINDOW * win.end).saturating_sub(sy).min(size.h);
-        (r0, r1)
+        let (first, part, _) = bands::window_band(size, phase, win);
+        (first, first + part.h)
     };
-    let local_row: u64 = local.iter().map(|&t| row_bytes(graph, t)).sum();
+    let local_row = local_row_bytes(graph, local);
     let fits = |win: Band| -> Result<(), Misfit> {
         let (r0, r1) = rows_of(win);
         if r0 % 2 != 0 {
@@ -529,9 +519,14 @@ fn cut(
         nodes,
         rows,
         launches,
-        local: Vec::new(),
+        local: local.to_vec(),
         aliases: Vec::new(),
     })
+}
+
+/// Bytes of one token row of every tensor in `local` together.
+fn local_row_bytes(graph: &Graph, local: &[TensorId]) -> u64 {
+    local.iter().map(|&t| row_bytes(graph, t)).sum()
 }
 
 #[cfg(test)]

@@ -227,16 +227,13 @@ pub fn plan_within(
 }
 
 impl Workspace {
-    /// Allocate the workspace of `graph`, keeping `keep` tensors unshared (readable at the end),
-    /// in buffers of at most `limits.max_buffer` bytes.
+    /// Allocate the workspace of `plan` ([`plan_within`] within the same `limits`) in buffers of
+    /// at most `limits.max_buffer` bytes.
     pub fn new(
         ctx: &Arc<GpuContext>,
-        graph: &Graph,
-        keep: &[TensorId],
-        strips: &Strips,
+        plan: Plan,
         limits: &BindLimits,
     ) -> Result<Workspace, RecordError> {
-        let plan = plan_within(graph, keep, strips, limits)?;
         let piece = piece_size(limits.max_buffer);
         let pieces = plan.bytes.div_ceil(piece);
         let buffers = (0..pieces)

@@ -241,7 +241,7 @@ fn limits_report(caps: &Capabilities) {
             Ok(l) => println!(
                 "  size {w}x{h}: fits, exact route workspace {:.1} MiB ({} window blocks in \
                  strips of {} bands), {} of {} ops in row bands",
-                l.workspace_bytes as f64 / (1u64 << 20) as f64,
+                l.workspace_bytes() as f64 / (1u64 << 20) as f64,
                 l.strips.strips.len(),
                 l.strips.band_count(),
                 l.split_nodes(),
