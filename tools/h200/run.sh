@@ -5,6 +5,11 @@
 # (OPENNGX_TEST_REQUIRE_DEVICE=1: a missing driver fails instead of skipping), under the carried
 # validation layer with synchronization validation where the harness turns it on.
 #   life    #16: the large soak, four threads at large sizes, lifetimes, feature_nr, gpu_frame
+#   soak    #16: the large soak alone
+#   soak_nolayer  #16: its pass without the validation layer alone
+#   fusion  #14: the fused window normalisation: --check at three sizes, times with and
+#           without it, the C-ABI replay
+#   strips  #14: window blocks in strips (strips_check: bytes; strips_time: times and replays)
 #   tensor  #14: exact and tensor routes, --check at 512x512, 1280x720, 1920x1080; times at
 #           2560x1440 and 3840x2160
 #   rr      #17: gpu_rr op by op (small and 1280x720 -> 3840x2160), layer timings at 720p and
@@ -17,7 +22,7 @@
 #           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life tensor strips rr replay profile rr_dynamic core)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer fusion tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -48,12 +53,15 @@ run() { # name seconds command...
 }
 for part in "$@"; do
 case "$part" in
-life)
+life|soak)
+    # soak: the large soak alone (one call of its own).
+    if [ "$part" = life ]; then
     # Shortest first: a call cut short by the session's device time keeps what finished.
     run gpu_frame 60 ./gpu_frame --nocapture
     run lifetimes 60 env OPENNGX_SOAK_CYCLES=4 ./feature_soak a_ stale frames_in_flight --test-threads=1 --nocapture
     run feature_nr 120 ./feature_nr --test-threads=1 --nocapture
     run threads_large 90 env OPENNGX_SOAK=large ./feature_soak four_threads --test-threads=1 --nocapture
+    fi
     # 7 warm-up cycles (one per size) and 93 timed ones: 100 in each of the soak's two passes
     # (under the layer, then without it), about 3 minutes each.
     run soak_large 450 env OPENNGX_SOAK=large OPENNGX_SOAK_CYCLES=93 ./feature_soak soak_create --test-threads=1 --nocapture
@@ -66,14 +74,19 @@ tensor)
         run "bench_$s" 120 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor
     done
     ;;
-strips)
+strips|strips_check|strips_time)
     # The window blocks in strips (docs/performance.md, "Memory: window blocks in strips"): the
     # bytes of both routes in the exact route's default strips and the tensor route in the same
     # budget (67.5 MiB at 1080p), then what the launches cost against no strips.
+    # strips = strips_check (the bytes, about 6 minutes) then strips_time (the times and the
+    # replays): two calls of the device tool's 10 minutes.
+    if [ "$part" != strips_time ]; then
     for s in 512x512 1280x720 1920x1080; do
         run "strips_auto_$s" 150 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor --check --strips auto
         run "strips_budget_$s" 150 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor --check --strips 70778880
     done
+    fi
+    [ "$part" = strips_check ] && continue
     for b in off auto 70778880 134217728; do
         run "strips_time_1920x1080_$b" 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor --strips "$b"
     done
@@ -116,6 +129,27 @@ core)
         --out-width 96 --out-height 72 --frames 3 --out rr-fx
     run core_rr 120 env LD_LIBRARY_PATH="$PWD/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_RR_MODEL_DIR="$PWD/rr-model" ./core_rr rr-fx
     ;;
+fusion)
+    # The tensor route's fused window normalisation (docs/performance.md, "Window normalisation
+    # inside the attention"): bytes at three sizes (and through the C ABI), then the time with
+    # and without the fusion and against the exact route, all in one call.
+    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 5 --route exact,tensor --check
+    run fusion_check_1280x720 120 ./openngx bench --width 1280 --height 720 --frames 5 --route tensor --check
+    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 5 --route tensor --check
+    run fusion_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
+    run fusion_time_1920x1080_off 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion off
+    run fusion_time_3840x2160 120 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor
+    if ls -d fixtures/*/ >/dev/null 2>&1; then
+        [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+        for fx in fixtures/*/; do
+            run "fusion_replay_$(basename "$fx")" 120 env OPENNGX_LOG=1 OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
+        done
+    fi
+    ;;
+soak_nolayer)
+    # The large soak's pass without the validation layer alone (the layer's pass ran before).
+    run soak_nolayer 400 env -u VK_LAYER_PATH OPENNGX_SOAK=large OPENNGX_SOAK_CYCLES=93 ./feature_soak soak_create --test-threads=1 --nocapture
+    ;;
 profile)
     run profile_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --pipeline-stats
     ;;
@@ -123,7 +157,7 @@ rr_dynamic)
     run rr_dynamic 60 ./rr_dynamic --nocapture
     ;;
 *)
-    echo "run.sh: unknown part $part (life, tensor, strips, rr, replay, profile, rr_dynamic, core)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, fusion, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
     exit 2
     ;;
 esac

@@ -183,6 +183,51 @@ pub fn record_normalize(
     .record(rec)
 }
 
+/// The cooperative-matrix kernels compute the device's MMA, which the tensor route's probe
+/// identified as h25: any other profile is refused.
+fn require_h25(what: &str, profile: &Profile) -> Result<(), GpuError> {
+    if *profile != Profile::H25 {
+        return Err(GpuError::invalid(
+            what,
+            format!(
+                "the cooperative-matrix kernel computes h25 only, not `{}`",
+                profile.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The workgroups (one per window and head) and the shift of a window-attention launch over a
+/// level of `size` in `phase`, checked against the device.
+fn window_grid(
+    ctx: &GpuContext,
+    size: Size,
+    heads: u32,
+    phase: u32,
+) -> Result<([u32; 3], (u32, u32)), GpuError> {
+    check_heads("window attention", heads)?;
+    if phase > 3 {
+        return Err(GpuError::invalid(
+            "window attention",
+            format!("phase {phase} (0..=3)"),
+        ));
+    }
+    if size.w == 0 || size.h == 0 {
+        return Err(GpuError::invalid("window attention", "empty level"));
+    }
+    let (sx, sy) = Phase(phase as u8).shift();
+    let groups = [(size.w + sx).div_ceil(8), (size.h + sy).div_ceil(8), heads];
+    let max = ctx.capabilities().max_compute_work_group_count;
+    if groups.iter().zip(max.iter()).any(|(g, m)| g > m) {
+        return Err(GpuError::invalid(
+            "window attention",
+            format!("{groups:?} windows x heads exceed maxComputeWorkGroupCount {max:?}"),
+        ));
+    }
+    Ok((groups, (sx, sy)))
+}
+
 /// [`Op::WindowAttention`](crate::nr::graph::Op::WindowAttention): shifted 8x8-window attention
 /// of one level of `size` with `heads` heads in window `phase` (0..=3). `q`, `k`, `v`, `out` are
 /// E4 `[size][32 * heads]`; `priors` is `heads * PRIOR_BYTES` bytes of stored priors (spec §3.5 order).
@@ -204,16 +249,7 @@ pub fn prepare_window_attention(
     phase: u32,
     profile: &Profile,
 ) -> Result<Dispatch, GpuError> {
-    check_heads("window attention", heads)?;
-    if phase > 3 {
-        return Err(GpuError::invalid(
-            "window attention",
-            format!("phase {phase} (0..=3)"),
-        ));
-    }
-    if size.w == 0 || size.h == 0 {
-        return Err(GpuError::invalid("window attention", "empty level"));
-    }
+    let (groups, (sx, sy)) = window_grid(ctx, size, heads, phase)?;
     let spec = mma_spec("window attention", profile)?;
     let c = 32 * heads as u64;
     let n = size.w as u64 * size.h as u64 * c;
@@ -233,26 +269,8 @@ pub fn prepare_window_attention(
         &table,
         tables::ATTENTION.len() as u64,
     )?;
-    let (sx, sy) = Phase(phase as u8).shift();
-    let groups = [(size.w + sx).div_ceil(8), (size.h + sy).div_ceil(8), heads];
-    let max = ctx.capabilities().max_compute_work_group_count;
-    if groups.iter().zip(max.iter()).any(|(g, m)| g > m) {
-        return Err(GpuError::invalid(
-            "window attention",
-            format!("{groups:?} windows x heads exceed maxComputeWorkGroupCount {max:?}"),
-        ));
-    }
     let desc = if policy.tensor_cores() {
-        // The device's MMA is the profile (identified by the tensor route's probe).
-        if *profile != Profile::H25 {
-            return Err(GpuError::invalid(
-                "window attention",
-                format!(
-                    "the cooperative-matrix kernel computes h25 only, not `{}`",
-                    profile.name
-                ),
-            ));
-        }
+        require_h25("window attention", profile)?;
         PipelineDesc::new("nr/window_attention_coopmat", 6, 40)
     } else {
         let shader = if policy.rtz_terms(profile.frac_bits as i32) {
@@ -298,6 +316,67 @@ pub fn record_window_attention(
     .record(rec)
 }
 
+/// [`Op::Normalize`](crate::nr::graph::Op::Normalize) (window form) and the
+/// [`Op::WindowAttention`](crate::nr::graph::Op::WindowAttention) that reads its q', k', v' in
+/// one launch of the cooperative-matrix kernel (`nr/window_attention_coopmat_qkv`, the tensor
+/// route only): the attention's staging normalises the f16 `qkv` (`[size][96 * heads]`,
+/// head-major) with the heads' f32 `temperatures`, so q', k', v' never leave the chip. The same
+/// bytes in `out` as [`prepare_normalize`] followed by [`prepare_window_attention`]; `qkv` must
+/// start on a word (the workspace's slots and rows always do).
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_window_attention_qkv(
+    ctx: &Arc<GpuContext>,
+    arena: &mut DescriptorArena,
+    policy: KernelPolicy,
+    qkv: BufferBinding,
+    temperatures: BufferBinding,
+    priors: BufferBinding,
+    out: BufferBinding,
+    table: BufferBinding,
+    size: Size,
+    heads: u32,
+    phase: u32,
+    profile: &Profile,
+) -> Result<Dispatch, GpuError> {
+    let (groups, (sx, sy)) = window_grid(ctx, size, heads, phase)?;
+    if !policy.tensor_cores() {
+        return Err(GpuError::invalid(
+            "window attention with its normalisation",
+            "only the cooperative-matrix kernel runs the normalisation in its staging",
+        ));
+    }
+    require_h25("window attention", profile)?;
+    let c = 32 * heads as u64;
+    let n = size.w as u64 * size.h as u64 * c;
+    let (qkv, qkv_off) = bind_aligned(ctx, "window attention qkv", qkv, 3 * n * 2, 4)?;
+    let (temps, t_off) = bind_aligned(
+        ctx,
+        "window attention temperatures",
+        temperatures,
+        4 * heads as u64,
+        1,
+    )?;
+    let (pr, pr_off) = bind_aligned(
+        ctx,
+        "window attention priors",
+        priors,
+        heads as u64 * PRIOR_BYTES as u64,
+        1,
+    )?;
+    let (out, out_off) = bind_aligned(ctx, "window attention output", out, n, 1)?;
+    need(
+        "window attention table",
+        &table,
+        tables::ATTENTION.len() as u64,
+    )?;
+    let pipeline = ctx.pipeline(&PipelineDesc::new("nr/window_attention_coopmat_qkv", 5, 36))?;
+    let set = arena.allocate(&pipeline, &[qkv, temps, pr, out, table])?;
+    let push = push_bytes(&[
+        size.w, size.h, heads, sx, sy, qkv_off, t_off, pr_off, out_off,
+    ]);
+    Ok(prepared(pipeline, set, push, groups))
+}
+
 /// [`Op::VitAttention`](crate::nr::graph::Op::VitAttention): global attention of `tokens`
 /// queries over all `tokens` keys (padded with zero rows to a multiple of 64) with `heads`
 /// heads. `q`, `k`, `v`, `out` are E4 `[tokens][32 * heads]`; `table` as for
@@ -341,16 +420,7 @@ pub fn prepare_vit_attention(
         ));
     }
     let desc = if policy.tensor_cores() {
-        // The device's MMA is the profile (identified by the tensor route's probe).
-        if *profile != Profile::H25 {
-            return Err(GpuError::invalid(
-                "vit attention",
-                format!(
-                    "the cooperative-matrix kernel computes h25 only, not `{}`",
-                    profile.name
-                ),
-            ));
-        }
+        require_h25("vit attention", profile)?;
         PipelineDesc::new("nr/vit_attention_coopmat", 5, 24)
     } else {
         let shader = if policy.rtz_terms(profile.frac_bits as i32) {

@@ -22,6 +22,7 @@
 pub mod attention;
 pub mod bands;
 pub mod elementwise;
+pub mod fusion;
 pub mod gemm;
 pub mod network;
 pub mod passes;

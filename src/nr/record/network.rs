@@ -3,7 +3,8 @@
 //! compute->compute barrier between consecutive dispatches, barriers at entry and exit so the
 //! recording is correct whatever the caller records around it, optional timestamps per node, and
 //! copies of the kept tensors into a readback buffer. The window blocks planned as strips
-//! (`strips`) are recorded band by band, every node of the block in each band.
+//! (`strips`) are recorded band by band, every node of the block in each band. A node the route
+//! runs inside the next node's kernel (`fusion`) has no launch of its own.
 //!
 //! The route (`nr::route`) prepares every node's kernel once, at creation: descriptor sets never
 //! change, a frame's recording allocates nothing, and any number of recordings may be pending
@@ -21,6 +22,7 @@ use crate::nr::route::{self, NetworkRoute, NodeBindings, RouteError};
 use crate::numerics::Profiles;
 
 use super::bands::{self, Band, BindLimits, RangeError};
+use super::fusion::Fusions;
 use super::strips::{StripChoice, Strips};
 use super::workspace;
 use super::{GpuWeights, KernelBuild, RecordError, Workspace};
@@ -64,6 +66,9 @@ pub struct NetworkOptions {
     /// Whether the window blocks run as strips, band by band with band-sized intermediates
     /// (`strips`; far less memory, the same bytes).
     pub strips: StripChoice,
+    /// Let the route run a node inside the next node's kernel where it can (`fusion`; the same
+    /// bytes). `false` (`bench --fusion off`): every node its own launch, to time the gain.
+    pub fusion: bool,
 }
 
 impl Default for NetworkOptions {
@@ -80,6 +85,7 @@ impl Default for NetworkOptions {
             input_per_frame: false,
             max_binding_range: None,
             strips: StripChoice::from_env(),
+            fusion: true,
         }
     }
 }
@@ -116,6 +122,8 @@ pub struct Launches {
     pub bands: Vec<Vec<Band>>,
     /// The strips (window blocks run band by band).
     pub strips: Strips,
+    /// The nodes that run inside the next node's kernel (no launch of their own).
+    pub fusions: Fusions,
     /// The workspace plan.
     pub workspace: workspace::Plan,
 }
@@ -156,10 +164,16 @@ pub fn plan_within(
             bands[i] = s.launches.iter().map(|l| l[j]).collect();
         }
     }
-    let workspace = workspace::plan_within(graph, &kept, &strips, limits)?;
+    let fusions = if opts.fusion {
+        Fusions::plan(opts.route, graph, &kept, &strips, &bands)
+    } else {
+        Fusions::none(graph)
+    };
+    let workspace = workspace::plan_within(graph, &kept, &strips, &fusions, limits)?;
     Ok(Launches {
         bands,
         strips,
+        fusions,
         workspace,
     })
 }
@@ -179,6 +193,8 @@ pub struct NetworkRecorder {
     prepared: Vec<Vec<Dispatch>>,
     /// The window blocks recorded band by band (`prepared[i][k]` is band `k` of a strip's node).
     strips: Strips,
+    /// Nodes run inside the next node's launches (`prepared[i]` empty).
+    fusions: Fusions,
     limits: BindLimits,
     timestamps: Option<TimestampPool>,
     readback: Option<GpuBuffer>,
@@ -221,6 +237,7 @@ impl NetworkRecorder {
         let Launches {
             bands,
             strips,
+            fusions,
             workspace,
         } = plan_within(&graph, &opts, &limits)?;
         let kept = kept_tensors(&graph, &opts);
@@ -234,6 +251,11 @@ impl NetworkRecorder {
         let mut arena = DescriptorArena::new(ctx, sets.max(1), buffers.max(1))?;
         let mut prepared = Vec::with_capacity(graph.nodes.len());
         for (i, node) in graph.nodes.iter().enumerate() {
+            if fusions.runs_inside_next(i) {
+                prepared.push(Vec::new());
+                continue;
+            }
+            let fused = fusions.producer_of(i).map(|p| &graph.nodes[p]);
             let tensor = |t: TensorId| workspace.binding(t);
             let mut launches = Vec::with_capacity(bands[i].len());
             for (k, &band) in bands[i].iter().enumerate() {
@@ -243,6 +265,7 @@ impl NetworkRecorder {
                     origin: &origin,
                     scratch: workspace.scratch(i),
                     band,
+                    fused,
                 };
                 launches.push(route.prepare(ctx, &mut arena, &graph, node, &weights, &bindings)?);
             }
@@ -285,6 +308,7 @@ impl NetworkRecorder {
             _arena: arena,
             prepared,
             strips,
+            fusions,
             limits,
             timestamps,
             readback,
@@ -316,6 +340,11 @@ impl NetworkRecorder {
     /// Launches of each node (more than one where a node runs in row bands or in a strip).
     pub fn launches(&self) -> Vec<usize> {
         self.prepared.iter().map(Vec::len).collect()
+    }
+
+    /// The nodes that run inside the next node's kernel.
+    pub fn fusions(&self) -> &Fusions {
+        &self.fusions
     }
 
     /// The strips: window blocks recorded band by band.
@@ -378,6 +407,13 @@ impl NetworkRecorder {
                 self.graph.nodes[first].label
             )));
         }
+        if let Some((first, second)) = self.fusions.cut_by(&range) {
+            return Err(RecordError::Graph(format!(
+                "node range {range:?} separates `{}` from `{}`, which runs it: record a block's \
+                 nodes together",
+                self.graph.nodes[first].label, self.graph.nodes[second].label
+            )));
+        }
         // Entry: whatever the caller wrote before (features by a shader or a copy) is visible,
         // and earlier reads of the workspace are done before this part overwrites it.
         rec.compute_to_compute();
@@ -389,22 +425,28 @@ impl NetworkRecorder {
             }
         }
         let mut i = range.start;
+        // Whether a launch was recorded in this range (the next one then waits for it).
+        let mut after_launch = false;
         while i < range.end {
-            if i > range.start {
-                rec.compute_to_compute();
-            }
             let (first, last) = self.strips.span(i);
             if last > first {
                 // A strip: band by band, every node of it in each; a barrier before each
                 // launch (it reads what the one before wrote, or reuses bytes a launch of the
-                // band before read).
-                let bands = self.prepared[first].len();
+                // band before read). A node fused into the next has no launches.
+                let bands = (first..=last)
+                    .map(|j| self.prepared[j].len())
+                    .max()
+                    .unwrap_or(0);
                 for k in 0..bands {
                     for j in first..=last {
-                        if k > 0 || j > first {
+                        let Some(launch) = self.prepared[j].get(k) else {
+                            continue;
+                        };
+                        if after_launch {
                             rec.compute_to_compute();
                         }
-                        self.prepared[j][k].record(rec)?;
+                        launch.record(rec)?;
+                        after_launch = true;
                         if let Some(ts) = self.timestamps.as_mut() {
                             ts.mark(rec, &self.graph.nodes[j].label)?;
                         }
@@ -413,6 +455,15 @@ impl NetworkRecorder {
                 i = last + 1;
                 continue;
             }
+            if self.prepared[i].is_empty() {
+                // Run inside the next node's kernel.
+                i += 1;
+                continue;
+            }
+            if after_launch {
+                rec.compute_to_compute();
+            }
+            after_launch = true;
             for launch in &self.prepared[i] {
                 launch.record(rec)?;
             }

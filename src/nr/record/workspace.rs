@@ -27,6 +27,7 @@ use crate::gpu::{BufferBinding, GpuBuffer, GpuContext, GpuError, MemoryKind};
 use crate::nr::graph::{Graph, TensorId};
 
 use super::bands::{BindLimits, RangeError};
+use super::fusion::Fusions;
 use super::gemm::GemmShape;
 use super::strips::Strips;
 use super::RecordError;
@@ -90,9 +91,21 @@ struct Lifetime {
 /// than `piece` cannot be placed: [`Workspace::new`] refuses it first). A node of a strip counts
 /// as running from the strip's first node to its last.
 pub fn plan(graph: &Graph, keep: &[TensorId], strips: &Strips, piece: u64) -> Plan {
+    plan_fused(graph, keep, strips, &Fusions::none(graph), piece)
+}
+
+/// [`plan`] with `fusions`: a node run inside the next one writes no output (they get no
+/// bytes) and its inputs are read by that next node.
+pub fn plan_fused(
+    graph: &Graph,
+    keep: &[TensorId],
+    strips: &Strips,
+    fusions: &Fusions,
+    piece: u64,
+) -> Plan {
     let piece = (piece / SLOT_ALIGN * SLOT_ALIGN).max(SLOT_ALIGN);
     let n = graph.tensors.len();
-    let last_use = graph.last_use();
+    let last_use = fusions.last_use(graph);
     let end = graph.nodes.len();
     let mut pinned = vec![false; n];
     for &t in keep.iter().chain([graph.head].iter()) {
@@ -106,8 +119,10 @@ pub fn plan(graph: &Graph, keep: &[TensorId], strips: &Strips, piece: u64) -> Pl
     written[graph.features] = Some(0);
     for (i, node) in graph.nodes.iter().enumerate() {
         let (first, last) = strips.span(i);
-        for t in node.op.outputs() {
-            written[t] = Some(first);
+        if !fusions.runs_inside_next(i) {
+            for t in node.op.outputs() {
+                written[t] = Some(first);
+            }
         }
         let sb = scratch_bytes(graph, i);
         if sb > 0 {
@@ -204,6 +219,7 @@ pub fn plan_within(
     graph: &Graph,
     keep: &[TensorId],
     strips: &Strips,
+    fusions: &Fusions,
     limits: &BindLimits,
 ) -> Result<Plan, RangeError> {
     let piece = piece_size(limits.max_buffer);
@@ -223,7 +239,7 @@ pub fn plan_within(
     if let Some((bytes, what)) = tensors.chain(scratch).find(|(b, _)| align(*b) > piece) {
         return Err(RangeError::buffer(what, bytes, limits));
     }
-    Ok(plan(graph, keep, strips, piece))
+    Ok(plan_fused(graph, keep, strips, fusions, piece))
 }
 
 impl Workspace {
@@ -506,7 +522,8 @@ pub(crate) mod tests {
             max_groups: [u32::MAX; 3],
             max_buffer: 64 << 20,
         };
-        let e = plan_within(&g, &[], &none, &limits).expect_err("1080p tensors exceed 64 MiB");
+        let e = plan_within(&g, &[], &none, &Fusions::none(&g), &limits)
+            .expect_err("1080p tensors exceed 64 MiB");
         assert_eq!(e.limit, "maxMemoryAllocationSize/maxBufferSize");
         assert!(e.what.contains("workspace tensor"), "{e}");
     }

@@ -16,7 +16,7 @@ use crate::nr::graph::{Graph, Node, Op, TensorId};
 use crate::nr::record::attention::{
     prepare_normalize, prepare_vit_attention, prepare_window_attention,
 };
-use crate::nr::record::bands::{doubling_band, halving_band, row_bytes, sub_binding, window_band};
+use crate::nr::record::bands::{doubling_band, halving_band, window_band};
 use crate::nr::record::elementwise::{prepare_pool, prepare_post_blend, prepare_upmerge};
 use crate::nr::record::{gemm, GpuWeights, KernelBuild, KernelPolicy, RecordError};
 use crate::numerics::Profiles;
@@ -148,6 +148,12 @@ impl NetworkRoute for ExactRoute {
     ) -> Result<Dispatch, RecordError> {
         let policy = self.kernels;
         let band = bindings.band;
+        if let Some(f) = bindings.fused {
+            return Err(RecordError::Graph(format!(
+                "{}: the exact route runs no node inside another (asked to run `{}` in it)",
+                node.label, f.label
+            )));
+        }
         if let Some(d) = gemm::prepare_node(
             ctx,
             arena,
@@ -164,16 +170,8 @@ impl NetworkRoute for ExactRoute {
             return Ok(d);
         }
         let size = |t: TensorId| g.geometry.level(g.tensors[t].level);
-        // Token rows `rows` of tensor `t` (the band's share of its binding, which holds rows
-        // from its origin on).
         let sub = |t: TensorId, first: u32, rows: u32, width: u32| {
-            let (w, f, r) = (u64::from(width), u64::from(first), u64::from(rows));
-            let o = (bindings.origin)(t).min(w * f);
-            sub_binding(
-                (bindings.tensor)(t),
-                w * f - o..w * (f + r) - o,
-                row_bytes(g, t),
-            )
+            bindings.rows(g, t, first, rows, width)
         };
         // The band's token rows of a row-independent op.
         let tokens = |t: TensorId| sub(t, band.start, band.len(), 1);

@@ -4,7 +4,7 @@
 //! (so a frame's recording allocates nothing).
 //!
 //! Adding a route takes a folder beside `exact` implementing [`NetworkRoute`] and one line in
-//! [`build`].
+//! [`build`] (and one in [`fuses`] if it runs a node inside the kernel of the next).
 
 pub mod exact;
 pub mod tensor;
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::feature::Route;
 use crate::gpu::{BufferBinding, DescriptorArena, Dispatch, GpuContext, GpuError};
 use crate::nr::graph::{Graph, Node, TensorId};
-use crate::nr::record::bands::Band;
+use crate::nr::record::bands::{row_bytes, sub_binding, Band};
 use crate::nr::record::{GpuWeights, KernelBuild, RecordError};
 use crate::numerics::Profiles;
 
@@ -35,6 +35,42 @@ pub struct NodeBindings<'a> {
     /// them unless the node's tensors exceed the device's limits. The route binds the band's
     /// sub-ranges and sizes.
     pub band: Band,
+    /// The node before this one when the route runs it inside this launch ([`fuses`] held and
+    /// the recorder fused the two: `nr::record::fusion`): this launch then also computes that
+    /// node's work, from its inputs, and its outputs are never written.
+    pub fused: Option<&'a Node>,
+}
+
+impl NodeBindings<'_> {
+    /// Token rows `first .. first + rows` (of `width` tokens each) of tensor `t` of `graph`: the
+    /// band's share of its binding, which holds rows from its origin on.
+    pub fn rows(
+        &self,
+        graph: &Graph,
+        t: TensorId,
+        first: u32,
+        rows: u32,
+        width: u32,
+    ) -> BufferBinding {
+        let (w, f, r) = (u64::from(width), u64::from(first), u64::from(rows));
+        let o = (self.origin)(t).min(w * f);
+        sub_binding(
+            (self.tensor)(t),
+            w * f - o..w * (f + r) - o,
+            row_bytes(graph, t),
+        )
+    }
+}
+
+/// Whether `route` can run `node` inside the kernel of `next`, the node after it in the schedule
+/// (the recorder fuses the two only where nothing else reads `node`'s outputs and both run in
+/// the same launches: `nr::record::fusion`). Known without a device, so the workspace plan and
+/// the limits check see the fusions.
+pub fn fuses(route: Route, node: &Node, next: &Node) -> bool {
+    match route {
+        Route::Tensor => tensor::fuses(node, next),
+        Route::Exact | Route::Cpu => false,
+    }
 }
 
 /// A GPU route of the network.

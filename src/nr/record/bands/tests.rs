@@ -308,25 +308,28 @@ fn frame_passes_fit_lavapipe_at_1080p_and_4k() {
 /// band's rows and the size fits lavapipe too.
 #[test]
 fn the_largest_sizes_fit_or_are_refused_naming_the_limit() {
+    use crate::nr::record::fusion::Fusions;
     use crate::nr::record::strips::{default_budget, Strips};
     use crate::nr::record::workspace::plan_within;
     // What a feature keeps: the head (its input is rewritten every frame).
     let g = build(&Geometry::new(8192, 2048).expect("size"));
     let keep = [g.head];
     let none = Strips::none(&g);
-    assert!(plan_within(&g, &keep, &none, &large()).is_ok());
-    let e = plan_within(&g, &keep, &none, &lavapipe()).expect_err("a 3 GiB tensor");
+    assert!(plan_within(&g, &keep, &none, &Fusions::none(&g), &large()).is_ok());
+    let e =
+        plan_within(&g, &keep, &none, &Fusions::none(&g), &lavapipe()).expect_err("a 3 GiB tensor");
     assert_eq!(e.limit, "maxMemoryAllocationSize/maxBufferSize");
     assert!(e.to_string().contains("maxMemoryAllocationSize"), "{e}");
     let strips = Strips::plan(&g, &keep, &lavapipe(), Some(default_budget(&g)));
-    let p = plan_within(&g, &keep, &strips, &lavapipe()).expect("8192x2048 in strips");
+    let p = plan_within(&g, &keep, &strips, &Fusions::none(&g), &lavapipe())
+        .expect("8192x2048 in strips");
     assert!(p.bytes < 4 << 30, "{}", p.bytes);
     // 4K fits lavapipe, in several workspace buffers without strips, in one with them.
     let g = build(&Geometry::new(3840, 2160).expect("size"));
     let none = Strips::none(&g);
-    let p = plan_within(&g, &[g.head], &none, &lavapipe()).expect("4K fits");
+    let p = plan_within(&g, &[g.head], &none, &Fusions::none(&g), &lavapipe()).expect("4K fits");
     assert!(p.bytes > 2 << 30, "{}", p.bytes);
     let strips = Strips::plan(&g, &[g.head], &lavapipe(), Some(default_budget(&g)));
-    let p = plan_within(&g, &[g.head], &strips, &lavapipe()).expect("4K fits");
+    let p = plan_within(&g, &[g.head], &strips, &Fusions::none(&g), &lavapipe()).expect("4K fits");
     assert!(p.bytes < 1100 << 20, "{}", p.bytes);
 }

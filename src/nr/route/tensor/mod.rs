@@ -4,8 +4,9 @@
 //! The hardware's arithmetic *is* the profile, so the route is offered only where the creation
 //! probe ([`probe`]) found the device's MMA to be H25 exactly; every byte is then checkable
 //! against the CPU reference run in `h25`. The ops without a cooperative-matrix kernel yet
-//! (normalisation, adapter, head, element-wise) run the exact route's kernels in the
-//! same profiles, so the route is exact as a whole.
+//! (adapter, head, element-wise, the ViT's normalisation) run the exact route's kernels in the
+//! same profiles, so the route is exact as a whole. The window attention runs the normalisation
+//! of its q, k, v in its own staging ([`fuses`]): q', k', v' never leave the chip.
 
 pub mod probe;
 
@@ -17,7 +18,11 @@ use ash::vk;
 use super::{ExactRoute, NetworkRoute, NodeBindings};
 use crate::feature::Route;
 use crate::gpu::{Capabilities, CoopMatrixShape, DescriptorArena, Dispatch, GpuContext, GpuError};
-use crate::nr::graph::{Graph, Node};
+use crate::model::blocks::PRIOR_BYTES;
+use crate::nr::geometry::Phase;
+use crate::nr::graph::{Graph, Node, Op};
+use crate::nr::record::attention::prepare_window_attention_qkv;
+use crate::nr::record::bands::window_band;
 use crate::nr::record::{GpuWeights, KernelBuild, KernelPolicy, RecordError};
 use crate::numerics::probe::Identification;
 use crate::numerics::{Profile, Profiles};
@@ -28,6 +33,20 @@ pub const EXTENSIONS: [&CStr; 1] = [ash::khr::cooperative_matrix::NAME];
 /// Shared memory the cooperative-matrix GEMM takes per workgroup (64-column tiles: the A and B
 /// tiles and the seed/result tile, in words).
 const GEMM_SHARED_BYTES: u32 = 4 * (64 * 20 + 64 * 20 + 64 * 36);
+
+/// Whether the route runs `node` inside `next`'s kernel: a window normalisation whose q', k', v'
+/// are exactly what the window attention after it reads (`window_attention_coopmat_qkv.comp`).
+/// The ViT's normalisation stays a launch of its own: each ViT workgroup reads every key, so
+/// normalising in its staging would repeat the keys' work once per query block.
+pub fn fuses(node: &Node, next: &Node) -> bool {
+    matches!(
+        (&node.op, &next.op),
+        (
+            Op::Normalize { vit: false, q, k, v, heads, .. },
+            Op::WindowAttention { q: q2, k: k2, v: v2, heads: h2, .. },
+        ) if (q, k, v, heads) == (q2, k2, v2, h2)
+    )
+}
 
 /// The tensor route on one device.
 pub struct TensorRoute {
@@ -181,8 +200,69 @@ impl NetworkRoute for TensorRoute {
         w: &GpuWeights,
         bindings: &NodeBindings<'_>,
     ) -> Result<Dispatch, RecordError> {
+        if let Some(producer) = bindings.fused {
+            return self.prepare_fused(ctx, arena, g, producer, node, w, bindings);
+        }
         // The exact route's op table under this route's policy: the GEMMs and the window and
         // ViT attention take their cooperative-matrix kernels, the rest the exact kernels in h25.
         self.exact.prepare(ctx, arena, g, node, w, bindings)
+    }
+}
+
+impl TensorRoute {
+    /// The launch of `node` that also runs `producer`, the node before it ([`fuses`]).
+    #[allow(clippy::too_many_arguments)]
+    fn prepare_fused(
+        &self,
+        ctx: &Arc<GpuContext>,
+        arena: &mut DescriptorArena,
+        g: &Graph,
+        producer: &Node,
+        node: &Node,
+        w: &GpuWeights,
+        bindings: &NodeBindings<'_>,
+    ) -> Result<Dispatch, RecordError> {
+        let (
+            Op::Normalize {
+                qkv, temperatures, ..
+            },
+            Op::WindowAttention {
+                q,
+                heads,
+                priors,
+                phase,
+                out,
+                ..
+            },
+        ) = (&producer.op, &node.op)
+        else {
+            return Err(RecordError::Graph(format!(
+                "{}: the tensor route cannot run `{}` inside it",
+                node.label, producer.label
+            )));
+        };
+        if !fuses(producer, node) {
+            return Err(RecordError::Graph(format!(
+                "{}: `{}` does not produce exactly the q, k, v it reads",
+                node.label, producer.label
+            )));
+        }
+        let level = g.geometry.level(g.tensors[*q].level);
+        let (first, part, phase) = window_band(level, Phase(*phase as u8), bindings.band);
+        let b = |t| bindings.rows(g, t, first, part.h, level.w);
+        Ok(prepare_window_attention_qkv(
+            ctx,
+            arena,
+            self.policy,
+            b(*qkv),
+            w.binding(*temperatures, 4 * *heads as u64)?,
+            w.binding(*priors, *heads as u64 * PRIOR_BYTES as u64)?,
+            b(*out),
+            w.attention_table()?,
+            part,
+            *heads as u32,
+            u32::from(phase.0),
+            &self.exact.profiles().fp8,
+        )?)
     }
 }

@@ -83,6 +83,11 @@ pub struct Args {
     /// default: on for exact, off for tensor), `off`, or the band-local BYTES per band.
     #[arg(long, value_name = "auto|off|BYTES", default_value = "auto", value_parser = parse_strips)]
     pub(crate) strips: StripChoice,
+    /// Whether the route runs an op inside the next op's kernel where it can (`on`, the
+    /// default; the tensor route's window normalisation inside its attention) or every op in
+    /// a launch of its own (`off`: the same bytes, to time what the fusion gains).
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off)]
+    pub(crate) fusion: bool,
     /// Also print what the driver reports about each kernel (register counts and the like,
     /// through VK_KHR_pipeline_executable_properties where the device has it).
     #[arg(long)]
@@ -97,6 +102,14 @@ fn parse_strips(s: &str) -> Result<StripChoice, String> {
             .parse::<u64>()
             .map(StripChoice::Budget)
             .map_err(|_| format!("`{n}`: expected auto, off or a number of bytes")),
+    }
+}
+
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        n => Err(format!("`{n}`: expected on or off")),
     }
 }
 
@@ -308,6 +321,7 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
         timestamps: true,
         max_binding_range: args.max_binding_range,
         strips: args.strips,
+        fusion: args.fusion,
         ..NetworkOptions::default()
     };
     let mut gpu = GpuNet::open_with(
@@ -354,6 +368,9 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
         .filter(|s| s.nodes.end <= nodes)
         .map(|s| s.rows.len())
         .sum();
+    let fused = (0..nodes)
+        .filter(|&i| gpu.net.fusions().runs_inside_next(i))
+        .count();
     let mut dispatches = 0;
     for i in 0..args.warmup + args.frames {
         let t = Instant::now();
@@ -469,7 +486,7 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
             "frames": args.frames, "blocks": args.blocks.unwrap_or(BLOCK_COUNT), "median_ms": med, "min_ms": min, "dispatches": dispatches,
             "nodes": nodes, "launches": launches[..nodes].iter().sum::<usize>(), "split_nodes": split_nodes,
             "max_binding_range": gpu.net.limits().max_range, "compared_boundaries": compared,
-            "strips": strip_count, "strip_bands": strip_bands,
+            "strips": strip_count, "strip_bands": strip_bands, "fused": fused,
             "weights_bytes": weights_bytes, "workspace_bytes": workspace_bytes,
             "stages_median_ms": stages, "op_kinds": kinds,
             "exact": exact.as_ref().map(|b| b.is_empty()),
@@ -500,6 +517,9 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
                 "{strip_count} window blocks run as strips, {strip_bands} bands in all (band-sized \
                  intermediates)"
             );
+        }
+        if fused > 0 {
+            println!("{fused} ops run inside the next op's kernel (fused)");
         }
         if split_nodes > 0 {
             println!(

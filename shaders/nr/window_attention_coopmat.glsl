@@ -1,0 +1,391 @@
+// Body of the window attention on cooperative matrices, built twice:
+// window_attention_coopmat.comp reads q', k', v' (E4M3, `Op::Normalize`'s outputs);
+// window_attention_coopmat_qkv.comp (NORM_FUSED) reads the QKV GEMM's f16 output and runs
+// the normalisation in its staging (the tensor route fuses the two ops: `nr::route::fusion`).
+// The including shader enables the extensions and execution modes listed there.
+//
+// Shifted-window attention of `Op::WindowAttention` on the device's f16 cooperative matrices
+// (the tensor route, H25 identified by the creation probe): the same steps and orders as
+// attention.glsl, with both products as 16x16x16 MMAs, so the bytes are what the exact route
+// computes in the h25 profile:
+//   S[q][k] = prior[qp][k] + Q[q].K[k]    (the prior is the C operand; channels 0-15, 16-31)
+//   e = exp_window(S) (table); r[q] = f16(1/tree(e[q])); P[q][k] = E4(f16(e[q][k] * r[q]))
+//   O[q][c] = E4(P[q].V[:, c])            (four 16-key groups from +0)
+// One workgroup of 128 invocations (4 subgroups of 32) per (window, head); subgroup s owns
+// queries 16 s .. +15 (natural window order t = 8y + x); keys and values are in the physical
+// (4x4-tiled) order of the priors. Q, K, V (E4M3, widened exactly through a code table), S and
+// P live in shared memory, because a KHR cooperative matrix's element layout is the
+// implementation's. After the staging every step runs within the subgroup on its own queries
+// (subgroup barriers only): the exp weights and the softmax tree on two lanes per query.
+#define OPENNGX_F16_NATIVE 1
+#include "e4m3.glsl"
+#include "e4m3_widen.glsl"
+#include "recip.glsl"
+#include "softmax.glsl"
+
+layout(local_size_x = 128) in;
+
+#ifdef NORM_FUSED
+// The QKV GEMM's f16 output [tokens][96 * heads] as words (head h: q at 96 h, k at + 32, v at
+// + 64; the recorder binds it on a word) and the heads' f32 temperatures as bytes.
+layout(std430, binding = 0) readonly buffer QkvWords { uint qkv_words[]; };
+layout(std430, binding = 1) readonly buffer Temps { uint8_t temps[]; };
+layout(std430, binding = 2) readonly buffer Priors { uint8_t priors[]; };
+layout(std430, binding = 2) readonly buffer PriorWords { uint prior_words[]; };
+layout(std430, binding = 3) writeonly buffer Out { uint8_t outb[]; };
+layout(std430, binding = 4) readonly buffer Tables { uint table_words[]; };
+#else
+layout(std430, binding = 0) readonly buffer QIn { uint8_t qin[]; };
+layout(std430, binding = 1) readonly buffer KIn { uint8_t kin[]; };
+layout(std430, binding = 2) readonly buffer VIn { uint8_t vin[]; };
+// The same three bindings as words, for offsets on a word (the rows are 32 * heads bytes).
+layout(std430, binding = 0) readonly buffer QWords { uint qwords[]; };
+layout(std430, binding = 1) readonly buffer KWords { uint kwords[]; };
+layout(std430, binding = 2) readonly buffer VWords { uint vwords[]; };
+layout(std430, binding = 3) readonly buffer Priors { uint8_t priors[]; };
+// The same binding as words, for a prior range that starts on a word.
+layout(std430, binding = 3) readonly buffer PriorWords { uint prior_words[]; };
+layout(std430, binding = 4) writeonly buffer Out { uint8_t outb[]; };
+// numerics::tables::ATTENTION (see attention.glsl).
+layout(std430, binding = 5) readonly buffer Tables { uint table_words[]; };
+#endif
+uint table_e4(uint h) { return (table_words[h >> 2] >> (8u * (h & 3u))) & 0xFFu; }
+uint table_half(uint at) { return (table_words[at >> 1] >> (16u * (at & 1u))) & 0xFFFFu; }
+uint exp_window_table(uint s) { return table_half(98304u + s); }
+// rsqrt(x) of numerics::tables (the normalisation's), inside the ATTENTION range.
+uint rsqrt_table(uint x) { return table_half(32768u + x); }
+
+layout(push_constant) uniform Push {
+    uint width;
+    uint height;
+    uint heads;
+    uint shift_x;
+    uint shift_y;
+#ifdef NORM_FUSED
+    uint qkv_off;  // words
+    uint temp_off; // bytes
+#else
+    uint q_off;
+    uint k_off;
+    uint v_off;
+#endif
+    uint prior_off;
+    uint out_off;
+} pc;
+
+// Row strides in uints (two halves each), skewed by 16 bytes.
+const uint CS = 20u; // 32 channels
+const uint SS = 36u; // 64 keys
+
+shared uint s_lut[256];
+shared uint s_q[64 * CS];  // Q [query][channel], later O
+shared uint s_k[64 * CS];  // K [key][channel]
+shared uint s_v[64 * CS];  // V [key][channel]
+shared uint s_s[64 * SS];  // the prior, S, then P [query][key]
+
+uint natural_to_physical(uint t) {
+    uint x = t & 7u;
+    uint y = t >> 3;
+    return (y >> 2) * 32u + (x >> 2) * 16u + (y & 3u) * 4u + (x & 3u);
+}
+
+uint physical_to_natural(uint p) {
+    uint r = p & 15u;
+    uint y = (p >> 5) * 4u + (r >> 2);
+    uint x = ((p >> 4) & 1u) * 4u + (r & 3u);
+    return y * 8u + x;
+}
+
+uint prior_index(uint q, uint k) {
+    uint m = q & 15u;
+    uint n = k & 15u;
+    uint lane = 4u * (m & 7u) + ((n & 7u) >> 1);
+    uint fragment = 2u * (m >> 3) + (n & 1u);
+    return (q >> 4) * 1024u + (k >> 4) * 256u + lane * 8u + 4u * (n >> 3) + fragment;
+}
+
+int token_of(uint t) {
+    int x = int(gl_WorkGroupID.x * 8u + (t & 7u)) - int(pc.shift_x);
+    int y = int(gl_WorkGroupID.y * 8u + (t >> 3)) - int(pc.shift_y);
+    if (x < 0 || y < 0 || x >= int(pc.width) || y >= int(pc.height)) {
+        return -1;
+    }
+    return y * int(pc.width) + x;
+}
+
+uint prior_half(uint head_base, uint q, uint k) {
+    uint b = head_base + 2u * prior_index(q, k);
+    return uint(priors[b]) | (uint(priors[b + 1u]) << 8);
+}
+
+uint row_at(uint off, int tok) { return off + uint(tok) * pc.heads * 32u + 32u * gl_WorkGroupID.z; }
+
+#ifdef NORM_FUSED
+// Half `h` (channels 16 h .. 16 h + 15, as 8 words) of part `p` (0 q, 1 k, 2 v) of token `tok`'s
+// QKV row of this workgroup's head; zeros for a token outside the level.
+void load_part(int tok, uint p, uint h, out uint w[8]) {
+    uint base = pc.qkv_off + (uint(max(tok, 0)) * pc.heads + gl_WorkGroupID.z) * 48u + 16u * p + 8u * h;
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        w[i] = 0u;
+        if (tok >= 0) {
+            w[i] = qkv_words[base + i];
+        }
+    }
+}
+
+uint half_of(uint w[8], uint c) { return (w[c >> 1] >> (16u * (c & 1u))) & 0xFFFFu; }
+
+// The cosine normalisation of `Op::Normalize` (normalize_coop.glsl, norm.glsl) in the staging:
+// the lane pair (2 row, 2 row + 1) of row `row` normalises query token `qtok` and key/value
+// token `ktok` and stores q', k', v' (E4M3, widened through s_lut) where stage_row would. Lane
+// h = 0 sums q's squares, lane 1 k's: r[c] = f16(x[c]^2 + f16(x[c + 16]^2)) for c < 16 (one
+// fused half FMA), then the stride tree 8/4/2/1 of f16 adds, norm = rsqrt(r[0]) from the table,
+// each lane holding one half of each vector and swapping the other half in with one shuffle per
+// word. Both lanes of every pair reach every shuffle.
+void stage_normalized(int qtok, int ktok, uint h, uint at) {
+    uint wq[8];
+    uint wk[8];
+    uint wv[8];
+    load_part(qtok, 0u, h, wq);
+    load_part(ktok, 1u, h, wk);
+    load_part(ktok, 2u, h, wv);
+    // Lane 0 gets lane 1's q channels 16..31, lane 1 lane 0's k channels 0..15.
+    uint lo[8];
+    uint hi[8];
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint got = subgroupShuffleXor(h == 0u ? wk[i] : wq[i], 1u);
+        lo[i] = h == 0u ? wq[i] : got;
+        hi[i] = h == 0u ? got : wk[i];
+    }
+    uint r[16];
+    [[unroll]] for (uint c = 0u; c < 16u; c++) {
+        uint a = half_of(lo, c);
+        uint b = half_of(hi, c);
+        r[c] = f16_fma(a, a, f16_mul(b, b));
+    }
+    [[unroll]] for (uint s = 8u; s >= 1u; s >>= 1) {
+        [[unroll]] for (uint c = 0u; c < s; c++) {
+            r[c] = f16_add(r[c], r[c + s]);
+        }
+    }
+    uint mine = rsqrt_table(r[0]);
+    uint other = subgroupShuffleXor(mine, 1u);
+    uint norm_q = h == 0u ? mine : other;
+    uint norm_k = h == 0u ? other : mine;
+    // The head's temperature, f16 (RNE) of its little-endian f32.
+    uint tb = pc.temp_off + 4u * gl_WorkGroupID.z;
+    uint tbits = uint(temps[tb]) | (uint(temps[tb + 1u]) << 8) | (uint(temps[tb + 2u]) << 16)
+        | (uint(temps[tb + 3u]) << 24);
+    uint t = f16_from_f32_bits(tbits, false, 0);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint qw = 0u;
+        uint kw = 0u;
+        uint vw = 0u;
+        [[unroll]] for (uint j = 0u; j < 2u; j++) {
+            uint sh = 16u * j;
+            uint q = (wq[i] >> sh) & 0xFFFFu;
+            uint k = (wk[i] >> sh) & 0xFFFFu;
+            uint v = (wv[i] >> sh) & 0xFFFFu;
+            qw |= s_lut[table_e4(f16_mul(f16_mul(q, norm_q), t))] << sh;
+            kw |= s_lut[table_e4(f16_mul(k, norm_k))] << sh;
+            vw |= s_lut[table_e4(v)] << sh;
+        }
+        s_q[at + i] = qtok >= 0 ? qw : 0u;
+        s_k[at + i] = ktok >= 0 ? kw : 0u;
+        s_v[at + i] = ktok >= 0 ? vw : 0u;
+    }
+}
+#else
+// 16 channels (half h of the row) of token `tok` of input `which` widened into `dst` at `at`.
+void stage_row(uint which, int tok, uint h, uint at) {
+    uint off = which == 0u ? pc.q_off : (which == 1u ? pc.k_off : pc.v_off);
+    if ((off & 3u) == 0u) {
+        // Four words, widened in arithmetic (e4m3_widen.glsl).
+        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+            uvec2 p = uvec2(0u);
+            if (tok >= 0) {
+                uint wi = ((row_at(off, tok) + 16u * h) >> 2) + i;
+                p = widen_word(which == 0u ? qwords[wi] : (which == 1u ? kwords[wi] : vwords[wi]));
+            }
+            [[unroll]] for (uint j = 0u; j < 2u; j++) {
+                if (which == 0u) {
+                    s_q[at + 2u * i + j] = p[j];
+                } else if (which == 1u) {
+                    s_k[at + 2u * i + j] = p[j];
+                } else {
+                    s_v[at + 2u * i + j] = p[j];
+                }
+            }
+        }
+        return;
+    }
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint lo = 0u;
+        uint hi = 0u;
+        if (tok >= 0) {
+            uint b = row_at(which == 0u ? pc.q_off : (which == 1u ? pc.k_off : pc.v_off), tok) + 16u * h + 2u * i;
+            uint c0 = which == 0u ? uint(qin[b]) : (which == 1u ? uint(kin[b]) : uint(vin[b]));
+            uint c1 = which == 0u ? uint(qin[b + 1u]) : (which == 1u ? uint(kin[b + 1u]) : uint(vin[b + 1u]));
+            lo = s_lut[c0];
+            hi = s_lut[c1];
+        }
+        uint w = lo | (hi << 16);
+        if (which == 0u) {
+            s_q[at + i] = w;
+        } else if (which == 1u) {
+            s_k[at + i] = w;
+        } else {
+            s_v[at + i] = w;
+        }
+    }
+}
+
+#endif
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = gl_SubgroupID;
+    s_lut[tid] = e4m3_to_f16(tid);
+    s_lut[tid + 128u] = e4m3_to_f16(tid + 128u);
+    barrier();
+
+    // Operands: row tid / 2 (query in natural order, key/value in physical order), half tid % 2.
+    {
+        uint row = tid >> 1;
+        uint h = tid & 1u;
+        uint at = row * CS + 8u * h;
+        int ktok = token_of(physical_to_natural(row));
+#ifdef NORM_FUSED
+        stage_normalized(token_of(row), ktok, h, at);
+#else
+        stage_row(0u, token_of(row), h, at);
+        stage_row(1u, ktok, h, at);
+        stage_row(2u, ktok, h, at);
+#endif
+    }
+    // The prior as the scores' C operand: [natural query][physical key].
+    uint head_base = pc.prior_off + 8192u * gl_WorkGroupID.z;
+    if ((head_base & 3u) == 0u) {
+        // Whole words in stored order: the word at half index i (i even) is prior[qp][k, k + 1]
+        // with qp and k read off prior_index's bits (the inverse of prior_index for n even).
+        [[unroll]] for (uint it = 0u; it < 16u; it++) {
+            uint wi = tid + 128u * it;
+            uint i = 2u * wi;
+            uint qp = 16u * (i >> 10) + 8u * ((i >> 1) & 1u) + ((i >> 5) & 7u);
+            uint k = 16u * ((i >> 8) & 3u) + 8u * ((i >> 2) & 1u) + 2u * ((i >> 3) & 3u);
+            s_s[physical_to_natural(qp) * SS + (k >> 1)] = prior_words[(head_base >> 2) + wi];
+        }
+    } else {
+        for (uint e = tid; e < 64u * 32u; e += 128u) {
+            uint q = e >> 5;
+            uint k2 = 2u * (e & 31u);
+            uint qp = natural_to_physical(q);
+            s_s[q * SS + (k2 >> 1)] = prior_half(head_base, qp, k2) | (prior_half(head_base, qp, k2 + 1u) << 16);
+        }
+    }
+    barrier();
+
+    // S = prior + Q K^T, per subgroup 16 queries x 64 keys.
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> qa[2];
+    [[unroll]] for (uint g = 0u; g < 2u; g++) {
+        coopMatLoad(qa[g], s_q, 16u * sg * CS + 8u * g, CS, gl_CooperativeMatrixLayoutRowMajor);
+    }
+    [[unroll]] for (uint kt = 0u; kt < 4u; kt++) {
+        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> s;
+        uint at = 16u * sg * SS + 8u * kt;
+        coopMatLoad(s, s_s, at, SS, gl_CooperativeMatrixLayoutRowMajor);
+        [[unroll]] for (uint g = 0u; g < 2u; g++) {
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> kb;
+            coopMatLoad(kb, s_k, 16u * kt * CS + 8u * g, CS, gl_CooperativeMatrixLayoutColumnMajor);
+            s = coopMatMulAdd(qa[g], kb, s);
+        }
+        coopMatStore(s, s_s, at, SS, gl_CooperativeMatrixLayoutRowMajor);
+    }
+    subgroupBarrier();
+
+    // The subgroup's own 16 queries from here on, two lanes per query: lane 2 i + h takes keys
+    // k with (k >> 2) & 1 == h, i.e. the tree's t[4 h .. 4 h + 3] (softmax.glsl: t[g] folds
+    // e[g + 16 j] + e[g + 16 j + 8] over j; keys g, g + 1, g even, share a word), swapped with the
+    // other lane by one shuffle. e = exp_window(S) stays in registers until r is known.
+    uint row = 16u * sg + (gl_SubgroupInvocationID >> 1);
+    uint half_ = gl_SubgroupInvocationID & 1u;
+    uint e[16];
+    uint t[4];
+    [[unroll]] for (uint gp = 0u; gp < 2u; gp++) {
+        uint g0 = 4u * half_ + 2u * gp;
+        uint ta = 0u;
+        uint tb = 0u;
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+            uint at_a = row * SS + ((g0 + 16u * j) >> 1);
+            uint wa = s_s[at_a];
+            uint wb = s_s[at_a + 4u];
+            uint ea0 = exp_window_table(wa & 0xFFFFu);
+            uint ea1 = exp_window_table(wa >> 16);
+            uint eb0 = exp_window_table(wb & 0xFFFFu);
+            uint eb1 = exp_window_table(wb >> 16);
+            ta = softmax_tree_step(ta, f16_add(ea0, eb0), j);
+            tb = softmax_tree_step(tb, f16_add(ea1, eb1), j);
+            e[8u * gp + 2u * j] = ea0 | (ea1 << 16);
+            e[8u * gp + 2u * j + 1u] = eb0 | (eb1 << 16);
+        }
+        t[2u * gp] = ta;
+        t[2u * gp + 1u] = tb;
+    }
+    uint tg[8];
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint other = subgroupShuffleXor(t[i], 1u);
+        tg[i] = half_ == 0u ? t[i] : other;
+        tg[4u + i] = half_ == 0u ? other : t[i];
+    }
+    uint r = recip(softmax_tree_finish(tg));
+
+    // P = E4(f16(e * r)), widened back for the second product, over the same words.
+    [[unroll]] for (uint gp = 0u; gp < 2u; gp++) {
+        uint g0 = 4u * half_ + 2u * gp;
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+            uint at_a = row * SS + ((g0 + 16u * j) >> 1);
+            [[unroll]] for (uint b = 0u; b < 2u; b++) {
+                uint w = e[8u * gp + 2u * j + b];
+                uint lo = w & 0xFFFFu;
+                uint hi = w >> 16;
+                if (r != 0x3C00u) {
+                    lo = f16_mul(lo, r);
+                    hi = f16_mul(hi, r);
+                }
+                s_s[at_a + 4u * b] = s_lut[table_e4(lo)] | (s_lut[table_e4(hi)] << 16);
+            }
+        }
+    }
+    subgroupBarrier();
+
+    // O = P V, per subgroup 16 queries x 32 channels, chains from +0; into s_q (Q is done).
+    [[unroll]] for (uint ct = 0u; ct < 2u; ct++) {
+        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> o =
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
+        [[unroll]] for (uint kg = 0u; kg < 4u; kg++) {
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> pa;
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> vb;
+            coopMatLoad(pa, s_s, 16u * sg * SS + 8u * kg, SS, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatLoad(vb, s_v, 16u * kg * CS + 8u * ct, CS, gl_CooperativeMatrixLayoutRowMajor);
+            o = coopMatMulAdd(pa, vb, o);
+        }
+        coopMatStore(o, s_q, 16u * sg * CS + 8u * ct, CS, gl_CooperativeMatrixLayoutRowMajor);
+    }
+    // Invocation tid writes query tid / 2: a row of its own subgroup.
+    subgroupBarrier();
+
+    // E4 output of the in-level queries: row tid / 2, channels 16 (tid % 2) .. +15.
+    {
+        uint q = tid >> 1;
+        uint h = tid & 1u;
+        int tok = token_of(q);
+        if (tok >= 0) {
+            uint ob = row_at(pc.out_off, tok) + 16u * h;
+            [[unroll]] for (uint i = 0u; i < 8u; i++) {
+                uint w = s_q[q * CS + 8u * h + i];
+                outb[ob + 2u * i] = uint8_t(table_e4(w & 0xFFFFu));
+                outb[ob + 2u * i + 1u] = uint8_t(table_e4(w >> 16));
+            }
+        }
+    }
+}

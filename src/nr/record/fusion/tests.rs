@@ -1,0 +1,191 @@
+use super::*;
+use crate::nr::geometry::Geometry;
+use crate::nr::graph::{build, Op};
+use crate::nr::record::bands::BindLimits;
+use crate::nr::record::network::{plan_within, Keep, Launches, NetworkOptions};
+use crate::nr::record::strips::StripChoice;
+
+fn large() -> BindLimits {
+    BindLimits {
+        max_range: u64::from(u32::MAX),
+        max_groups: [u32::MAX; 3],
+        max_buffer: u64::MAX,
+    }
+}
+
+fn lavapipe() -> BindLimits {
+    BindLimits {
+        max_range: 128 << 20,
+        max_groups: [65535; 3],
+        max_buffer: 2 << 30,
+    }
+}
+
+fn launches(g: &Graph, route: Route, keep: Keep, strips: StripChoice, l: &BindLimits) -> Launches {
+    let opts = NetworkOptions {
+        route,
+        keep,
+        input_per_frame: true,
+        strips,
+        ..NetworkOptions::default()
+    };
+    plan_within(g, &opts, l).expect("plan")
+}
+
+fn is_window_norm(op: &Op) -> bool {
+    matches!(op, Op::Normalize { vit: false, .. })
+}
+
+/// The tensor route runs every window normalisation inside the window attention after it and
+/// nothing else; the exact route fuses nothing.
+#[test]
+fn the_tensor_route_fuses_each_window_normalisation_into_its_attention() {
+    let g = build(&Geometry::new(1920, 1080).expect("size"));
+    let windows = g
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.op, Op::WindowAttention { .. }))
+        .count();
+    assert!(windows > 60, "{windows} window attention nodes");
+    let l = launches(&g, Route::Tensor, Keep::Head, StripChoice::Off, &large());
+    let f = &l.fusions;
+    assert_eq!(f.into_next.len(), g.nodes.len());
+    assert_eq!(f.count(), windows);
+    for (i, node) in g.nodes.iter().enumerate() {
+        assert_eq!(
+            f.runs_inside_next(i),
+            is_window_norm(&node.op),
+            "{}",
+            node.label
+        );
+        if f.runs_inside_next(i) {
+            assert!(matches!(g.nodes[i + 1].op, Op::WindowAttention { .. }));
+            assert_eq!(f.producer_of(i + 1), Some(i));
+            assert_eq!(f.producer_of(i), None);
+        }
+    }
+    assert!(g
+        .nodes
+        .iter()
+        .any(|n| matches!(n.op, Op::Normalize { vit: true, .. })));
+    let exact = launches(&g, Route::Exact, Keep::Head, StripChoice::Off, &large());
+    assert_eq!(exact.fusions.count(), 0);
+}
+
+/// Kept outputs (verify's `Keep::All`) are never fused away, boundaries alone do not stop it.
+#[test]
+fn kept_outputs_are_not_fused() {
+    let g = build(&Geometry::new(256, 128).expect("size"));
+    let all = launches(&g, Route::Tensor, Keep::All, StripChoice::Off, &large());
+    assert_eq!(all.fusions.count(), 0);
+    let b = launches(
+        &g,
+        Route::Tensor,
+        Keep::Boundaries,
+        StripChoice::Off,
+        &large(),
+    );
+    assert!(b.fusions.count() > 60);
+}
+
+/// A pair is fused only where both run in the same launches: split into row bands (no strips,
+/// lavapipe's limits at a large size) they are not; in strips they are.
+#[test]
+fn fused_pairs_share_their_launches() {
+    let g = build(&Geometry::new(3840, 2160).expect("size"));
+    let split = launches(&g, Route::Tensor, Keep::Head, StripChoice::Off, &lavapipe());
+    let mut split_pairs = 0;
+    for i in 0..g.nodes.len() - 1 {
+        if !is_window_norm(&g.nodes[i].op) {
+            continue;
+        }
+        let single = split.bands[i].len() == 1 && split.bands[i + 1].len() == 1;
+        assert_eq!(
+            split.fusions.runs_inside_next(i),
+            single,
+            "{}",
+            g.nodes[i].label
+        );
+        split_pairs += usize::from(!single);
+    }
+    assert!(split_pairs > 0, "4K on lavapipe's limits splits some pairs");
+    let strips = launches(
+        &g,
+        Route::Tensor,
+        Keep::Head,
+        StripChoice::Budget(64 << 20),
+        &lavapipe(),
+    );
+    assert!(!strips.strips.strips.is_empty());
+    for s in &strips.strips.strips {
+        let fused: Vec<usize> = s
+            .nodes
+            .clone()
+            .filter(|&i| strips.fusions.runs_inside_next(i))
+            .collect();
+        assert_eq!(fused.len(), 1, "one pair per window block");
+        assert!(s.nodes.contains(&(fused[0] + 1)));
+    }
+}
+
+/// The fused outputs get no bytes; the fused node's input lives until the node that now reads
+/// it and never shares bytes with that node's output; the workspace does not grow.
+#[test]
+fn the_workspace_plan_follows_the_fusions() {
+    let g = build(&Geometry::new(640, 384).expect("size"));
+    let keep = [g.head];
+    let strips = Strips::none(&g);
+    let l = launches(&g, Route::Tensor, Keep::Head, StripChoice::Off, &large());
+    let f = &l.fusions;
+    assert!(f.count() > 0);
+    let fused = crate::nr::record::workspace::plan_fused(&g, &keep, &strips, f, u64::MAX);
+    let plain = crate::nr::record::workspace::plan(&g, &keep, &strips, u64::MAX);
+    assert!(
+        fused.bytes <= plain.bytes,
+        "{} > {}",
+        fused.bytes,
+        plain.bytes
+    );
+    let last = f.last_use(&g);
+    let overlap = |a: (u64, u64), b: (u64, u64)| a.0 < b.0 + b.1 && b.0 < a.0 + a.1;
+    for (i, node) in g.nodes.iter().enumerate() {
+        if !f.runs_inside_next(i) {
+            continue;
+        }
+        for t in node.op.outputs() {
+            assert_eq!(
+                fused.slots[t].1, 0,
+                "`{}` is never written",
+                g.tensors[t].name
+            );
+        }
+        let Op::Normalize { qkv, .. } = node.op else {
+            unreachable!()
+        };
+        assert_eq!(last[qkv], Some(i + 1));
+        for o in g.nodes[i + 1].op.outputs() {
+            assert!(
+                !overlap(fused.slots[qkv], fused.slots[o]),
+                "`{}` shares bytes with `{}`",
+                g.tensors[qkv].name,
+                g.tensors[o].name
+            );
+        }
+    }
+}
+
+/// A node range may not separate a fused node from the node that runs it.
+#[test]
+fn ranges_may_not_cut_a_fused_pair() {
+    let f = Fusions {
+        into_next: vec![false, true, false, false],
+    };
+    assert_eq!(f.cut_by(&(0..2)), Some((1, 2)));
+    assert_eq!(f.cut_by(&(2..4)), Some((1, 2)));
+    assert_eq!(f.cut_by(&(0..1)), None);
+    assert_eq!(f.cut_by(&(1..3)), None);
+    assert_eq!(f.cut_by(&(0..4)), None);
+    assert_eq!(f.producer_of(2), Some(1));
+    assert_eq!(f.producer_of(0), None);
+    assert_eq!(f.count(), 1);
+}
