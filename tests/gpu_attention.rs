@@ -10,7 +10,9 @@
 //! runs all four phases on a level whose edges cut windows (44x40), a 16-head level (12x12) and
 //! the H25 profile; the ViT runs without padding (64 tokens) and with padding (96 tokens).
 //! Every binding starts at an offset that is not a multiple of the storage-buffer alignment, and
-//! outputs are poisoned first, so unwritten tokens fail too.
+//! outputs are poisoned first, so unwritten tokens fail too. The tensor route's fused window
+//! staging (normalisation inside the attention) runs through its test build against
+//! `numerics::norm`.
 
 mod common;
 
@@ -537,6 +539,131 @@ fn normalize_cooperative_partial_workgroups() {
             assert_bytes_eq(&what, got, want, c);
         }
     }
+}
+
+/// The tensor route's fused window staging (`shaders/nr/window_stage.glsl`, run here by its test
+/// build `test/window_stage_qkv`: cooperative matrices are not needed for the staging) against
+/// `numerics::norm`: for every window and head of a shifted level whose edges cut windows, the
+/// staged q' (queries in natural order), k' and v' (keys in physical order) are the E4M3 codes of
+/// the normalisation widened to f16, and zero for tokens outside the level. What
+/// `window_attention_coopmat_qkv.comp` stages before its products (those are the unfused
+/// kernel's, proven on the H200).
+#[test]
+fn fused_window_staging_is_the_normalisation() {
+    use openngx::gpu::PipelineDesc;
+    use openngx::numerics::{e4m3, norm};
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    if !ctx.capabilities().subgroup_shuffles {
+        println!(
+            "SKIP: the device has no subgroup shuffles (the tensor route's staging needs them)"
+        );
+        return;
+    }
+    for (w, ht, heads, (sx, sy), seed) in [
+        (44u32, 40u32, 2usize, (4u32, 4u32), 0x5201u64),
+        (16, 8, 1, (0, 0), 0x5202),
+        (12, 12, 3, (4, 0), 0x5203),
+    ] {
+        let tokens = (w * ht) as usize;
+        let c = 32 * heads;
+        let mut rng = Rng(seed);
+        let x = qkv_rows(&mut rng, tokens, 3 * c);
+        let temps = temperature_values(&mut rng, heads);
+        let tbytes: Vec<u8> = temps.iter().flat_map(|t| t.to_le_bytes()).collect();
+        let xb: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let mut ins = Staging::default();
+        let sx_ = ins.put(&xb, 0);
+        let st = ins.put(&tbytes, 0);
+        let stb = ins.put(&tables::gpu()[tables::ATTENTION], 0);
+        let groups = [(w + sx).div_ceil(8), (ht + sy).div_ceil(8), heads as u32];
+        let windows = (groups[0] * groups[1]) as usize;
+        let mut outs = Staging::default();
+        let so = outs.reserve(windows * heads * 3 * 64 * 64, 0);
+        let (got, took) = run_gpu(&h, &ctx, &ins, &outs, |rec, arena, i, o| {
+            let pipeline = ctx.pipeline(&PipelineDesc::new("test/window_stage_qkv", 4, 28))?;
+            let set = arena.allocate(
+                &pipeline,
+                &[range(i, sx_), range(i, st), range(i, stb), range(o, so)],
+            )?;
+            let push: Vec<u8> = [w, ht, heads as u32, sx, sy, 0, 0]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect();
+            rec.run(&pipeline, set, &push, groups)
+        });
+        let got = slice(&got, so);
+        println!("{w}x{ht}, {heads} heads, shift ({sx}, {sy}): gpu {took:?}");
+        // The expected staging: each token's q', k', v' (numerics::norm) widened.
+        let part = |t: usize, hd: usize, p: usize| -> [u16; 32] {
+            let at = t * 3 * c + 96 * hd + 32 * p;
+            x[at..at + 32].try_into().unwrap()
+        };
+        let physical_to_natural = |p: usize| {
+            let r = p & 15;
+            let y = (p >> 5) * 4 + (r >> 2);
+            let x = ((p >> 4) & 1) * 4 + (r & 3);
+            y * 8 + x
+        };
+        let (mut checked, mut differ, mut outside) = (0usize, 0usize, 0usize);
+        for gy in 0..groups[1] as usize {
+            for gx in 0..groups[0] as usize {
+                let token = |t: usize| {
+                    let x = (gx * 8 + (t & 7)) as i64 - i64::from(sx);
+                    let y = (gy * 8 + (t >> 3)) as i64 - i64::from(sy);
+                    (x >= 0 && y >= 0 && x < i64::from(w) && y < i64::from(ht))
+                        .then(|| (y * i64::from(w) + x) as usize)
+                };
+                for hd in 0..heads {
+                    let wg = (gy * groups[0] as usize + gx) * heads + hd;
+                    for p in 0..3 {
+                        for r in 0..64 {
+                            let tok = if p == 0 {
+                                token(r)
+                            } else {
+                                token(physical_to_natural(r))
+                            };
+                            let codes = match tok {
+                                None => {
+                                    outside += 1;
+                                    [0u8; 32]
+                                }
+                                Some(t) => match p {
+                                    0 => norm::window_q(&part(t, hd, 0), temps[hd]),
+                                    1 => norm::normalize_k(&part(t, hd, 1)),
+                                    _ => norm::publish_v(&part(t, hd, 2)),
+                                },
+                            };
+                            let at = ((wg * 3 + p) * 64 + r) * 64;
+                            for (ch, &code) in codes.iter().enumerate() {
+                                let want = if tok.is_some() { e4m3::to_f16(code) } else { 0 };
+                                let b = at + 2 * ch;
+                                let have = u16::from_le_bytes([got[b], got[b + 1]]);
+                                checked += 1;
+                                if have != want {
+                                    if differ == 0 {
+                                        println!(
+                                            "first difference: window ({gx}, {gy}) head {hd} part {p} row {r} channel {ch}: gpu {have:#06x} cpu {want:#06x}"
+                                        );
+                                    }
+                                    differ += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            outside > 0 || (sx, sy) == (0, 0),
+            "the shifted level cuts windows"
+        );
+        assert_eq!(
+            differ, 0,
+            "{w}x{ht}: {differ} of {checked} staged halves differ"
+        );
+    }
+    h.assert_validation_clean();
 }
 
 #[test]

@@ -1,0 +1,110 @@
+// The window attention's staging helpers, shared by window_attention_coopmat.glsl and the test
+// build of its fused staging (shaders/test/window_stage_qkv.comp, which proves it on devices
+// without cooperative matrices). The includer declares the push constants (`pc.width`,
+// `height`, `heads`, `shift_x`, `shift_y`; with NORM_FUSED also `qkv_off` in words and
+// `temp_off` in bytes), `s_lut` (E4M3 code -> f16), `table_e4`, `rsqrt_table`, and with
+// NORM_FUSED the bindings `qkv_words` and `temps` and the shared rows `s_q`, `s_k`, `s_v`.
+// One workgroup per (window, head): gl_WorkGroupID = (window x, window y, head).
+#ifndef OPENNGX_WINDOW_STAGE_GLSL
+#define OPENNGX_WINDOW_STAGE_GLSL
+
+uint natural_to_physical(uint t) {
+    uint x = t & 7u;
+    uint y = t >> 3;
+    return (y >> 2) * 32u + (x >> 2) * 16u + (y & 3u) * 4u + (x & 3u);
+}
+
+uint physical_to_natural(uint p) {
+    uint r = p & 15u;
+    uint y = (p >> 5) * 4u + (r >> 2);
+    uint x = ((p >> 4) & 1u) * 4u + (r & 3u);
+    return y * 8u + x;
+}
+
+int token_of(uint t) {
+    int x = int(gl_WorkGroupID.x * 8u + (t & 7u)) - int(pc.shift_x);
+    int y = int(gl_WorkGroupID.y * 8u + (t >> 3)) - int(pc.shift_y);
+    if (x < 0 || y < 0 || x >= int(pc.width) || y >= int(pc.height)) {
+        return -1;
+    }
+    return y * int(pc.width) + x;
+}
+
+#ifdef NORM_FUSED
+// Half `h` (channels 16 h .. 16 h + 15, as 8 words) of part `p` (0 q, 1 k, 2 v) of token `tok`'s
+// QKV row of this workgroup's head; zeros for a token outside the level.
+void load_part(int tok, uint p, uint h, out uint w[8]) {
+    uint base = pc.qkv_off + (uint(max(tok, 0)) * pc.heads + gl_WorkGroupID.z) * 48u + 16u * p + 8u * h;
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        w[i] = 0u;
+        if (tok >= 0) {
+            w[i] = qkv_words[base + i];
+        }
+    }
+}
+
+uint half_of(uint w[8], uint c) { return (w[c >> 1] >> (16u * (c & 1u))) & 0xFFFFu; }
+
+// The cosine normalisation of `Op::Normalize` (normalize_coop.glsl, norm.glsl) in the staging:
+// the lane pair (2 row, 2 row + 1) of row `row` normalises query token `qtok` and key/value
+// token `ktok` and stores q', k', v' (E4M3, widened through s_lut) where stage_row would. Lane
+// h = 0 sums q's squares, lane 1 k's: r[c] = f16(x[c]^2 + f16(x[c + 16]^2)) for c < 16 (one
+// fused half FMA), then the stride tree 8/4/2/1 of f16 adds, norm = rsqrt(r[0]) from the table,
+// each lane holding one half of each vector and swapping the other half in with one shuffle per
+// word. Both lanes of every pair reach every shuffle.
+void stage_normalized(int qtok, int ktok, uint h, uint at) {
+    uint wq[8];
+    uint wk[8];
+    uint wv[8];
+    load_part(qtok, 0u, h, wq);
+    load_part(ktok, 1u, h, wk);
+    load_part(ktok, 2u, h, wv);
+    // Lane 0 gets lane 1's q channels 16..31, lane 1 lane 0's k channels 0..15.
+    uint lo[8];
+    uint hi[8];
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint got = subgroupShuffleXor(h == 0u ? wk[i] : wq[i], 1u);
+        lo[i] = h == 0u ? wq[i] : got;
+        hi[i] = h == 0u ? got : wk[i];
+    }
+    uint r[16];
+    [[unroll]] for (uint c = 0u; c < 16u; c++) {
+        uint a = half_of(lo, c);
+        uint b = half_of(hi, c);
+        r[c] = f16_fma(a, a, f16_mul(b, b));
+    }
+    [[unroll]] for (uint s = 8u; s >= 1u; s >>= 1) {
+        [[unroll]] for (uint c = 0u; c < s; c++) {
+            r[c] = f16_add(r[c], r[c + s]);
+        }
+    }
+    uint mine = rsqrt_table(r[0]);
+    uint other = subgroupShuffleXor(mine, 1u);
+    uint norm_q = h == 0u ? mine : other;
+    uint norm_k = h == 0u ? other : mine;
+    // The head's temperature, f16 (RNE) of its little-endian f32.
+    uint tb = pc.temp_off + 4u * gl_WorkGroupID.z;
+    uint tbits = uint(temps[tb]) | (uint(temps[tb + 1u]) << 8) | (uint(temps[tb + 2u]) << 16)
+        | (uint(temps[tb + 3u]) << 24);
+    uint t = f16_from_f32_bits(tbits, false, 0);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint qw = 0u;
+        uint kw = 0u;
+        uint vw = 0u;
+        [[unroll]] for (uint j = 0u; j < 2u; j++) {
+            uint sh = 16u * j;
+            uint q = (wq[i] >> sh) & 0xFFFFu;
+            uint k = (wk[i] >> sh) & 0xFFFFu;
+            uint v = (wv[i] >> sh) & 0xFFFFu;
+            qw |= s_lut[table_e4(f16_mul(f16_mul(q, norm_q), t))] << sh;
+            kw |= s_lut[table_e4(f16_mul(k, norm_k))] << sh;
+            vw |= s_lut[table_e4(v)] << sh;
+        }
+        s_q[at + i] = qtok >= 0 ? qw : 0u;
+        s_k[at + i] = ktok >= 0 ? kw : 0u;
+        s_v[at + i] = ktok >= 0 ? vw : 0u;
+    }
+}
+#endif
+
+#endif
