@@ -82,8 +82,8 @@ strips|strips_check|strips_time)
     # replays): two calls of the device tool's 10 minutes.
     if [ "$part" != strips_time ]; then
     for s in 512x512 1280x720 1920x1080; do
-        run "strips_auto_$s" 150 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor --check --strips auto
-        run "strips_budget_$s" 150 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor --check --strips 70778880
+        run "strips_auto_$s" 150 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 5 --route exact,tensor --check --strips auto
+        run "strips_budget_$s" 150 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 5 --route exact,tensor --check --strips 70778880
     done
     fi
     [ "$part" = strips_check ] && continue
