@@ -614,7 +614,7 @@ fn fused_window_staging_is_the_normalisation() {
                     (x >= 0 && y >= 0 && x < i64::from(w) && y < i64::from(ht))
                         .then(|| (y * i64::from(w) + x) as usize)
                 };
-                for hd in 0..heads {
+                for (hd, &temp) in temps.iter().enumerate() {
                     let wg = (gy * groups[0] as usize + gx) * heads + hd;
                     for p in 0..3 {
                         for r in 0..64 {
@@ -629,7 +629,7 @@ fn fused_window_staging_is_the_normalisation() {
                                     [0u8; 32]
                                 }
                                 Some(t) => match p {
-                                    0 => norm::window_q(&part(t, hd, 0), temps[hd]),
+                                    0 => norm::window_q(&part(t, hd, 0), temp),
                                     1 => norm::normalize_k(&part(t, hd, 1)),
                                     _ => norm::publish_v(&part(t, hd, 2)),
                                 },
