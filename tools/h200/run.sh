@@ -7,8 +7,8 @@
 #   life    #16: the large soak, four threads at large sizes, lifetimes, feature_nr, gpu_frame
 #   soak    #16: the large soak alone
 #   soak_nolayer  #16: its pass without the validation layer alone
-#   fusion  #14: the fused window normalisation: --check at three sizes, times with and
-#           without it, the C-ABI replay
+#   fusion  #14: the fused window normalisation, coopmat adapter and default strips on the
+#           tensor route: --check at three sizes, times with and without them, the C-ABI replay
 #   strips  #14: window blocks in strips (strips_check: bytes; strips_time: times and replays)
 #   tensor  #14: exact and tensor routes, --check at 512x512, 1280x720, 1920x1080; times at
 #           2560x1440 and 3840x2160
@@ -130,14 +130,15 @@ core)
     run core_rr 120 env LD_LIBRARY_PATH="$PWD/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_RR_MODEL_DIR="$PWD/rr-model" ./core_rr rr-fx
     ;;
 fusion)
-    # The tensor route's fused window normalisation (docs/performance.md, "Window normalisation
-    # inside the attention"): bytes at three sizes (and through the C ABI), then the time with
-    # and without the fusion and against the exact route, all in one call.
-    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 5 --route exact,tensor --check
-    run fusion_check_1280x720 120 ./openngx bench --width 1280 --height 720 --frames 5 --route tensor --check
-    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 5 --route tensor --check
+    # The tensor route's fused window normalisation and coopmat adapter, in its default strips
+    # (docs/performance.md, session 13): bytes at three sizes (and through the C ABI), then the
+    # time against the exact route, without strips and without the fusion, all in one call.
+    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check
+    run fusion_check_1280x720 120 ./openngx bench --width 1280 --height 720 --frames 3 --route tensor --check
+    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
     run fusion_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
-    run fusion_time_1920x1080_off 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion off
+    run fusion_time_1920x1080_nostrips 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --strips off
+    run fusion_time_1920x1080_nofusion 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --strips off --fusion off
     run fusion_time_3840x2160 120 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor
     if ls -d fixtures/*/ >/dev/null 2>&1; then
         [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model

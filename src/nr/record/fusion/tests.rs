@@ -189,3 +189,45 @@ fn ranges_may_not_cut_a_fused_pair() {
     assert_eq!(f.producer_of(0), None);
     assert_eq!(f.count(), 1);
 }
+
+/// The tensor route's default plan (strips of the default budget, pruned, and the fusions) with
+/// what a feature keeps: the workspace at 1080p and 4K beside the synthetic model's 141.4 MiB of
+/// weights stays within the device-memory targets (450 MiB, 1.2 GiB).
+#[test]
+fn the_tensor_routes_default_plan_fits_the_memory_targets() {
+    const MIB: f64 = (1u64 << 20) as f64;
+    const WEIGHTS_MIB: f64 = 141.4;
+    for (w, h, target_mib) in [(1920, 1080, 450.0), (3840, 2160, 1228.8)] {
+        let g = build(&Geometry::new(w, h).expect("size"));
+        let opts = NetworkOptions {
+            route: Route::Tensor,
+            keep: Keep::Head,
+            input_per_frame: true,
+            strips: StripChoice::Auto,
+            ..NetworkOptions::default()
+        };
+        let l = plan_within(&g, &opts, &large()).expect("plan");
+        let off = plan_within(
+            &g,
+            &NetworkOptions {
+                strips: StripChoice::Off,
+                ..opts
+            },
+            &large(),
+        )
+        .expect("plan");
+        let mib = l.workspace_bytes() as f64 / MIB;
+        println!(
+            "{w}x{h} tensor route: workspace {mib:.1} MiB in {} strips ({:.1} MiB without), {} fused",
+            l.strips.strips.len(),
+            off.workspace_bytes() as f64 / MIB,
+            l.fusions.count()
+        );
+        assert!(!l.strips.strips.is_empty());
+        assert!(l.fusions.count() > 60);
+        assert!(
+            mib + WEIGHTS_MIB <= target_mib,
+            "{w}x{h}: {mib:.1} + {WEIGHTS_MIB} MiB > {target_mib} MiB"
+        );
+    }
+}
