@@ -9,6 +9,7 @@
 #   soak_nolayer  #16: its pass without the validation layer alone
 #   fusion  #14: the fused window normalisation, coopmat adapter and default strips on the
 #           tensor route: --check at three sizes, times with and without them, the C-ABI replay
+#   fusion_min  the least of it: --check at 512x512 and 1080p, the 1080p times
 #   strips  #14: window blocks in strips (strips_check: bytes; strips_time: times and replays)
 #   tensor  #14: exact and tensor routes, --check at 512x512, 1280x720, 1920x1080; times at
 #           2560x1440 and 3840x2160
@@ -22,7 +23,7 @@
 #           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer fusion tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -129,6 +130,14 @@ core)
         --out-width 96 --out-height 72 --frames 3 --out rr-fx
     run core_rr 120 env LD_LIBRARY_PATH="$PWD/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_RR_MODEL_DIR="$PWD/rr-model" ./core_rr rr-fx
     ;;
+fusion_min)
+    # The least of `fusion` (a call with little device time left): the bytes at 512x512 and
+    # 1080p, the 1080p time of both routes and of the tensor route without its fusion and strips.
+    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check
+    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
+    run fusion_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
+    run fusion_time_1920x1080_nofusion 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --strips off --fusion off
+    ;;
 fusion)
     # The tensor route's fused window normalisation and coopmat adapter, in its default strips
     # (docs/performance.md, session 13): bytes at three sizes (and through the C ABI), then the
@@ -158,7 +167,7 @@ rr_dynamic)
     run rr_dynamic 60 ./rr_dynamic --nocapture
     ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, fusion, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
     exit 2
     ;;
 esac
