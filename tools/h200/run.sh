@@ -7,8 +7,8 @@
 #   life    #16: the large soak, four threads at large sizes, lifetimes, feature_nr, gpu_frame
 #   soak    #16: the large soak alone
 #   soak_nolayer  #16: its pass without the validation layer alone
-#   fusion  #14: the fused window normalisation, coopmat adapter and default strips on the
-#           tensor route: --check at three sizes, times with and without them, the C-ABI replay
+#   fusion  #14: the tensor route's fused window normalisation (--fusion on): --check at three
+#           sizes, times with and without it and without strips, the C-ABI replay
 #   fusion_min  the least of it: --check at 512x512 and 1080p, the 1080p times
 #   strips  #14: window blocks in strips (strips_check: bytes; strips_time: times and replays)
 #   tensor  #14: exact and tensor routes, --check at 512x512, 1280x720, 1920x1080; times at
@@ -133,22 +133,23 @@ core)
 fusion_min)
     # The least of `fusion` (a call with little device time left): the bytes at 512x512 and
     # 1080p, the 1080p time of both routes and of the tensor route without its fusion and strips.
-    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check
-    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
-    run fusion_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
+    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check --fusion on
+    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion on
+    run fusion_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor --fusion on
     run fusion_time_1920x1080_nofusion 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --strips off --fusion off
     ;;
 fusion)
-    # The tensor route's fused window normalisation and coopmat adapter, in its default strips
-    # (docs/performance.md, session 13): bytes at three sizes (and through the C ABI), then the
-    # time against the exact route, without strips and without the fusion, all in one call.
-    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check
-    run fusion_check_1280x720 120 ./openngx bench --width 1280 --height 720 --frames 3 --route tensor --check
-    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
-    run fusion_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
-    run fusion_time_1920x1080_nostrips 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --strips off
+    # The tensor route's fused window normalisation (`bench --fusion on`; docs/architecture.md,
+    # "A node inside the next node's kernel") in the route's default strips: bytes at three
+    # sizes, then the time against the exact route, without strips and without the fusion, and
+    # the C-ABI replay (the library's default), all in one call.
+    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check --fusion on
+    run fusion_check_1280x720 120 ./openngx bench --width 1280 --height 720 --frames 3 --route tensor --check --fusion on
+    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion on
+    run fusion_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor --fusion on
+    run fusion_time_1920x1080_nostrips 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --strips off --fusion on
     run fusion_time_1920x1080_nofusion 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --strips off --fusion off
-    run fusion_time_3840x2160 120 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor
+    run fusion_time_3840x2160 120 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor --fusion on
     if ls -d fixtures/*/ >/dev/null 2>&1; then
         [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
         for fx in fixtures/*/; do

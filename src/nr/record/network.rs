@@ -67,7 +67,9 @@ pub struct NetworkOptions {
     /// (`strips`; far less memory, the same bytes).
     pub strips: StripChoice,
     /// Let the route run a node inside the next node's kernel where it can (`fusion`; the same
-    /// bytes). `false` (`bench --fusion off`): every node its own launch, to time the gain.
+    /// bytes). Off by default until the H200 has checked the tensor route's fused kernel
+    /// (`bench --fusion on`; its staging is proven on lavapipe); `false`: every node its own
+    /// launch.
     pub fusion: bool,
 }
 
@@ -85,7 +87,7 @@ impl Default for NetworkOptions {
             input_per_frame: false,
             max_binding_range: None,
             strips: StripChoice::from_env(),
-            fusion: true,
+            fusion: false,
         }
     }
 }

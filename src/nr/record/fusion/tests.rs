@@ -27,6 +27,7 @@ fn launches(g: &Graph, route: Route, keep: Keep, strips: StripChoice, l: &BindLi
         keep,
         input_per_frame: true,
         strips,
+        fusion: true,
         ..NetworkOptions::default()
     };
     plan_within(g, &opts, l).expect("plan")
@@ -37,7 +38,7 @@ fn is_window_norm(op: &Op) -> bool {
 }
 
 /// The tensor route runs every window normalisation inside the window attention after it and
-/// nothing else; the exact route fuses nothing.
+/// nothing else; the exact route fuses nothing; without `fusion` nothing is fused.
 #[test]
 fn the_tensor_route_fuses_each_window_normalisation_into_its_attention() {
     let g = build(&Geometry::new(1920, 1080).expect("size"));
@@ -70,6 +71,18 @@ fn the_tensor_route_fuses_each_window_normalisation_into_its_attention() {
         .any(|n| matches!(n.op, Op::Normalize { vit: true, .. })));
     let exact = launches(&g, Route::Exact, Keep::Head, StripChoice::Off, &large());
     assert_eq!(exact.fusions.count(), 0);
+    let opts = NetworkOptions {
+        route: Route::Tensor,
+        fusion: false,
+        ..NetworkOptions::default()
+    };
+    assert_eq!(
+        plan_within(&g, &opts, &large())
+            .expect("plan")
+            .fusions
+            .count(),
+        0
+    );
 }
 
 /// Kept outputs (verify's `Keep::All`) are never fused away, boundaries alone do not stop it.
@@ -190,11 +203,13 @@ fn ranges_may_not_cut_a_fused_pair() {
     assert_eq!(f.count(), 1);
 }
 
-/// The tensor route's default plan (strips of the default budget, pruned, and the fusions) with
-/// what a feature keeps: the workspace at 1080p and 4K beside the synthetic model's 141.4 MiB of
-/// weights stays within the device-memory targets (450 MiB, 1.2 GiB).
+/// The tensor route's plan in strips of the exact route's default budget (every strip kept, as
+/// `OPENNGX_STRIP_BUDGET_MIB` or `bench --strips BYTES` ask) and with its fusions, keeping what a
+/// feature keeps: the workspace at 1080p and 4K beside the synthetic model's 141.4 MiB of
+/// weights stays within the device-memory targets (450 MiB, 1.2 GiB). (Strips stay off
+/// by default on the tensor route until the H200 has checked them.)
 #[test]
-fn the_tensor_routes_default_plan_fits_the_memory_targets() {
+fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
     const MIB: f64 = (1u64 << 20) as f64;
     const WEIGHTS_MIB: f64 = 141.4;
     for (w, h, target_mib) in [(1920, 1080, 450.0), (3840, 2160, 1228.8)] {
@@ -203,7 +218,8 @@ fn the_tensor_routes_default_plan_fits_the_memory_targets() {
             route: Route::Tensor,
             keep: Keep::Head,
             input_per_frame: true,
-            strips: StripChoice::Auto,
+            strips: StripChoice::Budget(crate::nr::record::strips::default_budget(&g)),
+            fusion: true,
             ..NetworkOptions::default()
         };
         let l = plan_within(&g, &opts, &large()).expect("plan");

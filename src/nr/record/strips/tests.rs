@@ -196,10 +196,7 @@ fn the_choice_and_the_kept_tensors_decide_the_strips() {
         StripChoice::Auto.budget(Route::Exact, &g),
         Some(default_budget(&g))
     );
-    assert_eq!(
-        StripChoice::Auto.budget(Route::Tensor, &g),
-        Some(default_budget(&g))
-    );
+    assert_eq!(StripChoice::Auto.budget(Route::Tensor, &g), None);
     assert_eq!(StripChoice::Auto.budget(Route::Cpu, &g), None);
     assert_eq!(StripChoice::Off.budget(Route::Exact, &g), None);
     assert_eq!(StripChoice::Budget(5).budget(Route::Tensor, &g), Some(5));

@@ -5,8 +5,9 @@
 //! probe ([`probe`]) found the device's MMA to be H25 exactly; every byte is then checkable
 //! against the CPU reference run in `h25`. The ops without a cooperative-matrix kernel yet
 //! (adapter, head, element-wise, the ViT's normalisation) run the exact route's kernels in the
-//! same profiles, so the route is exact as a whole. The window attention runs the normalisation
-//! of its q, k, v in its own staging ([`fuses`]): q', k', v' never leave the chip.
+//! same profiles, so the route is exact as a whole. With fusion on (`NetworkOptions::fusion`,
+//! off by default until the H200 has checked it) the window attention runs the normalisation of
+//! its q, k, v in its own staging ([`fuses`]): q', k', v' never leave the chip.
 
 pub mod probe;
 

@@ -83,10 +83,10 @@ pub struct Args {
     /// default: on for exact, off for tensor), `off`, or the band-local BYTES per band.
     #[arg(long, value_name = "auto|off|BYTES", default_value = "auto", value_parser = parse_strips)]
     pub(crate) strips: StripChoice,
-    /// Whether the route runs an op inside the next op's kernel where it can (`on`, the
-    /// default; the tensor route's window normalisation inside its attention) or every op in
-    /// a launch of its own (`off`: the same bytes, to time what the fusion gains).
-    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off)]
+    /// Whether the route runs an op inside the next op's kernel where it can (`on`: the tensor
+    /// route's window normalisation inside its attention, pending its H200 proof) or every op
+    /// in a launch of its own (`off`, the library's default; the same bytes).
+    #[arg(long, value_name = "on|off", default_value = "off", value_parser = parse_on_off)]
     pub(crate) fusion: bool,
     /// Also print what the driver reports about each kernel (register counts and the like,
     /// through VK_KHR_pipeline_executable_properties where the device has it).
