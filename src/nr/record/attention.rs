@@ -228,6 +228,32 @@ fn window_grid(
     Ok((groups, (sx, sy)))
 }
 
+/// The priors (`heads` of them), the E4 output (`n` bytes) and the table of a window-attention
+/// launch, bound and checked: `[(priors, offset), (output, offset)]`.
+fn bind_priors_and_output(
+    ctx: &GpuContext,
+    priors: BufferBinding,
+    out: BufferBinding,
+    table: &BufferBinding,
+    heads: u32,
+    n: u64,
+) -> Result<[(BufferBinding, u32); 2], GpuError> {
+    let pr = bind_aligned(
+        ctx,
+        "window attention priors",
+        priors,
+        heads as u64 * PRIOR_BYTES as u64,
+        1,
+    )?;
+    let out = bind_aligned(ctx, "window attention output", out, n, 1)?;
+    need(
+        "window attention table",
+        table,
+        tables::ATTENTION.len() as u64,
+    )?;
+    Ok([pr, out])
+}
+
 /// [`Op::WindowAttention`](crate::nr::graph::Op::WindowAttention): shifted 8x8-window attention
 /// of one level of `size` with `heads` heads in window `phase` (0..=3). `q`, `k`, `v`, `out` are
 /// E4 `[size][32 * heads]`; `priors` is `heads * PRIOR_BYTES` bytes of stored priors (spec §3.5 order).
@@ -256,19 +282,8 @@ pub fn prepare_window_attention(
     let (q, q_off) = bind_aligned(ctx, "window attention q", q, n, 1)?;
     let (k, k_off) = bind_aligned(ctx, "window attention k", k, n, 1)?;
     let (v, v_off) = bind_aligned(ctx, "window attention v", v, n, 1)?;
-    let (pr, pr_off) = bind_aligned(
-        ctx,
-        "window attention priors",
-        priors,
-        heads as u64 * PRIOR_BYTES as u64,
-        1,
-    )?;
-    let (out, out_off) = bind_aligned(ctx, "window attention output", out, n, 1)?;
-    need(
-        "window attention table",
-        &table,
-        tables::ATTENTION.len() as u64,
-    )?;
+    let [(pr, pr_off), (out, out_off)] =
+        bind_priors_and_output(ctx, priors, out, &table, heads, n)?;
     let desc = if policy.tensor_cores() {
         require_h25("window attention", profile)?;
         PipelineDesc::new("nr/window_attention_coopmat", 6, 40)
@@ -356,19 +371,8 @@ pub fn prepare_window_attention_qkv(
         4 * heads as u64,
         1,
     )?;
-    let (pr, pr_off) = bind_aligned(
-        ctx,
-        "window attention priors",
-        priors,
-        heads as u64 * PRIOR_BYTES as u64,
-        1,
-    )?;
-    let (out, out_off) = bind_aligned(ctx, "window attention output", out, n, 1)?;
-    need(
-        "window attention table",
-        &table,
-        tables::ATTENTION.len() as u64,
-    )?;
+    let [(pr, pr_off), (out, out_off)] =
+        bind_priors_and_output(ctx, priors, out, &table, heads, n)?;
     let pipeline = ctx.pipeline(&PipelineDesc::new("nr/window_attention_coopmat_qkv", 5, 36))?;
     let set = arena.allocate(&pipeline, &[qkv, temps, pr, out, table])?;
     let push = push_bytes(&[

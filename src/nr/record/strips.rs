@@ -531,4 +531,4 @@ fn local_row_bytes(graph: &Graph, local: &[TensorId]) -> u64 {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -3,23 +3,8 @@ use crate::nr::geometry::Geometry;
 use crate::nr::graph::{build, Op};
 use crate::nr::record::bands::BindLimits;
 use crate::nr::record::network::{plan_within, Keep, Launches, NetworkOptions};
+use crate::nr::record::strips::tests::{large, lavapipe};
 use crate::nr::record::strips::StripChoice;
-
-fn large() -> BindLimits {
-    BindLimits {
-        max_range: u64::from(u32::MAX),
-        max_groups: [u32::MAX; 3],
-        max_buffer: u64::MAX,
-    }
-}
-
-fn lavapipe() -> BindLimits {
-    BindLimits {
-        max_range: 128 << 20,
-        max_groups: [65535; 3],
-        max_buffer: 2 << 30,
-    }
-}
 
 fn launches(g: &Graph, route: Route, keep: Keep, strips: StripChoice, l: &BindLimits) -> Launches {
     let opts = NetworkOptions {

@@ -4,7 +4,8 @@ use crate::nr::graph::build;
 use crate::nr::record::bands::check_band;
 use crate::nr::record::workspace::{plan, tests as ws};
 
-fn large() -> BindLimits {
+/// Limits no plan reaches (the tests of `fusion` share them).
+pub(crate) fn large() -> BindLimits {
     BindLimits {
         max_range: u64::from(u32::MAX),
         max_groups: [u32::MAX; 3],
@@ -12,7 +13,8 @@ fn large() -> BindLimits {
     }
 }
 
-fn lavapipe() -> BindLimits {
+/// lavapipe's limits: 128 MiB bindings, 2 GiB allocations.
+pub(crate) fn lavapipe() -> BindLimits {
     BindLimits {
         max_range: 128 << 20,
         max_groups: [65535; 3],
