@@ -80,13 +80,16 @@ pub struct Args {
     #[arg(long, value_name = "BYTES")]
     pub(crate) max_binding_range: Option<u64>,
     /// Window blocks as strips (band by band, band-sized intermediates): `auto` (the route's
-    /// default: on for exact, off for tensor), `off`, or the band-local BYTES per band.
+    /// default: on for both GPU routes), `off`, or the band-local BYTES per band.
     #[arg(long, value_name = "auto|off|BYTES", default_value = "auto", value_parser = parse_strips)]
     pub(crate) strips: StripChoice,
     /// Whether the route runs an op inside the next op's kernel where it can (`on`: the tensor
     /// route's window normalisation inside its attention, pending its H200 proof) or every op
     /// in a launch of its own (`off`, the library's default; the same bytes).
-    #[arg(long, value_name = "on|off", default_value = "off", value_parser = parse_on_off)]
+    // `action = Set`: a `bool` field would otherwise be a switch that takes no value, and
+    // `--fusion on` would fail to parse.
+    #[arg(long, value_name = "on|off", default_value = "off", value_parser = parse_on_off,
+          action = clap::ArgAction::Set)]
     pub(crate) fusion: bool,
     /// Also print what the driver reports about each kernel (register counts and the like,
     /// through VK_KHR_pipeline_executable_properties where the device has it).
@@ -627,7 +630,27 @@ impl Drop for TempDir {
 
 #[cfg(test)]
 mod tests {
-    use super::stage;
+    use super::{stage, Args};
+    use clap::Parser;
+
+    /// The bench's flags as the command line gives them.
+    #[derive(Parser)]
+    struct Line {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn on_off_flags_take_their_value() {
+        // A `bool` flag parsed by `parse_on_off` must take a value: clap's default for a `bool`
+        // field is a switch, which would hand the parser "true" and refuse `--fusion on`.
+        let parse = |v: &[&str]| Line::try_parse_from(v.iter().copied()).map(|l| l.args.fusion);
+        assert!(!parse(&["bench"]).expect("default"));
+        assert!(parse(&["bench", "--fusion", "on"]).expect("on"));
+        assert!(!parse(&["bench", "--fusion", "off"]).expect("off"));
+        assert!(parse(&["bench", "--fusion", "yes"]).is_err());
+        assert!(parse(&["bench", "--fusion"]).is_err());
+    }
 
     #[test]
     fn stage_labels_follow_the_block_table() {
