@@ -704,6 +704,7 @@ fn adapter_and_head_match_the_model_on_adversarial_weights() {
                 ctx,
                 &mut rec,
                 &mut arena,
+                common::kernels::policy(ctx),
                 profiles,
                 rows,
                 x_buf.binding(),

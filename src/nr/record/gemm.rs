@@ -39,6 +39,9 @@ pub const MIN_ROWS_PER_GROUP: u64 = 64;
 /// Rows per workgroup of the adapter (8 rows x 8 column quads).
 pub const ADAPTER_ROWS_PER_GROUP: u64 = 8;
 
+/// Rows per workgroup of the cooperative-matrix adapter (16 per subgroup of 32).
+pub const ADAPTER_COOPMAT_ROWS_PER_GROUP: u64 = 64;
+
 /// Rows per workgroup of the head.
 pub const HEAD_ROWS_PER_GROUP: u64 = 64;
 
@@ -496,10 +499,13 @@ pub fn record_gemm(
 
 #[allow(clippy::too_many_arguments)]
 /// Prepare the input adapter: `features` f32 `[rows][16]`, `weights` f16 `[32][16]` (output-major),
-/// `out_raw` f16 `[rows][32]`, `out` E4 `[rows][32]`.
+/// `out_raw` f16 `[rows][32]`, `out` E4 `[rows][32]`. Under a policy with tensor cores (the
+/// tensor route, `h25` only) the cooperative-matrix kernel `adapter_coopmat` runs it, the same
+/// bytes.
 pub fn prepare_adapter(
     ctx: &Arc<GpuContext>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     profiles: Profiles,
     rows: usize,
     features: BufferBinding,
@@ -512,16 +518,36 @@ pub fn prepare_adapter(
     need("adapter weights", &weights, (32 * 16 * 2) as u64)?;
     need("adapter raw output", &out_raw, (rows * 32 * 2) as u64)?;
     need("adapter output", &out, (rows * 32) as u64)?;
-    let desc = PipelineDesc::new("nr/adapter", 4, PUSH_BYTES)
-        .with_spec(SpecConstant::i32(0, g))
-        .with_spec(SpecConstant::i32(1, p));
+    let (desc, per_group) = if policy.tensor_cores() {
+        // The device's MMA is the profile (identified by the tensor route's probe).
+        if profiles.f16 != Profile::H25 {
+            return Err(invalid(
+                "adapter",
+                format!(
+                    "the cooperative-matrix kernel computes h25 only, not `{}`",
+                    profiles.f16.name
+                ),
+            ));
+        }
+        (
+            PipelineDesc::new("nr/adapter_coopmat", 4, PUSH_BYTES),
+            ADAPTER_COOPMAT_ROWS_PER_GROUP,
+        )
+    } else {
+        (
+            PipelineDesc::new("nr/adapter", 4, PUSH_BYTES)
+                .with_spec(SpecConstant::i32(0, g))
+                .with_spec(SpecConstant::i32(1, p)),
+            ADAPTER_ROWS_PER_GROUP,
+        )
+    };
     let pipeline = ctx.pipeline(&desc)?;
     let set = arena.allocate(&pipeline, &[features, weights, out_raw, out])?;
     Ok(Dispatch {
         pipeline,
         set,
         push: words(&[rows as u32]),
-        groups: [(rows as u64).div_ceil(ADAPTER_ROWS_PER_GROUP) as u32, 1, 1],
+        groups: [(rows as u64).div_ceil(per_group) as u32, 1, 1],
         then: None,
     })
 }
@@ -532,6 +558,7 @@ pub fn record_adapter(
     ctx: &Arc<GpuContext>,
     rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     profiles: Profiles,
     rows: usize,
     features: BufferBinding,
@@ -539,7 +566,10 @@ pub fn record_adapter(
     out_raw: BufferBinding,
     out: BufferBinding,
 ) -> Result<(), GpuError> {
-    prepare_adapter(ctx, arena, profiles, rows, features, weights, out_raw, out)?.record(rec)
+    prepare_adapter(
+        ctx, arena, policy, profiles, rows, features, weights, out_raw, out,
+    )?
+    .record(rec)
 }
 
 /// Prepare the head: `input` raw f16 `[rows][32]`, `weights` f16 `[4][32]` (output-major),
@@ -663,6 +693,7 @@ pub fn prepare_node(
         } => prepare_adapter(
             ctx,
             arena,
+            policy,
             profiles,
             band.len() as usize,
             sub(*input),

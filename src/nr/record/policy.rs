@@ -42,10 +42,10 @@ pub struct KernelPolicy {
     rtz_mode: bool,
     /// Kernels may use native f16 arithmetic ([`Capabilities::native_f16`]).
     native_f16: bool,
-    /// The FP8 GEMMs and the window and ViT attention run on the device's f16 cooperative
-    /// matrices (`gemm_coopmat.comp`, `{window,vit}_attention_coopmat.comp`): set only by the
-    /// tensor route,
-    /// which checked the device and identified its profile.
+    /// The FP8 GEMMs, the input adapter and the window and ViT attention run on the device's
+    /// f16 cooperative matrices (`gemm_coopmat.comp`, `adapter_coopmat.comp`,
+    /// `{window,vit}_attention_coopmat.comp`): set only by the tensor route, which checked the
+    /// device and identified its profile.
     tensor_cores: bool,
 }
 
@@ -108,7 +108,7 @@ impl KernelPolicy {
     }
 
     /// A short description for logs and tools (`"fast (rtz + native f16)"`, `"portable"`,
-    /// `"coopmat GEMMs + window and ViT attention, fast (native f16)"`).
+    /// `"coopmat GEMMs, adapter + window and ViT attention, fast (native f16)"`).
     pub fn describe(&self) -> String {
         let rest = match (self.rtz_mode, self.native_f16) {
             (true, _) => "fast (rtz + native f16)",
@@ -116,7 +116,7 @@ impl KernelPolicy {
             (false, false) => "portable",
         };
         if self.tensor_cores {
-            format!("coopmat GEMMs + window and ViT attention, {rest}")
+            format!("coopmat GEMMs, adapter + window and ViT attention, {rest}")
         } else {
             rest.to_owned()
         }

@@ -3,11 +3,13 @@
 //! (`VK_KHR_cooperative_matrix`, 16x16x16, E4M3 widened to f16 exactly), in the `h25` profiles.
 //! The hardware's arithmetic *is* the profile, so the route is offered only where the creation
 //! probe ([`probe`]) found the device's MMA to be H25 exactly; every byte is then checkable
-//! against the CPU reference run in `h25`. The ops without a cooperative-matrix kernel yet
-//! (adapter, head, element-wise, the ViT's normalisation) run the exact route's kernels in the
-//! same profiles, so the route is exact as a whole. With fusion on (`NetworkOptions::fusion`,
-//! off by default until the H200 has checked it) the window attention runs the normalisation of
-//! its q, k, v in its own staging ([`fuses`]): q', k', v' never leave the chip.
+//! against the CPU reference run in `h25`. The input adapter's f16 GEMM is one H25 group per
+//! output (K = 16), so it runs on the cooperative matrices too. The ops without a
+//! cooperative-matrix kernel yet (head, element-wise, the ViT's normalisation) run the exact
+//! route's kernels in the same profiles, so the route is exact as a whole. With fusion on
+//! (`NetworkOptions::fusion`, off by default: on the H200 it is exact but slower, see
+//! docs/performance.md) the window attention runs the normalisation of its q, k, v in its own
+//! staging ([`fuses`]): q', k', v' never leave the chip.
 
 pub mod probe;
 
