@@ -7,6 +7,8 @@
 #   life    #16: the large soak, four threads at large sizes, lifetimes, feature_nr, gpu_frame
 #   soak    #16: the large soak alone
 #   soak_nolayer  #16: its pass without the validation layer alone
+#   adapter #14: the default tensor route (coopmat adapter): --check at 1080p, times against the
+#           exact route at 1080p and 4K, the fused variant's time and kernel statistics, replay
 #   fusion  #14: the tensor route's fused window normalisation (--fusion on): --check at three
 #           sizes, times with and without it and without strips, the C-ABI replay
 #   fusion_min  the least of it: --check at 512x512 and 1080p, the 1080p times
@@ -23,7 +25,7 @@
 #           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer adapter fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -157,6 +159,22 @@ fusion)
         done
     fi
     ;;
+adapter)
+    # The library's default tensor route (the coopmat input adapter; no fusion, no strips): its
+    # bytes at 1080p, its time against the exact route at 1080p and 4K, the fused variant's
+    # time and kernel statistics at 1080p, and the C-ABI replay, in one call.
+    run adapter_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
+    run adapter_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
+    run adapter_time_1920x1080_fused 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion on --pipeline-stats
+    run adapter_time_1920x1080_unfused_stats 90 ./openngx bench --width 1920 --height 1080 --frames 5 --route tensor --pipeline-stats
+    run adapter_time_3840x2160 150 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor
+    if ls -d fixtures/*/ >/dev/null 2>&1; then
+        [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+        for fx in fixtures/*/; do
+            run "adapter_replay_$(basename "$fx")" 120 env OPENNGX_LOG=1 OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
+        done
+    fi
+    ;;
 soak_nolayer)
     # The large soak's pass without the validation layer alone (the layer's pass ran before).
     run soak_nolayer 400 env -u VK_LAYER_PATH OPENNGX_SOAK=large OPENNGX_SOAK_CYCLES=93 ./feature_soak soak_create --test-threads=1 --nocapture
@@ -168,7 +186,7 @@ rr_dynamic)
     run rr_dynamic 60 ./rr_dynamic --nocapture
     ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, adapter, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
     exit 2
     ;;
 esac

@@ -157,20 +157,29 @@ pub fn plan_within(
 ) -> Result<Launches, RangeError> {
     let kept = kept_tensors(graph, opts);
     let mut strips = Strips::plan(graph, &kept, limits, opts.strips.budget(opts.route, graph));
-    if opts.strips.prunes() {
-        strips = strips.pruned(graph, &kept, workspace::piece_size(limits.max_buffer));
-    }
-    let mut bands = bands::plan_graph(graph, limits)?;
-    for s in &strips.strips {
-        for (j, i) in s.nodes.clone().enumerate() {
-            bands[i] = s.launches.iter().map(|l| l[j]).collect();
+    let whole = bands::plan_graph(graph, limits)?;
+    // Each node's launches and the fused pairs with a given set of strips.
+    let layout = |strips: &Strips| {
+        let mut bands = whole.clone();
+        for s in &strips.strips {
+            for (j, i) in s.nodes.clone().enumerate() {
+                bands[i] = s.launches.iter().map(|l| l[j]).collect();
+            }
         }
-    }
-    let fusions = if opts.fusion {
-        Fusions::plan(opts.route, graph, &kept, &strips, &bands)
-    } else {
-        Fusions::none(graph)
+        let fusions = if opts.fusion {
+            Fusions::plan(opts.route, graph, &kept, strips, &bands)
+        } else {
+            Fusions::none(graph)
+        };
+        (bands, fusions)
     };
+    if opts.strips.prunes() {
+        let piece = workspace::piece_size(limits.max_buffer);
+        strips = strips.pruned(graph, |s| {
+            workspace::plan_fused(graph, &kept, s, &layout(s).1, piece).bytes
+        });
+    }
+    let (bands, fusions) = layout(&strips);
     let workspace = workspace::plan_within(graph, &kept, &strips, &fusions, limits)?;
     Ok(Launches {
         bands,

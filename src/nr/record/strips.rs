@@ -49,10 +49,10 @@ pub fn default_budget(graph: &Graph) -> u64 {
 /// Whether a network runs its window blocks as strips.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StripChoice {
-    /// The route's default: strips of the [`default_budget`] on the exact route, only those the
-    /// workspace needs ([`Strips::pruned`]; docs/performance.md); none on the tensor route until
-    /// the H200 has checked its bytes and time in strips (its plan meets the memory targets:
-    /// `fusion::tests`).
+    /// The route's default: strips of the [`default_budget`] on the GPU routes, only those the
+    /// workspace needs ([`Strips::pruned`]; docs/performance.md). The tensor route's bytes in
+    /// strips are checked on the H200, and they cost it about 5 % of its time at 1080p for the
+    /// memory targets (`fusion::tests`).
     Auto,
     /// No strips: every node over all its rows (in the bands of `bands` where a limit needs).
     Off,
@@ -83,8 +83,8 @@ impl StripChoice {
     /// The budget of `graph` on `route` (`None`: no strips).
     pub fn budget(self, route: Route, graph: &Graph) -> Option<u64> {
         match (self, route) {
-            (StripChoice::Auto, Route::Exact) => Some(default_budget(graph)),
-            (StripChoice::Auto, Route::Tensor | Route::Cpu) | (StripChoice::Off, _) => None,
+            (StripChoice::Auto, Route::Exact | Route::Tensor) => Some(default_budget(graph)),
+            (StripChoice::Auto, Route::Cpu) | (StripChoice::Off, _) => None,
             (StripChoice::Budget(b), _) => Some(b.max(1)),
         }
     }
@@ -203,11 +203,13 @@ impl Strips {
     }
 
     /// Only the strips the workspace needs: each strip, most launches first, is dropped where
-    /// the plan (in buffers of at most `piece` bytes) does not grow without it. The workspace is
-    /// the peak of live bytes, so strips away from the peak only add launches: at 1080p and 4K
-    /// the field's two blocks stay (844 launches instead of 1140, the same 268.1 and 1008.8 MiB).
-    pub fn pruned(self, graph: &Graph, keep: &[TensorId], piece: u64) -> Strips {
-        let full = workspace::plan(graph, keep, &self, piece).bytes;
+    /// the workspace (`bytes` of a set of strips: the plan the recorder would make with them,
+    /// fusions included, since a fused pair frees other bytes than an unfused one) does not grow
+    /// without it. The workspace is the peak of live bytes, so strips away from the peak only
+    /// add launches: at 1080p and 4K the field's two blocks stay (844 launches instead of 1140,
+    /// the same 268.1 and 1008.8 MiB).
+    pub fn pruned(self, graph: &Graph, bytes: impl Fn(&Strips) -> u64) -> Strips {
+        let full = bytes(&self);
         let mut order: Vec<usize> = (0..self.strips.len()).collect();
         order.sort_by_key(|&k| {
             let s = &self.strips[k];
@@ -226,7 +228,7 @@ impl Strips {
         };
         for k in order {
             kept[k] = false;
-            if workspace::plan(graph, keep, &subset(&kept), piece).bytes > full {
+            if bytes(&subset(&kept)) > full {
                 kept[k] = true;
             }
         }

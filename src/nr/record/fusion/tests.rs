@@ -4,7 +4,7 @@ use crate::nr::graph::{build, Op};
 use crate::nr::record::bands::BindLimits;
 use crate::nr::record::network::{plan_within, Keep, Launches, NetworkOptions};
 use crate::nr::record::strips::tests::{large, lavapipe};
-use crate::nr::record::strips::StripChoice;
+use crate::nr::record::strips::{default_budget, StripChoice};
 
 fn launches(g: &Graph, route: Route, keep: Keep, strips: StripChoice, l: &BindLimits) -> Launches {
     let opts = NetworkOptions {
@@ -188,47 +188,47 @@ fn ranges_may_not_cut_a_fused_pair() {
     assert_eq!(f.count(), 1);
 }
 
-/// The tensor route's plan in strips of the exact route's default budget (every strip kept, as
-/// `OPENNGX_STRIP_BUDGET_MIB` or `bench --strips BYTES` ask) and with its fusions, keeping what a
+/// The tensor route's plan with its default strips (`StripChoice::Auto`: the default budget,
+/// pruned to the strips the workspace needs), with and without its fusions, keeping what a
 /// feature keeps: the workspace at 1080p and 4K beside the synthetic model's 141.4 MiB of
-/// weights stays within the issue's device-memory targets (450 MiB, 1.2 GiB). (Strips stay off
-/// by default on the tensor route until the H200 has checked them.)
+/// weights stays within the issue's device-memory targets (450 MiB, 1.2 GiB), and pruning keeps
+/// the workspace of every strip (with the fusions too: they free other bytes).
 #[test]
 fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
     const MIB: f64 = (1u64 << 20) as f64;
     const WEIGHTS_MIB: f64 = 141.4;
     for (w, h, target_mib) in [(1920, 1080, 450.0), (3840, 2160, 1228.8)] {
         let g = build(&Geometry::new(w, h).expect("size"));
-        let opts = NetworkOptions {
-            route: Route::Tensor,
-            keep: Keep::Head,
-            input_per_frame: true,
-            strips: StripChoice::Budget(crate::nr::record::strips::default_budget(&g)),
-            fusion: true,
-            ..NetworkOptions::default()
-        };
-        let l = plan_within(&g, &opts, &large()).expect("plan");
-        let off = plan_within(
-            &g,
-            &NetworkOptions {
-                strips: StripChoice::Off,
-                ..opts
-            },
-            &large(),
-        )
-        .expect("plan");
-        let mib = l.workspace_bytes() as f64 / MIB;
-        println!(
-            "{w}x{h} tensor route: workspace {mib:.1} MiB in {} strips ({:.1} MiB without), {} fused",
-            l.strips.strips.len(),
-            off.workspace_bytes() as f64 / MIB,
-            l.fusions.count()
-        );
-        assert!(!l.strips.strips.is_empty());
-        assert!(l.fusions.count() > 60);
-        assert!(
-            mib + WEIGHTS_MIB <= target_mib,
-            "{w}x{h}: {mib:.1} + {WEIGHTS_MIB} MiB > {target_mib} MiB"
-        );
+        for fusion in [false, true] {
+            let opts = NetworkOptions {
+                route: Route::Tensor,
+                keep: Keep::Head,
+                input_per_frame: true,
+                fusion,
+                ..NetworkOptions::default()
+            };
+            let plan = |strips| plan_within(&g, &NetworkOptions { strips, ..opts }, &large());
+            let l = plan(StripChoice::Auto).expect("plan");
+            let every = plan(StripChoice::Budget(default_budget(&g))).expect("plan");
+            let off = plan(StripChoice::Off).expect("plan");
+            let mib = l.workspace_bytes() as f64 / MIB;
+            println!(
+                "{w}x{h} tensor route, fusion {fusion}: workspace {mib:.1} MiB in {} strips \
+                 ({:.1} MiB in all {}, {:.1} MiB without), {} fused",
+                l.strips.strips.len(),
+                every.workspace_bytes() as f64 / MIB,
+                every.strips.strips.len(),
+                off.workspace_bytes() as f64 / MIB,
+                l.fusions.count()
+            );
+            assert!(!l.strips.strips.is_empty());
+            assert_eq!(l.workspace_bytes(), every.workspace_bytes(), "{w}x{h}");
+            assert!(l.workspace_bytes() < off.workspace_bytes());
+            assert_eq!(l.fusions.count() > 60, fusion);
+            assert!(
+                mib + WEIGHTS_MIB <= target_mib,
+                "{w}x{h}: {mib:.1} + {WEIGHTS_MIB} MiB > {target_mib} MiB"
+            );
+        }
     }
 }
