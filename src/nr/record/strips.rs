@@ -29,7 +29,7 @@ use crate::nr::geometry::{Phase, Size};
 use crate::nr::graph::{Graph, Node, Op, TensorId};
 
 use super::bands::{self, row_bytes, split, Axis, Band, BindLimits};
-use super::workspace::{self, scratch_bytes};
+use super::workspace::scratch_bytes;
 
 /// The least band-local bytes per band of the default budget ([`default_budget`]).
 pub const DEFAULT_BUDGET: u64 = 64 << 20;

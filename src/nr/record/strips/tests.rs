@@ -195,7 +195,10 @@ fn the_choice_and_the_kept_tensors_decide_the_strips() {
     let small = build(&Geometry::new(64, 64).expect("size"));
     assert_eq!(default_budget(&small), DEFAULT_BUDGET);
     for route in [Route::Exact, Route::Tensor] {
-        assert_eq!(StripChoice::Auto.budget(route, &g), Some(default_budget(&g)));
+        assert_eq!(
+            StripChoice::Auto.budget(route, &g),
+            Some(default_budget(&g))
+        );
     }
     assert_eq!(StripChoice::Auto.budget(Route::Cpu, &g), None);
     assert_eq!(StripChoice::Off.budget(Route::Exact, &g), None);
