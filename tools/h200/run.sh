@@ -7,9 +7,11 @@
 #   life    #16: the large soak, four threads at large sizes, lifetimes, feature_nr, gpu_frame
 #   soak    #16: the large soak alone
 #   soak_nolayer  #16: its pass without the validation layer alone
+#   gemmnorm #14: the default tensor route and the normalisation in the QKV GEMM (--fusion
+#           gemm): --check at 512x512 and 1080p, times of both routes and both fusions, replay
 #   adapter #14: the default tensor route (coopmat adapter): --check at 1080p, times against the
 #           exact route at 1080p and 4K, the fused variant's time and kernel statistics, replay
-#   fusion  #14: the tensor route's fused window normalisation (--fusion on): --check at three
+#   fusion  #14: the window normalisation in the attention's staging (--fusion attention): --check at three
 #           sizes, times with and without it and without strips, the C-ABI replay
 #   fusion_min  the least of it: --check at 512x512 and 1080p, the 1080p times
 #   strips  #14: window blocks in strips (strips_check: bytes; strips_time: times and replays)
@@ -25,7 +27,7 @@
 #           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer adapter fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm adapter fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -135,23 +137,23 @@ core)
 fusion_min)
     # The least of `fusion` (a call with little device time left): the bytes at 512x512 and
     # 1080p, the 1080p time of both routes and of the tensor route without its fusion and strips.
-    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check --fusion on
-    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion on
-    run fusion_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor --fusion on
+    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check --fusion attention
+    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion attention
+    run fusion_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor --fusion attention
     run fusion_time_1920x1080_nofusion 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --strips off --fusion off
     ;;
 fusion)
-    # The tensor route's fused window normalisation (`bench --fusion on`; docs/architecture.md,
+    # The tensor route's fused window normalisation (`bench --fusion attention`; docs/architecture.md,
     # "A node inside the next node's kernel") in the route's default strips: bytes at three
     # sizes, then the time against the exact route, without strips and without the fusion, and
     # the C-ABI replay (the library's default), all in one call.
-    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check --fusion on
-    run fusion_check_1280x720 120 ./openngx bench --width 1280 --height 720 --frames 3 --route tensor --check --fusion on
-    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion on
-    run fusion_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor --fusion on
-    run fusion_time_1920x1080_nostrips 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --strips off --fusion on
+    run fusion_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check --fusion attention
+    run fusion_check_1280x720 120 ./openngx bench --width 1280 --height 720 --frames 3 --route tensor --check --fusion attention
+    run fusion_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion attention
+    run fusion_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor --fusion attention
+    run fusion_time_1920x1080_nostrips 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --strips off --fusion attention
     run fusion_time_1920x1080_nofusion 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --strips off --fusion off
-    run fusion_time_3840x2160 120 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor --fusion on
+    run fusion_time_3840x2160 120 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor --fusion attention
     if ls -d fixtures/*/ >/dev/null 2>&1; then
         [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
         for fx in fixtures/*/; do
@@ -165,13 +167,32 @@ adapter)
     # time and kernel statistics at 1080p, and the C-ABI replay, in one call.
     run adapter_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
     run adapter_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
-    run adapter_time_1920x1080_fused 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion on --pipeline-stats
+    run adapter_time_1920x1080_fused 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion attention --pipeline-stats
     run adapter_time_1920x1080_unfused_stats 90 ./openngx bench --width 1920 --height 1080 --frames 5 --route tensor --pipeline-stats
     run adapter_time_3840x2160 150 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor
     if ls -d fixtures/*/ >/dev/null 2>&1; then
         [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
         for fx in fixtures/*/; do
             run "adapter_replay_$(basename "$fx")" 120 env OPENNGX_LOG=1 OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
+        done
+    fi
+    ;;
+gemmnorm)
+    # #14, session 14: the default tensor route (coopmat adapter, strips) and the window
+    # normalisation as the QKV GEMM's epilogue (`--fusion gemm`): bytes, then the times of the
+    # exact route, the default, both fusions at 1080p and 4K, and the C-ABI replay.
+    run default_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
+    run gemm_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route tensor --check --fusion gemm
+    run gemm_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion gemm
+    run default_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
+    run gemm_time_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion gemm --pipeline-stats
+    run attention_time_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion attention
+    run default_time_3840x2160 150 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor
+    run gemm_time_3840x2160 60 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor --fusion gemm
+    if ls -d fixtures/*/ >/dev/null 2>&1; then
+        [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+        for fx in fixtures/*/; do
+            run "default_replay_$(basename "$fx")" 120 env OPENNGX_LOG=1 OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
         done
     fi
     ;;
@@ -186,7 +207,7 @@ rr_dynamic)
     run rr_dynamic 60 ./rr_dynamic --nocapture
     ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, adapter, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, adapter, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
     exit 2
     ;;
 esac

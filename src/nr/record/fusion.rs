@@ -14,7 +14,7 @@
 
 use crate::feature::Route;
 use crate::nr::graph::{Graph, TensorId};
-use crate::nr::route;
+use crate::nr::route::{self, Fusion};
 
 use super::bands::Band;
 use super::strips::Strips;
@@ -34,10 +34,11 @@ impl Fusions {
         }
     }
 
-    /// The fusions of `route` over `graph` whose `kept` tensors stay readable, with the nodes
-    /// launched in `bands` (per node) and `strips`.
+    /// The fusions `fusion` asks for that `route` runs over `graph`, whose `kept` tensors stay
+    /// readable, with the nodes launched in `bands` (per node) and `strips`.
     pub fn plan(
         route: Route,
+        fusion: Fusion,
         graph: &Graph,
         kept: &[TensorId],
         strips: &Strips,
@@ -53,7 +54,7 @@ impl Fusions {
         let mut into_next = vec![false; n];
         for i in 0..n.saturating_sub(1) {
             let (node, next) = (&graph.nodes[i], &graph.nodes[i + 1]);
-            if !route::fuses(route, node, next) {
+            if fusion == Fusion::Off || !route::fuses(route, fusion, node, next) {
                 continue;
             }
             let private = node

@@ -18,7 +18,7 @@ use crate::gpu::{
     MemoryKind, Recorder, StageTime, TimestampPool, UploadBatch,
 };
 use crate::nr::graph::{Graph, TensorId};
-use crate::nr::route::{self, NetworkRoute, NodeBindings, RouteError};
+use crate::nr::route::{self, Fusion, NetworkRoute, NodeBindings, RouteError};
 use crate::numerics::Profiles;
 
 use super::bands::{self, Band, BindLimits, RangeError};
@@ -66,11 +66,10 @@ pub struct NetworkOptions {
     /// Whether the window blocks run as strips, band by band with band-sized intermediates
     /// (`strips`; far less memory, the same bytes).
     pub strips: StripChoice,
-    /// Let the route run a node inside the next node's kernel where it can (`fusion`; the same
-    /// bytes). Off by default until the H200 has checked the tensor route's fused kernel
-    /// (`bench --fusion on`; its staging is proven on lavapipe); `false`: every node its own
-    /// launch.
-    pub fusion: bool,
+    /// Which neighbouring ops the route runs as one kernel where it can (`fusion`; the same
+    /// bytes). Off by default: on the H200 the normalisation in the attention's staging is
+    /// exact but slower (docs/performance.md); `bench --fusion` chooses.
+    pub fusion: Fusion,
 }
 
 impl Default for NetworkOptions {
@@ -87,7 +86,7 @@ impl Default for NetworkOptions {
             input_per_frame: false,
             max_binding_range: None,
             strips: StripChoice::from_env(),
-            fusion: false,
+            fusion: Fusion::Off,
         }
     }
 }
@@ -166,11 +165,7 @@ pub fn plan_within(
                 bands[i] = s.launches.iter().map(|l| l[j]).collect();
             }
         }
-        let fusions = if opts.fusion {
-            Fusions::plan(opts.route, graph, &kept, strips, &bands)
-        } else {
-            Fusions::none(graph)
-        };
+        let fusions = Fusions::plan(opts.route, opts.fusion, graph, &kept, strips, &bands);
         (bands, fusions)
     };
     if opts.strips.prunes() {

@@ -62,13 +62,28 @@ impl NodeBindings<'_> {
     }
 }
 
-/// Whether `route` can run `node` inside the kernel of `next`, the node after it in the schedule
-/// (the recorder fuses the two only where nothing else reads `node`'s outputs and both run in
-/// the same launches: `nr::record::fusion`). Known without a device, so the workspace plan and
-/// the limits check see the fusions.
-pub fn fuses(route: Route, node: &Node, next: &Node) -> bool {
+/// Which pairs of neighbouring ops a network runs as one kernel where its route can
+/// (`NetworkOptions::fusion`, `bench --fusion`). Every choice publishes the same bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fusion {
+    /// Every op in launches of its own.
+    #[default]
+    Off,
+    /// The window normalisation as the epilogue of the QKV GEMM before it: the f16 QKV is never
+    /// written (`gemm_coopmat_norm.comp`).
+    NormInGemm,
+    /// The window normalisation in the staging of the window attention after it: q', k', v' are
+    /// never written (`window_attention_coopmat_qkv.comp`).
+    NormInAttention,
+}
+
+/// Whether `route` can run `node` inside the kernel of `next`, the node after it in the schedule,
+/// under `fusion` (the recorder fuses the two only where nothing else reads `node`'s outputs and
+/// both run in the same launches: `nr::record::fusion`). Known without a device, so the
+/// workspace plan and the limits check see the fusions.
+pub fn fuses(route: Route, fusion: Fusion, node: &Node, next: &Node) -> bool {
     match route {
-        Route::Tensor => tensor::fuses(node, next),
+        Route::Tensor => tensor::fuses(fusion, node, next),
         Route::Exact | Route::Cpu => false,
     }
 }

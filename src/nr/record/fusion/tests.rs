@@ -7,12 +7,23 @@ use crate::nr::record::strips::tests::{large, lavapipe};
 use crate::nr::record::strips::{default_budget, StripChoice};
 
 fn launches(g: &Graph, route: Route, keep: Keep, strips: StripChoice, l: &BindLimits) -> Launches {
+    launches_with(g, route, Fusion::NormInAttention, keep, strips, l)
+}
+
+fn launches_with(
+    g: &Graph,
+    route: Route,
+    fusion: Fusion,
+    keep: Keep,
+    strips: StripChoice,
+    l: &BindLimits,
+) -> Launches {
     let opts = NetworkOptions {
         route,
         keep,
         input_per_frame: true,
         strips,
-        fusion: true,
+        fusion,
         ..NetworkOptions::default()
     };
     plan_within(g, &opts, l).expect("plan")
@@ -58,7 +69,7 @@ fn the_tensor_route_fuses_each_window_normalisation_into_its_attention() {
     assert_eq!(exact.fusions.count(), 0);
     let opts = NetworkOptions {
         route: Route::Tensor,
-        fusion: false,
+        fusion: Fusion::Off,
         ..NetworkOptions::default()
     };
     assert_eq!(
@@ -68,6 +79,49 @@ fn the_tensor_route_fuses_each_window_normalisation_into_its_attention() {
             .count(),
         0
     );
+}
+
+/// With [`Fusion::NormInGemm`] the tensor route runs every window normalisation as the
+/// epilogue of the QKV GEMM before it (the GEMM is the node that runs inside the next), in
+/// whole launches and in strips alike, and nothing else; the ViT's normalisation keeps its launch.
+#[test]
+fn the_tensor_route_runs_each_window_normalisation_in_its_qkv_gemm() {
+    let g = build(&Geometry::new(1920, 1080).expect("size"));
+    let norms = g.nodes.iter().filter(|n| is_window_norm(&n.op)).count();
+    assert!(norms > 60, "{norms} window normalisations");
+    for strips in [StripChoice::Off, StripChoice::Auto] {
+        let l = launches_with(
+            &g,
+            Route::Tensor,
+            Fusion::NormInGemm,
+            Keep::Head,
+            strips,
+            &large(),
+        );
+        let f = &l.fusions;
+        assert_eq!(f.count(), norms, "{strips:?}");
+        for (i, node) in g.nodes.iter().enumerate() {
+            let into_norm = g.nodes.get(i + 1).is_some_and(|n| is_window_norm(&n.op));
+            assert_eq!(f.runs_inside_next(i), into_norm, "{}", node.label);
+            if into_norm {
+                let (Op::Gemm { out, .. }, Op::Normalize { qkv, .. }) =
+                    (&node.op, &g.nodes[i + 1].op)
+                else {
+                    panic!("{}: not a QKV GEMM", node.label);
+                };
+                assert_eq!(out, qkv);
+            }
+        }
+        let exact = launches_with(
+            &g,
+            Route::Exact,
+            Fusion::NormInGemm,
+            Keep::Head,
+            strips,
+            &large(),
+        );
+        assert_eq!(exact.fusions.count(), 0);
+    }
 }
 
 /// Kept outputs (verify's `Keep::All`) are never fused away, boundaries alone do not stop it.
@@ -133,41 +187,53 @@ fn the_workspace_plan_follows_the_fusions() {
     let g = build(&Geometry::new(640, 384).expect("size"));
     let keep = [g.head];
     let strips = Strips::none(&g);
-    let l = launches(&g, Route::Tensor, Keep::Head, StripChoice::Off, &large());
-    let f = &l.fusions;
-    assert!(f.count() > 0);
-    let fused = crate::nr::record::workspace::plan_fused(&g, &keep, &strips, f, u64::MAX);
-    let plain = crate::nr::record::workspace::plan(&g, &keep, &strips, u64::MAX);
-    assert!(
-        fused.bytes <= plain.bytes,
-        "{} > {}",
-        fused.bytes,
-        plain.bytes
-    );
-    let last = f.last_use(&g);
-    let overlap = |a: (u64, u64), b: (u64, u64)| a.0 < b.0 + b.1 && b.0 < a.0 + a.1;
-    for (i, node) in g.nodes.iter().enumerate() {
-        if !f.runs_inside_next(i) {
-            continue;
-        }
-        for t in node.op.outputs() {
-            assert_eq!(
-                fused.slots[t].1, 0,
-                "`{}` is never written",
-                g.tensors[t].name
-            );
-        }
-        let Op::Normalize { qkv, .. } = node.op else {
-            unreachable!()
-        };
-        assert_eq!(last[qkv], Some(i + 1));
-        for o in g.nodes[i + 1].op.outputs() {
-            assert!(
-                !overlap(fused.slots[qkv], fused.slots[o]),
-                "`{}` shares bytes with `{}`",
-                g.tensors[qkv].name,
-                g.tensors[o].name
-            );
+    for fusion in [Fusion::NormInAttention, Fusion::NormInGemm] {
+        let l = launches_with(
+            &g,
+            Route::Tensor,
+            fusion,
+            Keep::Head,
+            StripChoice::Off,
+            &large(),
+        );
+        let f = &l.fusions;
+        assert!(f.count() > 0);
+        let fused = crate::nr::record::workspace::plan_fused(&g, &keep, &strips, f, u64::MAX);
+        let plain = crate::nr::record::workspace::plan(&g, &keep, &strips, u64::MAX);
+        assert!(
+            fused.bytes <= plain.bytes,
+            "{fusion:?}: {} > {}",
+            fused.bytes,
+            plain.bytes
+        );
+        let last = f.last_use(&g);
+        let overlap = |a: (u64, u64), b: (u64, u64)| a.0 < b.0 + b.1 && b.0 < a.0 + a.1;
+        for (i, node) in g.nodes.iter().enumerate() {
+            if !f.runs_inside_next(i) {
+                continue;
+            }
+            for t in node.op.outputs() {
+                assert_eq!(
+                    fused.slots[t].1, 0,
+                    "`{}` is never written",
+                    g.tensors[t].name
+                );
+            }
+            for t in node.op.inputs() {
+                assert!(
+                    last[t] >= Some(i + 1),
+                    "{fusion:?}: `{}`",
+                    g.tensors[t].name
+                );
+                for o in g.nodes[i + 1].op.outputs() {
+                    assert!(
+                        !overlap(fused.slots[t], fused.slots[o]),
+                        "`{}` shares bytes with `{}`",
+                        g.tensors[t].name,
+                        g.tensors[o].name
+                    );
+                }
+            }
         }
     }
 }
@@ -199,7 +265,7 @@ fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
     const WEIGHTS_MIB: f64 = 141.4;
     for (w, h, target_mib) in [(1920, 1080, 450.0), (3840, 2160, 1228.8)] {
         let g = build(&Geometry::new(w, h).expect("size"));
-        for fusion in [false, true] {
+        for fusion in [Fusion::Off, Fusion::NormInGemm, Fusion::NormInAttention] {
             let opts = NetworkOptions {
                 route: Route::Tensor,
                 keep: Keep::Head,
@@ -213,7 +279,7 @@ fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
             let off = plan(StripChoice::Off).expect("plan");
             let mib = l.workspace_bytes() as f64 / MIB;
             println!(
-                "{w}x{h} tensor route, fusion {fusion}: workspace {mib:.1} MiB in {} strips \
+                "{w}x{h} tensor route, fusion {fusion:?}: workspace {mib:.1} MiB in {} strips \
                  ({:.1} MiB in all {}, {:.1} MiB without), {} fused",
                 l.strips.strips.len(),
                 every.workspace_bytes() as f64 / MIB,
@@ -224,7 +290,7 @@ fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
             assert!(!l.strips.strips.is_empty());
             assert_eq!(l.workspace_bytes(), every.workspace_bytes(), "{w}x{h}");
             assert!(l.workspace_bytes() < off.workspace_bytes());
-            assert_eq!(l.fusions.count() > 60, fusion);
+            assert_eq!(l.fusions.count() > 60, fusion != Fusion::Off);
             assert!(
                 mib + WEIGHTS_MIB <= target_mib,
                 "{w}x{h}: {mib:.1} + {WEIGHTS_MIB} MiB > {target_mib} MiB"

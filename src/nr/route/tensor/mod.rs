@@ -18,14 +18,16 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use super::{ExactRoute, NetworkRoute, NodeBindings};
+use super::{ExactRoute, Fusion, NetworkRoute, NodeBindings};
 use crate::feature::Route;
 use crate::gpu::{Capabilities, CoopMatrixShape, DescriptorArena, Dispatch, GpuContext, GpuError};
 use crate::model::blocks::PRIOR_BYTES;
 use crate::nr::geometry::Phase;
-use crate::nr::graph::{Graph, Node, Op};
+use crate::nr::graph::{Epilogue, Graph, MatRef, Node, Op, TensorId};
 use crate::nr::record::attention::prepare_window_attention_qkv;
 use crate::nr::record::bands::window_band;
+use crate::nr::record::gemm::GemmShape;
+use crate::nr::record::gemm_norm::{prepare_gemm_norm, NormOutputs};
 use crate::nr::record::{GpuWeights, KernelBuild, KernelPolicy, RecordError};
 use crate::numerics::probe::Identification;
 use crate::numerics::{Profile, Profiles};
@@ -37,18 +39,61 @@ pub const EXTENSIONS: [&CStr; 1] = [ash::khr::cooperative_matrix::NAME];
 /// tiles and the seed/result tile, in words).
 const GEMM_SHARED_BYTES: u32 = 4 * (64 * 20 + 64 * 20 + 64 * 36);
 
-/// Whether the route runs `node` inside `next`'s kernel: a window normalisation whose q', k', v'
-/// are exactly what the window attention after it reads (`window_attention_coopmat_qkv.comp`).
-/// The ViT's normalisation stays a launch of its own: each ViT workgroup reads every key, so
-/// normalising in its staging would repeat the keys' work once per query block.
-pub fn fuses(node: &Node, next: &Node) -> bool {
-    matches!(
-        (&node.op, &next.op),
+/// Whether the route runs `node` inside `next`'s kernel under `fusion`:
+///
+/// * [`Fusion::NormInGemm`]: a window normalisation run as the epilogue of the QKV GEMM before
+///   it (`gemm_coopmat_norm.comp`): one f16 chain over the whole K, no seed, one group, N the
+///   normalisation's `96 * heads` columns;
+/// * [`Fusion::NormInAttention`]: a window normalisation whose q', k', v' are exactly what the
+///   window attention after it reads (`window_attention_coopmat_qkv.comp`).
+///
+/// The ViT's normalisation stays a launch of its own (its q takes another scale, and in the
+/// attention's staging each ViT workgroup would repeat the keys' work once per query block).
+pub fn fuses(fusion: Fusion, node: &Node, next: &Node) -> bool {
+    match (fusion, &node.op, &next.op) {
         (
-            Op::Normalize { vit: false, q, k, v, heads, .. },
-            Op::WindowAttention { q: q2, k: k2, v: v2, heads: h2, .. },
-        ) if (q, k, v, heads) == (q2, k2, v2, h2)
-    )
+            Fusion::NormInGemm,
+            Op::Gemm {
+                mat,
+                seed: None,
+                partition,
+                epilogue: Epilogue::F16,
+                out,
+                out_raw: None,
+                ..
+            },
+            Op::Normalize {
+                vit: false,
+                qkv,
+                heads,
+                ..
+            },
+        ) => {
+            out == qkv
+                && mat.groups == 1
+                && mat.n == 96 * heads
+                && partition.is_none_or(|p| p == 0 || p >= mat.k)
+        }
+        (
+            Fusion::NormInAttention,
+            Op::Normalize {
+                vit: false,
+                q,
+                k,
+                v,
+                heads,
+                ..
+            },
+            Op::WindowAttention {
+                q: q2,
+                k: k2,
+                v: v2,
+                heads: h2,
+                ..
+            },
+        ) => (q, k, v, heads) == (q2, k2, v2, h2),
+        _ => false,
+    }
 }
 
 /// The tensor route on one device.
@@ -190,8 +235,13 @@ impl NetworkRoute for TensorRoute {
     }
 
     fn descriptor_budget(&self, node: &Node) -> (u32, u32) {
-        // The cooperative-matrix GEMM binds what the emulated one binds.
-        self.exact.descriptor_budget(node)
+        // The cooperative-matrix GEMM binds what the emulated one binds; a normalisation may
+        // run as the QKV GEMM's epilogue (9 buffers: `gemm_norm`).
+        let (sets, buffers) = self.exact.descriptor_budget(node);
+        match node.op {
+            Op::Normalize { .. } => (sets, buffers.max(9)),
+            _ => (sets, buffers),
+        }
     }
 
     fn prepare(
@@ -225,6 +275,9 @@ impl TensorRoute {
         w: &GpuWeights,
         bindings: &NodeBindings<'_>,
     ) -> Result<Dispatch, RecordError> {
+        if let (Op::Gemm { input, mat, .. }, Op::Normalize { .. }) = (&producer.op, &node.op) {
+            return self.prepare_gemm_norm(g, ctx, arena, producer, node, *input, mat, w, bindings);
+        }
         let (
             Op::Normalize {
                 qkv, temperatures, ..
@@ -244,7 +297,7 @@ impl TensorRoute {
                 node.label, producer.label
             )));
         };
-        if !fuses(producer, node) {
+        if !fuses(Fusion::NormInAttention, producer, node) {
             return Err(RecordError::Graph(format!(
                 "{}: `{}` does not produce exactly the q, k, v it reads",
                 node.label, producer.label
@@ -266,6 +319,66 @@ impl TensorRoute {
             *heads as u32,
             u32::from(phase.0),
             &self.exact.profiles().fp8,
+        )?)
+    }
+
+    /// The QKV GEMM `producer` with `node`, the window normalisation of its result, as its
+    /// epilogue ([`Fusion::NormInGemm`]): one launch over the band's token rows.
+    #[allow(clippy::too_many_arguments)]
+    fn prepare_gemm_norm(
+        &self,
+        g: &Graph,
+        ctx: &Arc<GpuContext>,
+        arena: &mut DescriptorArena,
+        producer: &Node,
+        node: &Node,
+        input: TensorId,
+        mat: &MatRef,
+        w: &GpuWeights,
+        bindings: &NodeBindings<'_>,
+    ) -> Result<Dispatch, RecordError> {
+        let Op::Normalize {
+            heads,
+            temperatures,
+            q,
+            k,
+            v,
+            ..
+        } = &node.op
+        else {
+            return Err(RecordError::Graph(format!(
+                "{}: not a normalisation",
+                node.label
+            )));
+        };
+        if !fuses(Fusion::NormInGemm, producer, node) {
+            return Err(RecordError::Graph(format!(
+                "{}: `{}` is not the QKV GEMM it can run inside",
+                node.label, producer.label
+            )));
+        }
+        let mut shape = GemmShape::of_node(g, producer)
+            .ok_or_else(|| RecordError::Graph(format!("{}: not a GEMM", producer.label)))?;
+        let band = bindings.band;
+        shape.rows = band.len() as usize;
+        let tokens = |t: TensorId| bindings.rows(g, t, band.start, band.len(), 1);
+        let norm = NormOutputs {
+            q: tokens(*q),
+            k: tokens(*k),
+            v: tokens(*v),
+            temperatures: w.binding(*temperatures, 4 * *heads as u64)?,
+            table: w.normalize_table()?,
+            heads: *heads as u32,
+        };
+        Ok(prepare_gemm_norm(
+            ctx,
+            arena,
+            self.policy,
+            self.exact.profiles(),
+            &shape,
+            tokens(input),
+            w.matrix(mat)?,
+            &norm,
         )?)
     }
 }

@@ -17,6 +17,7 @@ use openngx::nr::graph;
 use openngx::nr::record::network::{Keep, NetworkOptions};
 use openngx::nr::record::strips::StripChoice;
 use openngx::nr::reference;
+use openngx::nr::route::Fusion;
 use openngx::numerics::Profiles;
 use openngx_tools::synth;
 
@@ -83,14 +84,11 @@ pub struct Args {
     /// default: on for both GPU routes), `off`, or the band-local BYTES per band.
     #[arg(long, value_name = "auto|off|BYTES", default_value = "auto", value_parser = parse_strips)]
     pub(crate) strips: StripChoice,
-    /// Whether the route runs an op inside the next op's kernel where it can (`on`: the tensor
-    /// route's window normalisation inside its attention, pending its H200 proof) or every op
-    /// in a launch of its own (`off`, the library's default; the same bytes).
-    // `action = Set`: a `bool` field would otherwise be a switch that takes no value, and
-    // `--fusion on` would fail to parse.
-    #[arg(long, value_name = "on|off", default_value = "off", value_parser = parse_on_off,
-          action = clap::ArgAction::Set)]
-    pub(crate) fusion: bool,
+    /// Which neighbouring ops the route runs as one kernel where it can: `off` (the library's
+    /// default), `gemm` (the tensor route's window normalisation as the QKV GEMM's epilogue) or
+    /// `attention` (the normalisation in the window attention's staging). The same bytes.
+    #[arg(long, value_name = "off|gemm|attention", default_value = "off", value_parser = parse_fusion)]
+    pub(crate) fusion: Fusion,
     /// Also print what the driver reports about each kernel (register counts and the like,
     /// through VK_KHR_pipeline_executable_properties where the device has it).
     #[arg(long)]
@@ -108,11 +106,12 @@ fn parse_strips(s: &str) -> Result<StripChoice, String> {
     }
 }
 
-fn parse_on_off(s: &str) -> Result<bool, String> {
+fn parse_fusion(s: &str) -> Result<Fusion, String> {
     match s {
-        "on" => Ok(true),
-        "off" => Ok(false),
-        n => Err(format!("`{n}`: expected on or off")),
+        "off" => Ok(Fusion::Off),
+        "gemm" => Ok(Fusion::NormInGemm),
+        "attention" => Ok(Fusion::NormInAttention),
+        n => Err(format!("`{n}`: expected off, gemm or attention")),
     }
 }
 
@@ -630,7 +629,7 @@ impl Drop for TempDir {
 
 #[cfg(test)]
 mod tests {
-    use super::{stage, Args};
+    use super::{stage, Args, Fusion};
     use clap::Parser;
 
     /// The bench's flags as the command line gives them.
@@ -641,14 +640,22 @@ mod tests {
     }
 
     #[test]
-    fn on_off_flags_take_their_value() {
-        // A `bool` flag parsed by `parse_on_off` must take a value: clap's default for a `bool`
-        // field is a switch, which would hand the parser "true" and refuse `--fusion on`.
+    fn the_fusion_flag_takes_its_value() {
         let parse = |v: &[&str]| Line::try_parse_from(v.iter().copied()).map(|l| l.args.fusion);
-        assert!(!parse(&["bench"]).expect("default"));
-        assert!(parse(&["bench", "--fusion", "on"]).expect("on"));
-        assert!(!parse(&["bench", "--fusion", "off"]).expect("off"));
-        assert!(parse(&["bench", "--fusion", "yes"]).is_err());
+        assert_eq!(parse(&["bench"]).expect("default"), Fusion::Off);
+        assert_eq!(
+            parse(&["bench", "--fusion", "off"]).expect("off"),
+            Fusion::Off
+        );
+        assert_eq!(
+            parse(&["bench", "--fusion", "gemm"]).expect("gemm"),
+            Fusion::NormInGemm
+        );
+        assert_eq!(
+            parse(&["bench", "--fusion", "attention"]).expect("attention"),
+            Fusion::NormInAttention
+        );
+        assert!(parse(&["bench", "--fusion", "on"]).is_err());
         assert!(parse(&["bench", "--fusion"]).is_err());
     }
 

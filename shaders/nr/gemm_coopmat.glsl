@@ -1,0 +1,341 @@
+// Body of the cooperative-matrix GEMM, built twice: gemm_coopmat.comp (the epilogues of
+// gemm_store.glsl) and gemm_coopmat_norm.comp (GEMM_NORM: the QKV GEMM with the window
+// normalisation of `Op::Normalize` as its epilogue, so the f16 QKV is never written). The
+// including shader enables the extensions and execution modes listed there.
+//
+// Grouped E4M3 x E4M3 -> f16 GEMM of `Op::Gemm` on the device's f16 cooperative matrices
+// (VK_KHR_cooperative_matrix, 16x16x16, f16 accumulator): the tensor route. The hardware's own
+// arithmetic is the H25 profile (h200-tensor-numerics.md §4-5; the route runs only where the
+// creation probe matched it), so one coopMatMulAdd per K group of 16 is one H25 group step and
+// the result is byte for byte what gemm.glsl emulates in that profile.
+//
+// out[r][g*N + c] = epilogue(split-K chain of A row r (channels g*ASTRIDE .. +K) with column c of
+// group g), seeded by f16(skip[r][g*N + c] * scale[g*N + c]) when SEED != 0; split-K as in
+// gemm.glsl (partition 0 from the seed, the others from +0, partials out, gemm_sum.comp adds).
+//
+// Work split: 128 invocations = 4 subgroups of 32 in a 2 x 2 grid; a workgroup owns BM = 64
+// rows x BN (32 or 64) columns of one group, a subgroup BM/2 x BN/2 (BM/32 x BN/32
+// accumulators). Per step of BK = 32 K the tile's E4M3 bytes are widened to f16 (exactly, in
+// arithmetic: widen_halves) into shared memory while the next step's bytes load into registers. Every tile and result goes
+// through shared memory because the element layout of a KHR cooperative matrix is the
+// implementation's: the seed is built there and loaded as the C operand, and the result is
+// stored there for the epilogue (gemm_store.glsl), which needs each element's row and column.
+#define OPENNGX_F16_NATIVE 1
+#include "f16.glsl"
+#include "e4m3.glsl"
+#include "e4m3_widen.glsl"
+
+// Columns per workgroup: 32 or 64.
+layout(constant_id = 0) const uint BN = 64u;
+layout(local_size_x = 128) in;
+layout(constant_id = 4) const uint EPI = 1u;   // 0 = E4(SiLU(x)), 1 = E4(x), 2 = f16, 3 = dual
+layout(constant_id = 5) const uint SEED = 0u;  // 0 = none, 1 = E4 skip, 2 = f16 skip
+layout(constant_id = 6) const uint SPLIT = 0u; // 1 when PART < K
+
+// Rows per workgroup (128 was measured slower at 1080p: fewer workgroups per SM).
+const uint BM = 64u;
+const uint BK = 32u;
+const uint RF = BM / 32u;         // accumulator rows per subgroup (16 high each)
+const uint FC = BN / 32u;         // accumulator columns per subgroup (16 wide each)
+// 16-byte loads per K step (A rows and B columns, two halves each) and per invocation.
+const uint SLOTS = 2u * (BM + BN);
+const uint PER = (SLOTS + 127u) / 128u;
+// Row strides of the shared tiles in uints (2 halves each): a 16-byte skew against bank
+// conflicts.
+const uint TS = BK / 2u + 4u;     // A and B tiles: [row or column][BK halves]
+const uint CS = BN / 2u + 4u;     // the seed/result tile: [row][BN halves]
+
+layout(std430, binding = 0) readonly buffer InA { uvec4 a_quads[]; };
+layout(std430, binding = 1) readonly buffer InB { uvec4 b_quads[]; };
+layout(std430, binding = 2) readonly buffer Skip { uint skip_words[]; };
+// 16-bit elements: the scale range may start 2 bytes into a word and end mid-word.
+layout(std430, binding = 3) readonly buffer Scale { uint16_t scale_halves[]; };
+#ifdef GEMM_NORM
+// q', k', v' (E4M3 [rows][32 heads], as words: their offsets are on a word), the NORMALIZE
+// table (E4(x) at byte x, rsqrt halves from byte 65536) and the heads' f32 temperatures.
+layout(std430, binding = 4) writeonly buffer QOut { uint q_words[]; };
+layout(std430, binding = 5) writeonly buffer KOut { uint k_words[]; };
+layout(std430, binding = 6) readonly buffer NormTable { uint table_words[]; };
+layout(std430, binding = 7) writeonly buffer VOut { uint v_words[]; };
+layout(std430, binding = 8) readonly buffer Temps { uint8_t temps[]; };
+#else
+layout(std430, binding = 4) writeonly buffer Out { uint out_words[]; };
+// The raw f16 output of the dual epilogue, or the partials of a split-K GEMM.
+layout(std430, binding = 5) writeonly buffer OutRaw { uint raw_words[]; };
+// numerics::tables::GEMM_EPILOGUE (see gemm.glsl).
+layout(std430, binding = 6) readonly buffer EpilogueTable { uint table_words[]; };
+#include "gemm_store.glsl"
+#endif
+
+layout(push_constant) uniform Push {
+    uint rows;
+    uint cin;
+    uint k;
+    uint n;
+    uint nout;
+    uint astride;
+    uint part;
+    uint scale_off;
+    uint epi;  // unused (EPI)
+    uint seed; // unused (SEED)
+#ifdef GEMM_NORM
+    uint heads;
+    uint q_off;    // words, of q', k', v'
+    uint k_off;
+    uint v_off;
+    uint temp_off; // bytes
+#endif
+} pc;
+
+shared uint s_a[BM * TS];
+shared uint s_b[BN * TS];
+shared uint s_c[BM * CS];
+
+// The 16 bytes (16 K of one row or column) loader slot `slot` brings for the step at K `kb`:
+// slots 0 .. 2 BM - 1 are A rows x two 16-byte halves, the next 2 BN B columns likewise.
+uvec4 load_slot(uint slot, uint kb, uint kend, uint row0, uint col0, uint abase, uint bbase) {
+    uint kk = kb + 16u * (slot & 1u);
+    if (kk >= kend || slot >= SLOTS) {
+        return uvec4(0u);
+    }
+    if (slot < 2u * BM) {
+        uint r = row0 + (slot >> 1);
+        if (r < pc.rows) {
+            return a_quads[(r * pc.cin + abase + kk) >> 4];
+        }
+    } else {
+        uint c = col0 + ((slot - 2u * BM) >> 1);
+        if (c < pc.n) {
+            return b_quads[(bbase + c * pc.k + kk) >> 4];
+        }
+    }
+    return uvec4(0u);
+}
+
+void store_slot(uint slot, uvec4 w) {
+    if (slot >= SLOTS) {
+        return;
+    }
+    bool is_a = slot < 2u * BM;
+    uint at = ((is_a ? slot : slot - 2u * BM) >> 1) * TS + 8u * (slot & 1u);
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uvec2 p = widen_word(w[i]);
+        if (is_a) {
+            s_a[at + 2u * i] = p.x;
+            s_a[at + 2u * i + 1u] = p.y;
+        } else {
+            s_b[at + 2u * i] = p.x;
+            s_b[at + 2u * i + 1u] = p.y;
+        }
+    }
+}
+
+uint scale_half(uint idx) { return uint(scale_halves[idx]); }
+
+#ifdef GEMM_NORM
+uint table_e4(uint x) { return (table_words[x >> 2] >> (8u * (x & 3u))) & 0xFFu; }
+uint table_rsqrt(uint x) { return (table_words[16384u + (x >> 1)] >> (16u * (x & 1u))) & 0xFFFFu; }
+
+// f16 (RNE) of head `head`'s temperature, as normalize_io.glsl reads it.
+uint norm_temperature(uint head) {
+    uint tb = pc.temp_off + 4u * head;
+    uint tbits = uint(temps[tb]) | (uint(temps[tb + 1u]) << 8) | (uint(temps[tb + 2u]) << 16)
+        | (uint(temps[tb + 3u]) << 24);
+    return f16_from_f32_bits(tbits, false, 0);
+}
+
+// The window normalisation (normalize_coop.glsl's operations, in its order) of the tile's f16
+// results in s_c: unit u = (row u / (BN / 32), 32-column part u % (BN / 32)) is one of q, k, v
+// of one head of one row (the QKV's columns are head-major [q 32, k 32, v 32] groups; a tile
+// starts on a multiple of 32). For q and k: r[c] = f16(x[c]^2 + f16(x[c + 16]^2)) (one fused
+// FMA) for c < 16, the stride levels 8/4/2/1 of f16 adds, norm = rsqrt(r[0]) from the table;
+// q' = E4(f16(f16(q norm) t)), k' = E4(f16(k norm)), v' = E4(v).
+void norm_epilogue(uint tid, uint row0, uint col0) {
+    const uint PARTS = BN / 32u;
+    for (uint u = tid; u < BM * PARTS; u += 128u) {
+        uint r = u / PARTS;
+        uint j = u % PARTS;
+        uint row = row0 + r;
+        uint col = col0 + 32u * j;
+        if (row >= pc.rows || col >= pc.n) {
+            continue;
+        }
+        uint head = col / 96u;
+        uint part = (col % 96u) / 32u;
+        uint x[16];
+        [[unroll]] for (uint i = 0u; i < 16u; i++) {
+            x[i] = s_c[r * CS + 16u * j + i];
+        }
+        uint dst = (row * pc.heads + head) * 8u;
+        if (part == 2u) {
+            [[unroll]] for (uint i = 0u; i < 8u; i++) {
+                uint w0 = x[2u * i];
+                uint w1 = x[2u * i + 1u];
+                v_words[pc.v_off + dst + i] = table_e4(w0 & 0xFFFFu) | (table_e4(w0 >> 16) << 8)
+                    | (table_e4(w1 & 0xFFFFu) << 16) | (table_e4(w1 >> 16) << 24);
+            }
+            continue;
+        }
+        uint sq[16];
+        [[unroll]] for (uint c = 0u; c < 16u; c++) {
+            uint lo = (x[c >> 1] >> (16u * (c & 1u))) & 0xFFFFu;
+            uint hi = (x[8u + (c >> 1)] >> (16u * (c & 1u))) & 0xFFFFu;
+            sq[c] = f16_fma(lo, lo, f16_mul(hi, hi));
+        }
+        [[unroll]] for (uint s = 8u; s >= 1u; s >>= 1) {
+            [[unroll]] for (uint c = 0u; c < s; c++) {
+                sq[c] = f16_add(sq[c], sq[c + s]);
+            }
+        }
+        uint norm = table_rsqrt(sq[0]);
+        uint t = part == 0u ? norm_temperature(head) : 0u;
+        [[unroll]] for (uint i = 0u; i < 8u; i++) {
+            uint word = 0u;
+            [[unroll]] for (uint b = 0u; b < 4u; b++) {
+                uint h = (x[2u * i + (b >> 1)] >> (16u * (b & 1u))) & 0xFFFFu;
+                uint y = f16_mul(h, norm);
+                if (part == 0u) {
+                    y = f16_mul(y, t);
+                }
+                word |= table_e4(y) << (8u * b);
+            }
+            if (part == 0u) {
+                q_words[pc.q_off + dst + i] = word;
+            } else {
+                k_words[pc.k_off + dst + i] = word;
+            }
+        }
+    }
+}
+#endif
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = gl_SubgroupID;          // 0..3
+    uint sr = sg >> 1;                // subgroup row (BM/2 rows each)
+    uint sc = sg & 1u;                // subgroup column (BN/2 columns each)
+    uint row0 = gl_WorkGroupID.x * BM;
+    uint col0 = gl_WorkGroupID.y * BN;
+    uint g = gl_WorkGroupID.z;
+    uint kpart = 0u;
+    uint kbeg = 0u;
+    uint kend = pc.k;
+    if (SPLIT != 0u) {
+        uint parts = (pc.k + pc.part - 1u) / pc.part;
+        kpart = g % parts;
+        g /= parts;
+        kbeg = kpart * pc.part;
+        kend = min(pc.k, kbeg + pc.part);
+    }
+    uint abase = g * pc.astride;
+    uint bbase = g * pc.n * pc.k;
+
+    // The first step's tiles load while the seed is built.
+    uvec4 pre[PER];
+    [[unroll]] for (uint p = 0u; p < PER; p++) {
+        pre[p] = load_slot(tid + 128u * p, kbeg, kend, row0, col0, abase, bbase);
+    }
+
+    // The C operand: the seed (partition 0 of a seeded GEMM) or +0. Invocation tid builds quads
+    // tid + 128 i (4 adjacent columns of one row); the loop has a fixed trip count and is
+    // unrolled, so every invocation's skip and scale loads are in flight at once.
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[RF][FC];
+    if (SEED != 0u && kpart == 0u) {
+        [[unroll]] for (uint i = 0u; i < BM * BN / 512u; i++) {
+            uint q = tid + 128u * i;
+            uint r = q / (BN / 4u);
+            uint c4 = 4u * (q % (BN / 4u));
+            uvec2 word = uvec2(0u);
+            if (row0 + r < pc.rows) {
+                uint col = g * pc.n + col0 + c4;
+                uint idx = (row0 + r) * pc.nout + col;
+                uvec2 sk = SEED == 1u ? widen_word(skip_words[idx >> 2])
+                                      : uvec2(skip_words[idx >> 1], skip_words[(idx >> 1) + 1u]);
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                    uint h = (sk[j >> 1] >> (16u * (j & 1u))) & 0xFFFFu;
+                    word[j >> 1] |= f16_mul(h, scale_half(pc.scale_off + col + j)) << (16u * (j & 1u));
+                }
+            }
+            s_c[r * CS + c4 / 2u] = word.x;
+            s_c[r * CS + c4 / 2u + 1u] = word.y;
+        }
+        barrier();
+        [[unroll]] for (uint i = 0u; i < RF; i++) {
+            [[unroll]] for (uint j = 0u; j < FC; j++) {
+                uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
+                coopMatLoad(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
+            }
+        }
+    } else {
+        [[unroll]] for (uint i = 0u; i < RF; i++) {
+            [[unroll]] for (uint j = 0u; j < FC; j++) {
+                acc[i][j] = coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
+            }
+        }
+    }
+
+    for (uint kb = kbeg; kb < kend; kb += BK) {
+        barrier();
+        [[unroll]] for (uint p = 0u; p < PER; p++) {
+            store_slot(tid + 128u * p, pre[p]);
+        }
+        barrier();
+        if (kb + BK < kend) {
+            [[unroll]] for (uint p = 0u; p < PER; p++) {
+                pre[p] = load_slot(tid + 128u * p, kb + BK, kend, row0, col0, abase, bbase);
+            }
+        }
+        [[unroll]] for (uint s = 0u; s < BK / 16u; s++) {
+            // One group of 16 K per MMA: a step past the chain's end would be a no-op in H25
+            // (the accumulator is exact at 25 fraction bits), but it is skipped anyway.
+            if (kb + 16u * s < kend) {
+                coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> fa[RF];
+                [[unroll]] for (uint i = 0u; i < RF; i++) {
+                    coopMatLoad(fa[i], s_a, ((BM / 2u) * sr + 16u * i) * TS + 8u * s, TS,
+                                gl_CooperativeMatrixLayoutRowMajor);
+                }
+                [[unroll]] for (uint j = 0u; j < FC; j++) {
+                    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> fb;
+                    coopMatLoad(fb, s_b, (sc * (BN / 2u) + 16u * j) * TS + 8u * s, TS,
+                                gl_CooperativeMatrixLayoutColumnMajor);
+                    [[unroll]] for (uint i = 0u; i < RF; i++) {
+                        acc[i][j] = coopMatMulAdd(fa[i], fb, acc[i][j]);
+                    }
+                }
+            }
+        }
+    }
+
+    // Results through shared memory to the epilogue.
+    barrier();
+    [[unroll]] for (uint i = 0u; i < RF; i++) {
+        [[unroll]] for (uint j = 0u; j < FC; j++) {
+            uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
+            coopMatStore(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
+        }
+    }
+    barrier();
+#ifdef GEMM_NORM
+    norm_epilogue(tid, row0, col0);
+#else
+    // Unrolled like the seed: the epilogue's table reads of all quads in flight at once.
+    [[unroll]] for (uint i = 0u; i < BM * BN / 512u; i++) {
+        uint q = tid + 128u * i;
+        uint r = q / (BN / 4u);
+        uint c4 = 4u * (q % (BN / 4u));
+        if (row0 + r < pc.rows && col0 + c4 < pc.n) {
+            uint w0 = s_c[r * CS + c4 / 2u];
+            uint w1 = s_c[r * CS + c4 / 2u + 1u];
+            uint col = g * pc.n + col0 + c4;
+            if (SPLIT != 0u) {
+                uint pat = (kpart * pc.rows + row0 + r) * pc.nout + col;
+                raw_words[pat / 2u] = w0;
+                raw_words[pat / 2u + 1u] = w1;
+            } else {
+                uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
+                gemm_store_quad(EPI, (row0 + r) * pc.nout + col, h);
+            }
+        }
+    }
+#endif
+}
