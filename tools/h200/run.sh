@@ -9,6 +9,7 @@
 #   soak_nolayer  #16: its pass without the validation layer alone
 #   gemmnorm #14: the default tensor route and the normalisation in the QKV GEMM (--fusion
 #           gemm): --check at 512x512 and 1080p, times of both routes and both fusions, replay
+#   gemmnorm_min  the least of it: the fused GEMM's bytes at 512x512 and 1080p, times
 #   adapter #14: the default tensor route (coopmat adapter): --check at 1080p, times against the
 #           exact route at 1080p and 4K, the fused variant's time and kernel statistics, replay
 #   fusion  #14: the window normalisation in the attention's staging (--fusion attention): --check at three
@@ -27,7 +28,7 @@
 #           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm adapter fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min adapter fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -177,6 +178,16 @@ adapter)
         done
     fi
     ;;
+gemmnorm_min)
+    # The least of `gemmnorm` (a call with little device time left): the fused GEMM's bytes at
+    # 512x512 and 1080p, the 1080p times of both routes and of the fused GEMM, 4K tensor times.
+    run gemm_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route tensor --check --fusion gemm
+    run gemm_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion gemm
+    run default_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
+    run gemm_time_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion gemm
+    run default_time_3840x2160_tensor 60 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor
+    run gemm_time_3840x2160 60 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor --fusion gemm
+    ;;
 gemmnorm)
     # #14, session 14: the default tensor route (coopmat adapter, strips) and the window
     # normalisation as the QKV GEMM's epilogue (`--fusion gemm`): bytes, then the times of the
@@ -207,7 +218,7 @@ rr_dynamic)
     run rr_dynamic 60 ./rr_dynamic --nocapture
     ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, adapter, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, adapter, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
     exit 2
     ;;
 esac
