@@ -67,8 +67,9 @@ pub struct NetworkOptions {
     /// (`strips`; far less memory, the same bytes).
     pub strips: StripChoice,
     /// Which neighbouring ops the route runs as one kernel where it can (`fusion`; the same
-    /// bytes). Off by default: on the H200 the normalisation in the attention's staging is
-    /// exact but slower (docs/performance.md); `bench --fusion` chooses.
+    /// bytes). Off by default: on the H200 the window normalisation in the QKV GEMM's epilogue
+    /// and in the attention's staging are both exact but slower than its own launch
+    /// (docs/performance.md); `bench --fusion` chooses.
     pub fusion: Fusion,
 }
 

@@ -6,10 +6,10 @@
 //! against the CPU reference run in `h25`. The input adapter's f16 GEMM is one H25 group per
 //! output (K = 16), so it runs on the cooperative matrices too. The ops without a
 //! cooperative-matrix kernel yet (head, element-wise, the ViT's normalisation) run the exact
-//! route's kernels in the same profiles, so the route is exact as a whole. With fusion on
-//! (`NetworkOptions::fusion`, off by default: on the H200 it is exact but slower, see
-//! docs/performance.md) the window attention runs the normalisation of its q, k, v in its own
-//! staging ([`fuses`]): q', k', v' never leave the chip.
+//! route's kernels in the same profiles, so the route is exact as a whole. With a fusion chosen
+//! (`NetworkOptions::fusion`, off by default: on the H200 both are exact but slower, see
+//! docs/performance.md) the window normalisation runs as the QKV GEMM's epilogue or in the
+//! window attention's staging ([`fuses`]).
 
 pub mod probe;
 
