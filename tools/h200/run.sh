@@ -10,8 +10,6 @@
 #   gemmnorm #14: the default tensor route and the normalisation in the QKV GEMM (--fusion
 #           gemm): --check at 512x512 and 1080p, times of both routes and both fusions, replay
 #   gemmnorm_min  the least of it: the fused GEMM's bytes at 512x512 and 1080p, times
-#   adapter #14: the default tensor route (coopmat adapter): --check at 1080p, times against the
-#           exact route at 1080p and 4K, the fused variant's time and kernel statistics, replay
 #   fusion  #14: the window normalisation in the attention's staging (--fusion attention): --check at three
 #           sizes, times with and without it and without strips, the C-ABI replay
 #   fusion_min  the least of it: --check at 512x512 and 1080p, the 1080p times
@@ -28,7 +26,7 @@
 #           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min adapter fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -162,22 +160,6 @@ fusion)
         done
     fi
     ;;
-adapter)
-    # The library's default tensor route (the coopmat input adapter; no fusion, no strips): its
-    # bytes at 1080p, its time against the exact route at 1080p and 4K, the fused variant's
-    # time and kernel statistics at 1080p, and the C-ABI replay, in one call.
-    run adapter_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
-    run adapter_time_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
-    run adapter_time_1920x1080_fused 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion attention --pipeline-stats
-    run adapter_time_1920x1080_unfused_stats 90 ./openngx bench --width 1920 --height 1080 --frames 5 --route tensor --pipeline-stats
-    run adapter_time_3840x2160 150 ./openngx bench --width 3840 --height 2160 --frames 20 --route exact,tensor
-    if ls -d fixtures/*/ >/dev/null 2>&1; then
-        [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
-        for fx in fixtures/*/; do
-            run "adapter_replay_$(basename "$fx")" 120 env OPENNGX_LOG=1 OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
-        done
-    fi
-    ;;
 gemmnorm_min)
     # The least of `gemmnorm` (a call with little device time left): the fused GEMM's bytes at
     # 512x512 and 1080p, the 1080p times of both routes and of the fused GEMM, 4K tensor times.
@@ -218,7 +200,7 @@ rr_dynamic)
     run rr_dynamic 60 ./rr_dynamic --nocapture
     ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, adapter, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
     exit 2
     ;;
 esac

@@ -276,7 +276,7 @@ impl TensorRoute {
         bindings: &NodeBindings<'_>,
     ) -> Result<Dispatch, RecordError> {
         if let (Op::Gemm { input, mat, .. }, Op::Normalize { .. }) = (&producer.op, &node.op) {
-            return self.prepare_gemm_norm(g, ctx, arena, producer, node, *input, mat, w, bindings);
+            return self.prepare_gemm_norm(ctx, arena, g, producer, node, *input, mat, w, bindings);
         }
         let (
             Op::Normalize {
@@ -327,9 +327,9 @@ impl TensorRoute {
     #[allow(clippy::too_many_arguments)]
     fn prepare_gemm_norm(
         &self,
-        g: &Graph,
         ctx: &Arc<GpuContext>,
         arena: &mut DescriptorArena,
+        g: &Graph,
         producer: &Node,
         node: &Node,
         input: TensorId,
