@@ -377,7 +377,16 @@ fn run_normalize(
     rows: usize,
     heads: usize,
     vit: bool,
+    tensor: bool,
 ) -> ([Vec<u8>; 3], Duration) {
+    // The tensor route's policy takes the subgroup builds of the cooperative kernel.
+    let policy = |ctx: &Arc<GpuContext>| {
+        if tensor {
+            policy(ctx).with_tensor_cores()
+        } else {
+            policy(ctx)
+        }
+    };
     let c = heads * 32;
     let xb: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
     let mut ins = Staging::default();
@@ -460,7 +469,7 @@ fn check_normalize(
     let res = ex.exec(n).unwrap();
     let cpu = t0.elapsed();
 
-    let (got, took) = run_normalize(h, ctx, kernel, &x, &tbytes, rows, heads, vit);
+    let (got, took) = run_normalize(h, ctx, kernel, &x, &tbytes, rows, heads, vit, false);
     println!(
         "{label} ({rows} rows, {heads} heads, vit {vit}, {kernel:?}): gpu {took:?}, cpu {cpu:?}"
     );
@@ -494,15 +503,39 @@ fn normalize_cooperative_window_and_vit() {
 /// units per workgroup), against `numerics::norm` per (row, head).
 #[test]
 fn normalize_cooperative_partial_workgroups() {
-    use openngx::numerics::norm;
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
+    check_partial_workgroups(&h, &ctx, false);
+}
+
+/// The same counts through the tensor route's subgroup builds (`nr/normalize_{rtz,native}_subgroup`:
+/// a subgroup of 32 per unit, sums through shuffles): on devices with subgroups of 32 and native
+/// f16 (the H200); skipped elsewhere, and says so.
+#[test]
+fn normalize_subgroup_builds_partial_workgroups() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let caps = ctx.capabilities();
+    if caps.subgroup_size != 32 || !caps.subgroup_shuffles || !caps.native_f16() {
+        println!(
+            "SKIP: the device lacks subgroups of 32 with shuffles or native f16 (subgroup size \
+             {}), which the tensor route's normalisation builds need",
+            caps.subgroup_size
+        );
+        return;
+    }
+    check_partial_workgroups(&h, &ctx, true);
+}
+
+fn check_partial_workgroups(h: &Harness, ctx: &Arc<GpuContext>, tensor: bool) {
+    use openngx::numerics::norm;
     for (rows, heads, vit, seed) in [
         (1, 1, false, 0x5101),
         (13, 1, true, 0x5102),
         (37, 3, false, 0x5103),
         (50, 5, true, 0x5104),
         (7, 6, false, 0x5105),
+        (67, 1, false, 0x5106),
     ] {
         let c = heads * 32;
         let mut rng = Rng(seed);
@@ -532,8 +565,8 @@ fn normalize_cooperative_partial_workgroups() {
             }
         }
         let kernel = Some(NormalizeKernel::Cooperative);
-        let (got, took) = run_normalize(&h, &ctx, kernel, &x, &tbytes, rows, heads, vit);
-        println!("{rows} rows, {heads} heads, vit {vit}: gpu {took:?}");
+        let (got, took) = run_normalize(h, ctx, kernel, &x, &tbytes, rows, heads, vit, tensor);
+        println!("{rows} rows, {heads} heads, vit {vit}, tensor builds {tensor}: gpu {took:?}");
         for ((name, got), want) in ["q", "k", "v"].iter().zip(&got).zip(&want) {
             let what = format!("{rows} rows x {heads} heads {name}");
             assert_bytes_eq(&what, got, want, c);
