@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use openngx::feature::Route;
-use openngx::gpu::PipelineStatistics;
+use openngx::gpu::{PipelineStatistics, TimestampPool};
 use openngx::model::blocks::{self, Block, BlockKind, BLOCK_COUNT, VIT_ENTRY_BLOCK};
 use openngx::model::{LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
@@ -93,6 +93,28 @@ pub struct Args {
     /// through VK_KHR_pipeline_executable_properties where the device has it).
     #[arg(long)]
     pub(crate) pipeline_stats: bool,
+    /// `nodes`: a timestamp after every op (the per-stage and per-op profile); `frame`: only
+    /// before and after the network, as a feature records it (the frame time without the
+    /// profile's timestamps, no per-op lines).
+    #[arg(long, value_name = "nodes|frame", default_value = "nodes", value_parser = parse_timing)]
+    pub(crate) timing: Timing,
+}
+
+/// Where `bench` writes its timestamps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Timing {
+    /// After every op (and every launch of a strip's op).
+    Nodes,
+    /// Around the whole network only.
+    Frame,
+}
+
+fn parse_timing(s: &str) -> Result<Timing, String> {
+    match s {
+        "nodes" => Ok(Timing::Nodes),
+        "frame" => Ok(Timing::Frame),
+        t => Err(format!("`{t}`: expected nodes or frame")),
+    }
 }
 
 fn parse_strips(s: &str) -> Result<StripChoice, String> {
@@ -320,7 +342,7 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
             Keep::Head
         },
         readback: args.check,
-        timestamps: true,
+        timestamps: args.timing == Timing::Nodes,
         max_binding_range: args.max_binding_range,
         strips: args.strips,
         fusion: args.fusion,
@@ -373,11 +395,24 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
     let fused = (0..nodes)
         .filter(|&i| gpu.net.fusions().runs_inside_next(i))
         .count();
+    // `--timing frame`: two timestamps of the bench's own around the network.
+    let mut frame_pool = match args.timing {
+        Timing::Frame => TimestampPool::new(gpu.ctx(), 2).map_err(|e| e.to_string())?,
+        Timing::Nodes => None,
+    };
     let mut dispatches = 0;
     for i in 0..args.warmup + args.frames {
         let t = Instant::now();
+        let pool = &mut frame_pool;
         dispatches = gpu.submit("the network", |net, rec, _| {
+            if let Some(p) = pool.as_mut() {
+                p.reset(rec);
+                p.mark(rec, "start").map_err(|e| e.to_string())?;
+            }
             net.record_nodes(rec, 0..nodes).map_err(|e| e.to_string())?;
+            if let Some(p) = pool.as_mut() {
+                p.mark(rec, "frame").map_err(|e| e.to_string())?;
+            }
             let count = rec.dispatch_count();
             if partial && args.check {
                 net.record_readback(rec).map_err(|e| e.to_string())?;
@@ -388,11 +423,12 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
         if i < args.warmup {
             continue;
         }
-        let times = gpu
-            .net
-            .timings()
-            .map_err(|e| e.to_string())?
-            .unwrap_or_default();
+        let times = match &frame_pool {
+            Some(p) => p.read(),
+            None => gpu.net.timings(),
+        }
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
         let total: f64 = times.iter().map(|s| s.ms).sum();
         totals.push(if times.is_empty() { wall } else { total });
         let mut frame_stage: BTreeMap<String, f64> = BTreeMap::new();
@@ -544,7 +580,9 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
         for (k, v) in per_stage.iter_mut() {
             println!("  {k:<26} {:9.2} ms", median(v));
         }
-        println!("per op kind (median ms, MACs, MAC/s):");
+        if !per_kind.is_empty() {
+            println!("per op kind (median ms, MACs, MAC/s):");
+        }
         for (k, v) in per_kind.iter_mut() {
             let ms = median(v);
             let m = macs.get(k).copied().unwrap_or(0.0);
@@ -629,7 +667,7 @@ impl Drop for TempDir {
 
 #[cfg(test)]
 mod tests {
-    use super::{stage, Args, Fusion};
+    use super::{stage, Args, Fusion, Timing};
     use clap::Parser;
 
     /// The bench's flags as the command line gives them.
@@ -657,6 +695,22 @@ mod tests {
         );
         assert!(parse(&["bench", "--fusion", "on"]).is_err());
         assert!(parse(&["bench", "--fusion"]).is_err());
+    }
+
+    #[test]
+    fn the_timing_flag_takes_its_value() {
+        let parse = |v: &[&str]| Line::try_parse_from(v.iter().copied()).map(|l| l.args.timing);
+        assert_eq!(parse(&["bench"]).expect("default"), Timing::Nodes);
+        assert_eq!(
+            parse(&["bench", "--timing", "frame"]).expect("frame"),
+            Timing::Frame
+        );
+        assert_eq!(
+            parse(&["bench", "--timing", "nodes"]).expect("nodes"),
+            Timing::Nodes
+        );
+        assert!(parse(&["bench", "--timing", "ops"]).is_err());
+        assert!(parse(&["bench", "--timing"]).is_err());
     }
 
     #[test]
