@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir="${1:-.devcarry-h200}"
 target="${CARGO_TARGET_DIR:-/var/cache/openngx/target}"
-tests=(feature_soak feature_nr gpu_frame gpu_rr rr_replay rr_dynamic)
+tests=(feature_soak feature_nr gpu_frame gpu_rr rr_replay rr_dynamic gpu_numerics gpu_attention)
 rm -rf "$dir" && mkdir -p "$dir/stage/layer"
 # Each integration test's executable, as cargo reports it (the newest build of each).
 json="$(CARGO_TARGET_DIR=$target cargo test --workspace --no-run --message-format=json 2>/dev/null)"
@@ -90,7 +90,16 @@ if [ -f "$layer" ] && [ -f "$manifest" ]; then
     sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_khronos_validation.so"#' "$manifest" \
         >"$dir/stage/layer/VkLayer_khronos_validation.json"
 fi
+# A baseline CLI to time against in the same call (run.sh part `ab`): OPENNGX_BUNDLE_BASELINE names
+# an `openngx` binary of an earlier build (its shaders are inside it), carried as base/openngx.
+if [ -n "${OPENNGX_BUNDLE_BASELINE:-}" ]; then
+    mkdir -p "$dir/stage/base"
+    strip -o "$dir/stage/base/openngx" "$OPENNGX_BUNDLE_BASELINE"
+fi
 git rev-parse --short HEAD >"$dir/stage/BUILT_FROM"
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+    echo "+ uncommitted changes" >>"$dir/stage/BUILT_FROM"
+fi
 tar -C "$dir/stage" -cJf "$dir/bundle.tar.xz" .
 rm -rf "$dir/stage"
 cp tools/h200/run.sh "$dir/run.sh"

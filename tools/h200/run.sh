@@ -25,8 +25,13 @@
 #           of a 64x64 fixture in two lives; core_rr.c, RR's 3-frame fixture), both fixtures
 #           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
+#   checks  #14: the tensor route's bytes after a kernel change: the numerics and attention tests,
+#           --check at 512x512 (both routes), 1280x720 and 1080p, both fusions at 512x512, the
+#           C-ABI replay (about 3 minutes)
+#   ab      #14: times of this build against base/openngx (OPENNGX_BUNDLE_BASELINE) in one call,
+#           1080p and 4K, with this build's per-op profile
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core checks ab)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -199,8 +204,31 @@ profile)
 rr_dynamic)
     run rr_dynamic 60 ./rr_dynamic --nocapture
     ;;
+checks)
+    run gpu_numerics 120 ./gpu_numerics --nocapture
+    run gpu_attention 120 ./gpu_attention --nocapture
+    run check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check
+    run check_1280x720 120 ./openngx bench --width 1280 --height 720 --frames 3 --route tensor --check
+    run check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
+    run check_gemm_512x512 90 ./openngx bench --width 512 --height 512 --frames 3 --route tensor --check --fusion gemm
+    run check_attention_512x512 90 ./openngx bench --width 512 --height 512 --frames 3 --route tensor --check --fusion attention
+    if ls -d fixtures/*/ >/dev/null 2>&1; then
+        [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+        for fx in fixtures/*/; do
+            run "replay_$(basename "$fx")" 120 env OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
+        done
+    fi
+    ;;
+ab)
+    [ -x base/openngx ] || { echo "run.sh: no base/openngx in the bundle (OPENNGX_BUNDLE_BASELINE)" >&2; exit 2; }
+    cat BUILT_FROM >"$OUT/ab_builds.txt"
+    run ab_new_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor --pipeline-stats
+    run ab_base_1920x1080 90 ./base/openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
+    run ab_new_3840x2160 90 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor
+    run ab_base_3840x2160 90 ./base/openngx bench --width 3840 --height 2160 --frames 20 --route tensor
+    ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, ab)" >&2
     exit 2
     ;;
 esac
