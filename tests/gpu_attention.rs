@@ -352,7 +352,18 @@ fn qkv_rows(rng: &mut Rng, rows: usize, c3: usize) -> Vec<u16> {
 /// Temperatures of `heads` heads: values that round to f16 inf, 0, subnormals and NaN first,
 /// then typical ones.
 fn temperature_values(rng: &mut Rng, heads: usize) -> Vec<f32> {
-    let special = [65520.0f32, 1e-9, 3e-6, -2.5, f32::NAN, 0.333_333_34];
+    // Rounding to inf and to zero, an f16 subnormal, NaN; from 7 heads on a negative f32
+    // subnormal (-0 as a half) and -inf.
+    let special = [
+        65520.0f32,
+        1e-9,
+        3e-6,
+        -2.5,
+        f32::NAN,
+        0.333_333_34,
+        -1.0e-40,
+        f32::NEG_INFINITY,
+    ];
     (0..heads)
         .map(|i| {
             special
@@ -536,6 +547,7 @@ fn check_partial_workgroups(h: &Harness, ctx: &Arc<GpuContext>, tensor: bool) {
         (50, 5, true, 0x5104),
         (7, 6, false, 0x5105),
         (67, 1, false, 0x5106),
+        (9, 8, true, 0x5107),
     ] {
         let c = heads * 32;
         let mut rng = Rng(seed);

@@ -131,6 +131,7 @@ const POOL2X2: u32 = 12;
 const DECODER_MERGE: u32 = 13;
 const POST_BLEND: u32 = 14;
 const F16_TO_F32: u32 = 15;
+const F16_MUL_PAIR: u32 = 17;
 
 /// The numerics kernels: portable forms (every device) and the forms of the RTZ builds (devices
 /// with `Capabilities::rtz_kernels`).
@@ -344,6 +345,12 @@ fn binary_checks(h: &Harness, ctx: &Arc<GpuContext>, shader: &str) {
     });
     check(h, ctx, shader, F16_FMA, "f16_fma", &args, |a| {
         c(f16::fma(a[0] as u16, a[1] as u16, a[2] as u16)) as u32
+    });
+    // Two products at once: (a, b) in the low halves, (c, d) in the high ones.
+    check(h, ctx, shader, F16_MUL_PAIR, "f16_mul_pair", &args, |a| {
+        let lo = c(f16::mul(a[0] as u16, a[1] as u16)) as u32;
+        let hi = c(f16::mul(a[2] as u16, a[3] as u16)) as u32;
+        lo | (hi << 16)
     });
     check(h, ctx, shader, POOL2X2, "pool2x2", &args, |a| {
         rust_ref::pool2x2(a[0] as u16, a[1] as u16, a[2] as u16, a[3] as u16) as u32

@@ -144,6 +144,16 @@ uint f16_mul(uint a, uint b) {
     precise float16_t p = f16_native(a) * f16_native(b);
     return f16_canon(f16_bits(p));
 }
+
+// f16_mul of both halves of a and b at once (one packed multiply; each half rounds on its own),
+// NaN halves canonicalised: a half is NaN when its magnitude exceeds 0x7C00, i.e. when adding
+// 0x03FF sets its bit 15 (no carry crosses into the other half).
+uint f16_mul_pair(uint a, uint b) {
+    precise f16vec2 p = f16_bitcast_from_u32(a) * f16_bitcast_from_u32(b);
+    uint w = f16_bitcast_to_u32(p);
+    uint nan = ((((w & 0x7FFF7FFFu) + 0x03FF03FFu) & 0x80008000u) >> 15) * 0xFFFFu;
+    return (w & ~nan) | ((F16_QNAN | (F16_QNAN << 16)) & nan);
+}
 #else
 // f16(a + b), one rounding.
 uint f16_add(uint a, uint b) {
@@ -160,6 +170,11 @@ uint f16_add(uint a, uint b) {
 uint f16_mul(uint a, uint b) {
     precise float p = f16_to_f32(a) * f16_to_f32(b);
     return f16_canon(f16_from_f32_rne(p));
+}
+
+// f16_mul of both halves of a and b.
+uint f16_mul_pair(uint a, uint b) {
+    return f16_mul(a & 0xFFFFu, b & 0xFFFFu) | (f16_mul(a >> 16, b >> 16) << 16);
 }
 #endif
 

@@ -238,23 +238,24 @@ void main() {
 
     // The C operand: the seed (partition 0 of a seeded GEMM) or +0. Invocation tid builds quads
     // tid + 128 i (4 adjacent columns of one row); the loop has a fixed trip count and is
-    // unrolled, so every invocation's skip and scale loads are in flight at once.
+    // unrolled, so every invocation's skip loads are in flight at once. 128 is a multiple of
+    // BN / 4, so all of an invocation's quads hold the same 4 columns: their scales load once,
+    // as two f16 pairs, and each pair of products is one packed multiply.
     coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[RF][FC];
     if (SEED != 0u && kpart == 0u) {
+        uint c4 = 4u * (tid % (BN / 4u));
+        uint col = g * pc.n + col0 + c4;
+        uint sat = pc.scale_off + col;
+        uvec2 scales = uvec2(scale_half(sat) | (scale_half(sat + 1u) << 16),
+                             scale_half(sat + 2u) | (scale_half(sat + 3u) << 16));
         [[unroll]] for (uint i = 0u; i < BM * BN / 512u; i++) {
-            uint q = tid + 128u * i;
-            uint r = q / (BN / 4u);
-            uint c4 = 4u * (q % (BN / 4u));
+            uint r = tid / (BN / 4u) + (512u / BN) * i;
             uvec2 word = uvec2(0u);
             if (row0 + r < pc.rows) {
-                uint col = g * pc.n + col0 + c4;
                 uint idx = (row0 + r) * pc.nout + col;
                 uvec2 sk = SEED == 1u ? widen_word(skip_words[idx >> 2])
                                       : uvec2(skip_words[idx >> 1], skip_words[(idx >> 1) + 1u]);
-                [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                    uint h = (sk[j >> 1] >> (16u * (j & 1u))) & 0xFFFFu;
-                    word[j >> 1] |= f16_mul(h, scale_half(pc.scale_off + col + j)) << (16u * (j & 1u));
-                }
+                word = uvec2(f16_mul_pair(sk.x, scales.x), f16_mul_pair(sk.y, scales.y));
             }
             s_c[r * CS + c4 / 2u] = word.x;
             s_c[r * CS + c4 / 2u + 1u] = word.y;

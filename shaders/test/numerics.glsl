@@ -43,6 +43,7 @@ void main() {
     case 14u: r = post_blend(a, b, c, d); break;
     case 15u: r = floatBitsToUint(f16_to_f32(a)); break;
     case 16u: r = e4m3_from_f32(uintBitsToFloat(a)); break;
+    case 17u: r = f16_mul_pair(a | (c << 16), b | (d << 16)); break;
     default: r = 0xDEADBEEFu; break;
     }
     outv[i] = r;
