@@ -29,7 +29,7 @@
 #           --check at 512x512 (both routes), 1280x720 and 1080p, both fusions at 512x512, the
 #           C-ABI replay (about 3 minutes)
 #   ab      #14: times of this build against base/openngx (OPENNGX_BUNDLE_BASELINE) in one call,
-#           1080p and 4K, with this build's per-op profile
+#           1080p and 4K, with this build's per-op profile, and the 1080p frame times alone
 set -u
 [ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core checks ab)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
@@ -226,6 +226,9 @@ ab)
     run ab_base_1920x1080 90 ./base/openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
     run ab_new_3840x2160 90 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor
     run ab_base_3840x2160 90 ./base/openngx bench --width 3840 --height 2160 --frames 20 --route tensor
+    # The frame times without the per-op timestamps (a base without --timing fails here only).
+    run ab_new_frame_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
+    run ab_base_frame_1920x1080 60 ./base/openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
     ;;
 *)
     echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, ab)" >&2
