@@ -31,6 +31,8 @@ layout(local_size_x = 128) in;
 layout(constant_id = 4) const uint EPI = 1u;   // 0 = E4(SiLU(x)), 1 = E4(x), 2 = f16, 3 = dual
 layout(constant_id = 5) const uint SEED = 0u;  // 0 = none, 1 = E4 skip, 2 = f16 skip
 layout(constant_id = 6) const uint SPLIT = 0u; // 1 when PART < K
+// 1: the workgroup runs several row tiles (see main); 0: one.
+layout(constant_id = 7) const uint PERSIST = 0u;
 
 // Rows per workgroup (128 was measured slower at 1080p: fewer workgroups per SM).
 const uint BM = 64u;
@@ -209,12 +211,26 @@ void norm_epilogue(uint tid, uint row0, uint col0) {
 }
 #endif
 
+// The raw skip words of the seed quads of invocation tid in the row tile at row0 (one E4 word
+// or two f16 words per quad; rows past the end give zeros), loaded ahead of the tile.
+const uint QUADS = BM * BN / 512u;
+void load_seed(uint tid, uint row0, uint col, out uvec2 raw[QUADS]) {
+    [[unroll]] for (uint i = 0u; i < QUADS; i++) {
+        uint r = tid / (BN / 4u) + (512u / BN) * i;
+        raw[i] = uvec2(0u);
+        if (row0 + r < pc.rows) {
+            uint idx = (row0 + r) * pc.nout + col;
+            raw[i] = SEED == 1u ? uvec2(skip_words[idx >> 2], 0u)
+                                : uvec2(skip_words[idx >> 1], skip_words[(idx >> 1) + 1u]);
+        }
+    }
+}
+
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint sg = gl_SubgroupID;          // 0..3
     uint sr = sg >> 1;                // subgroup row (BM/2 rows each)
     uint sc = sg & 1u;                // subgroup column (BN/2 columns each)
-    uint row0 = gl_WorkGroupID.x * BM;
     uint col0 = gl_WorkGroupID.y * BN;
     uint g = gl_WorkGroupID.z;
     uint kpart = 0u;
@@ -229,114 +245,146 @@ void main() {
     }
     uint abase = g * pc.astride;
     uint bbase = g * pc.n * pc.k;
+    bool seeded = SEED != 0u && kpart == 0u;
 
-    // The first step's tiles load while the seed is built.
+    // With PERSIST the workgroup runs row tiles x, x + X, x + 2X, ... (X = the grid's width; the
+    // recorder sets it for the seeded GEMMs with many tiles). Each tile is computed exactly as
+    // alone; what the loop buys is the next tile's first step of A and B and its skip words
+    // loading while this tile multiplies and runs its epilogue. Without PERSIST the loop body
+    // runs once and the prefetch branches compile away.
+    uint tiles = (pc.rows + BM - 1u) / BM;
+    uint tile = gl_WorkGroupID.x;
+    uint stride = gl_NumWorkGroups.x;
+    uint first = tile;
+
+    // 128 is a multiple of BN / 4, so all of an invocation's seed (and epilogue) quads hold the
+    // same 4 columns: their scales load once, as two f16 pairs, and each pair of products is
+    // one packed multiply.
+    uint c4 = 4u * (tid % (BN / 4u));
+    uint col = g * pc.n + col0 + c4;
+    uvec2 scales = uvec2(0u);
+    if (seeded) {
+        uint sat = pc.scale_off + col;
+        scales = uvec2(scale_half(sat) | (scale_half(sat + 1u) << 16),
+                       scale_half(sat + 2u) | (scale_half(sat + 3u) << 16));
+    }
+
+    // The first tile's first step and skip words.
     uvec4 pre[PER];
     [[unroll]] for (uint p = 0u; p < PER; p++) {
-        pre[p] = load_slot(tid + 128u * p, kbeg, kend, row0, col0, abase, bbase);
+        pre[p] = load_slot(tid + 128u * p, kbeg, kend, tile * BM, col0, abase, bbase);
+    }
+    uvec2 raw[QUADS];
+    if (seeded) {
+        load_seed(tid, tile * BM, col, raw);
     }
 
-    // The C operand: the seed (partition 0 of a seeded GEMM) or +0. Invocation tid builds quads
-    // tid + 128 i (4 adjacent columns of one row); the loop has a fixed trip count and is
-    // unrolled, so every invocation's skip loads are in flight at once. 128 is a multiple of
-    // BN / 4, so all of an invocation's quads hold the same 4 columns: their scales load once,
-    // as two f16 pairs, and each pair of products is one packed multiply.
-    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[RF][FC];
-    if (SEED != 0u && kpart == 0u) {
-        uint c4 = 4u * (tid % (BN / 4u));
-        uint col = g * pc.n + col0 + c4;
-        uint sat = pc.scale_off + col;
-        uvec2 scales = uvec2(scale_half(sat) | (scale_half(sat + 1u) << 16),
-                             scale_half(sat + 2u) | (scale_half(sat + 3u) << 16));
-        [[unroll]] for (uint i = 0u; i < BM * BN / 512u; i++) {
-            uint r = tid / (BN / 4u) + (512u / BN) * i;
-            uvec2 word = uvec2(0u);
-            if (row0 + r < pc.rows) {
-                uint idx = (row0 + r) * pc.nout + col;
-                uvec2 sk = SEED == 1u ? widen_word(skip_words[idx >> 2])
-                                      : uvec2(skip_words[idx >> 1], skip_words[(idx >> 1) + 1u]);
-                word = uvec2(f16_mul_pair(sk.x, scales.x), f16_mul_pair(sk.y, scales.y));
-            }
-            s_c[r * CS + c4 / 2u] = word.x;
-            s_c[r * CS + c4 / 2u + 1u] = word.y;
+    for (;;) {
+        uint row0 = tile * BM;
+        uint next0 = (tile + stride) * BM;
+        bool more = PERSIST != 0u && tile + stride < tiles;
+        if (PERSIST != 0u && tile != first) {
+            // The previous tile's epilogue has read s_c.
+            barrier();
         }
-        barrier();
-        [[unroll]] for (uint i = 0u; i < RF; i++) {
-            [[unroll]] for (uint j = 0u; j < FC; j++) {
-                uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
-                coopMatLoad(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
-            }
-        }
-    } else {
-        [[unroll]] for (uint i = 0u; i < RF; i++) {
-            [[unroll]] for (uint j = 0u; j < FC; j++) {
-                acc[i][j] = coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
-            }
-        }
-    }
 
-    for (uint kb = kbeg; kb < kend; kb += BK) {
-        barrier();
-        [[unroll]] for (uint p = 0u; p < PER; p++) {
-            store_slot(tid + 128u * p, pre[p]);
-        }
-        barrier();
-        if (kb + BK < kend) {
-            [[unroll]] for (uint p = 0u; p < PER; p++) {
-                pre[p] = load_slot(tid + 128u * p, kb + BK, kend, row0, col0, abase, bbase);
+        // The C operand: the seed (partition 0 of a seeded GEMM) or +0. Invocation tid builds
+        // quads tid + 128 i (4 adjacent columns of one row).
+        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[RF][FC];
+        if (seeded) {
+            [[unroll]] for (uint i = 0u; i < QUADS; i++) {
+                uint r = tid / (BN / 4u) + (512u / BN) * i;
+                uvec2 sk = SEED == 1u ? widen_word(raw[i].x) : raw[i];
+                s_c[r * CS + c4 / 2u] = f16_mul_pair(sk.x, scales.x);
+                s_c[r * CS + c4 / 2u + 1u] = f16_mul_pair(sk.y, scales.y);
             }
-        }
-        [[unroll]] for (uint s = 0u; s < BK / 16u; s++) {
-            // One group of 16 K per MMA: a step past the chain's end would be a no-op in H25
-            // (the accumulator is exact at 25 fraction bits), but it is skipped anyway.
-            if (kb + 16u * s < kend) {
-                coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> fa[RF];
-                [[unroll]] for (uint i = 0u; i < RF; i++) {
-                    coopMatLoad(fa[i], s_a, ((BM / 2u) * sr + 16u * i) * TS + 8u * s, TS,
-                                gl_CooperativeMatrixLayoutRowMajor);
-                }
+            if (more) {
+                load_seed(tid, next0, col, raw);
+            }
+            barrier();
+            [[unroll]] for (uint i = 0u; i < RF; i++) {
                 [[unroll]] for (uint j = 0u; j < FC; j++) {
-                    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> fb;
-                    coopMatLoad(fb, s_b, (sc * (BN / 2u) + 16u * j) * TS + 8u * s, TS,
-                                gl_CooperativeMatrixLayoutColumnMajor);
+                    uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
+                    coopMatLoad(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
+                }
+            }
+        } else {
+            [[unroll]] for (uint i = 0u; i < RF; i++) {
+                [[unroll]] for (uint j = 0u; j < FC; j++) {
+                    acc[i][j] = coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
+                }
+            }
+        }
+
+        for (uint kb = kbeg; kb < kend; kb += BK) {
+            barrier();
+            [[unroll]] for (uint p = 0u; p < PER; p++) {
+                store_slot(tid + 128u * p, pre[p]);
+            }
+            barrier();
+            // The next step's bytes, or after the last step the next tile's first.
+            if (kb + BK < kend) {
+                [[unroll]] for (uint p = 0u; p < PER; p++) {
+                    pre[p] = load_slot(tid + 128u * p, kb + BK, kend, row0, col0, abase, bbase);
+                }
+            } else if (more) {
+                [[unroll]] for (uint p = 0u; p < PER; p++) {
+                    pre[p] = load_slot(tid + 128u * p, kbeg, kend, next0, col0, abase, bbase);
+                }
+            }
+            [[unroll]] for (uint s = 0u; s < BK / 16u; s++) {
+                // One group of 16 K per MMA: a step past the chain's end would be a no-op in
+                // H25 (the accumulator is exact at 25 fraction bits), but it is skipped anyway.
+                if (kb + 16u * s < kend) {
+                    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> fa[RF];
                     [[unroll]] for (uint i = 0u; i < RF; i++) {
-                        acc[i][j] = coopMatMulAdd(fa[i], fb, acc[i][j]);
+                        coopMatLoad(fa[i], s_a, ((BM / 2u) * sr + 16u * i) * TS + 8u * s, TS,
+                                    gl_CooperativeMatrixLayoutRowMajor);
+                    }
+                    [[unroll]] for (uint j = 0u; j < FC; j++) {
+                        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> fb;
+                        coopMatLoad(fb, s_b, (sc * (BN / 2u) + 16u * j) * TS + 8u * s, TS,
+                                    gl_CooperativeMatrixLayoutColumnMajor);
+                        [[unroll]] for (uint i = 0u; i < RF; i++) {
+                            acc[i][j] = coopMatMulAdd(fa[i], fb, acc[i][j]);
+                        }
                     }
                 }
             }
         }
-    }
 
-    // Results through shared memory to the epilogue.
-    barrier();
-    [[unroll]] for (uint i = 0u; i < RF; i++) {
-        [[unroll]] for (uint j = 0u; j < FC; j++) {
-            uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
-            coopMatStore(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
-        }
-    }
-    barrier();
-#ifdef GEMM_NORM
-    norm_epilogue(tid, row0, col0);
-#else
-    // Unrolled like the seed: the epilogue's table reads of all quads in flight at once.
-    [[unroll]] for (uint i = 0u; i < BM * BN / 512u; i++) {
-        uint q = tid + 128u * i;
-        uint r = q / (BN / 4u);
-        uint c4 = 4u * (q % (BN / 4u));
-        if (row0 + r < pc.rows && col0 + c4 < pc.n) {
-            uint w0 = s_c[r * CS + c4 / 2u];
-            uint w1 = s_c[r * CS + c4 / 2u + 1u];
-            uint col = g * pc.n + col0 + c4;
-            if (SPLIT != 0u) {
-                uint pat = (kpart * pc.rows + row0 + r) * pc.nout + col;
-                raw_words[pat / 2u] = w0;
-                raw_words[pat / 2u + 1u] = w1;
-            } else {
-                uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
-                gemm_store_quad(EPI, (row0 + r) * pc.nout + col, h);
+        // Results through shared memory to the epilogue.
+        barrier();
+        [[unroll]] for (uint i = 0u; i < RF; i++) {
+            [[unroll]] for (uint j = 0u; j < FC; j++) {
+                uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
+                coopMatStore(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
             }
         }
-    }
+        barrier();
+#ifdef GEMM_NORM
+        norm_epilogue(tid, row0, col0);
+#else
+        // Unrolled like the seed: the epilogue's table reads of all quads in flight at once.
+        [[unroll]] for (uint i = 0u; i < QUADS; i++) {
+            uint r = tid / (BN / 4u) + (512u / BN) * i;
+            if (row0 + r < pc.rows && col0 + c4 < pc.n) {
+                uint w0 = s_c[r * CS + c4 / 2u];
+                uint w1 = s_c[r * CS + c4 / 2u + 1u];
+                if (SPLIT != 0u) {
+                    uint pat = (kpart * pc.rows + row0 + r) * pc.nout + col;
+                    raw_words[pat / 2u] = w0;
+                    raw_words[pat / 2u + 1u] = w1;
+                } else {
+                    uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
+                    gemm_store_quad(EPI, (row0 + r) * pc.nout + col, h);
+                }
+            }
+        }
 #endif
+        tile += stride;
+        if (PERSIST == 0u || tile >= tiles) {
+            break;
+        }
+    }
 }

@@ -390,6 +390,17 @@ pub fn prepare_gemm(
             .with_spec(SpecConstant::u32(3, conv));
         (bn, bm, desc)
     };
+    let row_tiles = s.rows.div_ceil(bm as usize);
+    let others = (s.n / bn as usize) * s.groups * parts;
+    // Several row tiles per workgroup for the seeded cooperative-matrix GEMMs only: on an H100
+    // the loop took the full-resolution projections from 0.75 to 0.51 ms (its prefetch of the
+    // next tile's skip words is the gain), and slowed the unseeded GEMMs (docs/performance.md,
+    // session 15).
+    let per_workgroup = if policy.tensor_cores() && seed_kind != 0 {
+        tiles_per_workgroup(row_tiles, others)
+    } else {
+        1
+    };
     if rtz || policy.tensor_cores() {
         // The RTZ build specializes on these (see gemm.glsl); the portable one reads them from
         // the push constants only, so that one pipeline serves every GEMM of a tile.
@@ -397,6 +408,9 @@ pub fn prepare_gemm(
             .with_spec(SpecConstant::u32(4, epi))
             .with_spec(SpecConstant::u32(5, seed_kind))
             .with_spec(SpecConstant::u32(6, (parts > 1) as u32));
+    }
+    if policy.tensor_cores() {
+        desc = desc.with_spec(SpecConstant::u32(7, (per_workgroup > 1) as u32));
     }
     let pipeline = ctx.pipeline(&desc)?;
     // A split-K GEMM writes its partials where the raw output goes (binding 5).
@@ -429,7 +443,7 @@ pub fn prepare_gemm(
         seed_kind,
     ]);
     let groups = [
-        s.rows.div_ceil(bm as usize) as u32,
+        row_tiles.div_ceil(per_workgroup) as u32,
         (s.n / bn as usize) as u32,
         (s.groups * parts) as u32,
     ];
@@ -447,6 +461,17 @@ pub fn prepare_gemm(
         then,
     })
 }
+
+/// Row tiles per workgroup of the cooperative-matrix GEMM (`gemm_coopmat.glsl` runs tiles x, x +
+/// X, ... of a grid X wide, loading the next tile's first bytes during this one): up to 8 where
+/// the GEMM has many tiles, keeping at least [`MIN_WORKGROUPS`] workgroups (about four per core
+/// at the occupancy of these kernels on the H200), else 1.
+fn tiles_per_workgroup(row_tiles: usize, others: usize) -> usize {
+    (row_tiles * others / MIN_WORKGROUPS).clamp(1, 8)
+}
+
+/// The fewest workgroups [`tiles_per_workgroup`] leaves a GEMM.
+const MIN_WORKGROUPS: usize = 4096;
 
 /// The second step of a split-K GEMM (`gemm_sum.comp`): `partials` summed in partition order,
 /// the epilogue `epi` into `out` (and `raw` for the dual epilogue; `table` for the E4 ones).
@@ -716,4 +741,38 @@ pub fn prepare_node(
         )?,
         _ => return Ok(None),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{tiles_per_workgroup, MIN_WORKGROUPS};
+
+    /// The full-resolution GEMMs get several row tiles per workgroup, the small ones one; every
+    /// grid covers every tile and keeps at least MIN_WORKGROUPS workgroups where it had them.
+    #[test]
+    fn row_tiles_per_workgroup() {
+        // 1920x1080's field (2.2 million rows, 34,560 tiles of 64) with one column tile.
+        assert_eq!(tiles_per_workgroup(34_560, 1), 8);
+        // A C256 level: 540 row tiles, 4 column tiles.
+        assert_eq!(tiles_per_workgroup(540, 4), 1);
+        for (rows, others) in [
+            (34_560, 1),
+            (34_560, 2),
+            (8_640, 1),
+            (8_640, 3),
+            (100, 1),
+            (1, 1),
+        ] {
+            let per = tiles_per_workgroup(rows, others);
+            assert!((1..=8).contains(&per));
+            let grid = rows.div_ceil(per);
+            assert!(grid * per >= rows);
+            if rows * others >= MIN_WORKGROUPS {
+                assert!(
+                    grid * others >= MIN_WORKGROUPS / 2,
+                    "{rows} x {others}: {grid}"
+                );
+            }
+        }
+    }
 }
