@@ -464,8 +464,8 @@ pub fn prepare_gemm(
 
 /// Row tiles per workgroup of the cooperative-matrix GEMM (`gemm_coopmat.glsl` runs tiles x, x +
 /// X, ... of a grid X wide, loading the next tile's first bytes during this one): up to 8 where
-/// the GEMM has many tiles, keeping at least [`MIN_WORKGROUPS`] workgroups (about four per core
-/// at the occupancy of these kernels on the H200), else 1.
+/// the GEMM has many tiles, keeping at least [`MIN_WORKGROUPS`] workgroups (about four waves of
+/// them on the 132 cores of an H100 or H200 at these kernels' occupancy), else 1.
 fn tiles_per_workgroup(row_tiles: usize, others: usize) -> usize {
     (row_tiles * others / MIN_WORKGROUPS).clamp(1, 8)
 }
