@@ -391,12 +391,10 @@ fn run_normalize(
     tensor: bool,
 ) -> ([Vec<u8>; 3], Duration) {
     // The tensor route's policy takes the subgroup builds of the cooperative kernel.
-    let policy = |ctx: &Arc<GpuContext>| {
-        if tensor {
-            policy(ctx).with_tensor_cores()
-        } else {
-            policy(ctx)
-        }
+    let run_policy = if tensor {
+        policy(ctx).with_tensor_cores()
+    } else {
+        policy(ctx)
     };
     let c = heads * 32;
     let xb: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
@@ -416,22 +414,9 @@ fn run_normalize(
         let guarded = |slot: (u64, u64)| range(o, (slot.0, slot.1 + 32));
         let (q, k, v) = (guarded(sq), guarded(sk), guarded(sv));
         let (rows, heads) = (rows as u32, heads as u32);
-        let kernel = kernel.unwrap_or_else(|| policy(ctx).normalize_kernel());
+        let kernel = kernel.unwrap_or_else(|| run_policy.normalize_kernel());
         record_normalize(
-            ctx,
-            rec,
-            arena,
-            policy(ctx),
-            kernel,
-            qkv,
-            t,
-            rt,
-            q,
-            k,
-            v,
-            rows,
-            heads,
-            vit,
+            ctx, rec, arena, run_policy, kernel, qkv, t, rt, q, k, v, rows, heads, vit,
         )
     });
     let outputs = [sq, sk, sv].map(|slot| {
