@@ -12,7 +12,9 @@
 //! Every binding starts at an offset that is not a multiple of the storage-buffer alignment, and
 //! outputs are poisoned first, so unwritten tokens fail too. The tensor route's fused window
 //! staging (normalisation inside the attention) runs through its test build against
-//! `numerics::norm`.
+//! `numerics::norm`. The tensor route's window attention (cooperative matrices, h25) runs with
+//! 1, 2, 3 and the recorder's count of windows per workgroup, on and off word offsets, where the
+//! device has the tensor route (the H200 or H100; skipped elsewhere, and says so).
 
 mod common;
 
@@ -27,6 +29,7 @@ use openngx::nr::graph::{self, Graph, Node, Op};
 use openngx::nr::record::attention::{
     record_normalize, record_vit_attention, record_window_attention, NormalizeKernel,
 };
+use openngx::nr::record::KernelPolicy;
 use openngx::nr::reference::{Executor, TensorData, Weights};
 use openngx::numerics::{tables, Profiles};
 
@@ -120,6 +123,25 @@ fn distinct(v: &[u8]) -> usize {
 // ------------------------------------------------------------------------------------------------
 // Window attention
 
+/// How a window-attention check runs its launch: the kernel policy and the skew of the q, k,
+/// v, prior and output offsets from a 256-byte boundary (odd skews take the kernels' byte
+/// paths, multiples of 4 their word paths).
+#[derive(Clone, Copy)]
+struct WindowRun {
+    policy: KernelPolicy,
+    skews: [usize; 5],
+}
+
+impl WindowRun {
+    /// The harness device's exact-route policy, every offset off a word.
+    fn portable(ctx: &GpuContext) -> WindowRun {
+        WindowRun {
+            policy: policy(ctx),
+            skews: [1, 2, 3, 6, 5],
+        }
+    }
+}
+
 fn check_window(
     h: &Harness,
     ctx: &Arc<GpuContext>,
@@ -128,6 +150,29 @@ fn check_window(
     profiles: Profiles,
     seed: u64,
     phase: usize,
+) {
+    check_window_with(
+        h,
+        ctx,
+        g,
+        label,
+        profiles,
+        seed,
+        phase,
+        WindowRun::portable(ctx),
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_window_with(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    g: &Graph,
+    label: &str,
+    profiles: Profiles,
+    seed: u64,
+    phase: usize,
+    run: WindowRun,
 ) {
     let n = node(g, label);
     let Op::WindowAttention {
@@ -165,19 +210,20 @@ fn check_window(
     let cpu = t0.elapsed();
 
     let mut ins = Staging::default();
-    let sq = ins.put(&qd, 1);
-    let sk = ins.put(&kd, 2);
-    let sv = ins.put(&vd, 3);
-    let sp = ins.put(&pr, 6); // weight records sit at any even offset
+    let [q_skew, k_skew, v_skew, p_skew, o_skew] = run.skews;
+    let sq = ins.put(&qd, q_skew);
+    let sk = ins.put(&kd, k_skew);
+    let sv = ins.put(&vd, v_skew);
+    let sp = ins.put(&pr, p_skew); // weight records sit at any even offset
     let st = ins.put(&tables::gpu()[tables::ATTENTION], 0);
     let mut outs = Staging::default();
-    let so = outs.reserve(rows * c, 5);
+    let so = outs.reserve(rows * c, o_skew);
     let (got, took) = run_gpu(h, ctx, &ins, &outs, |rec, arena, i, o| {
         record_window_attention(
             ctx,
             rec,
             arena,
-            policy(ctx),
+            run.policy,
             range(i, sq),
             range(i, sk),
             range(i, sv),
@@ -191,8 +237,12 @@ fn check_window(
         )
     });
     println!(
-        "{label} ({w}x{hh}, {heads} heads, phase {phase}, {}): gpu {took:?}, cpu {cpu:?}",
-        profiles.name
+        "{label} ({w}x{hh}, {heads} heads, phase {phase}, {}, skews {:?}, tensor {}, window \
+         rows {}): gpu {took:?}, cpu {cpu:?}",
+        profiles.name,
+        run.skews,
+        run.policy.tensor_cores(),
+        run.policy.window_rows()
     );
     assert!(distinct(&want) > 100, "{label}: output is not informative");
     assert_bytes_eq(label, slice(&got, so), &want, c);
@@ -229,6 +279,60 @@ fn window_attention_16_heads_h25() {
         0x9005,
         1,
     );
+}
+
+/// The tensor route's window attention (`nr/window_attention_coopmat`) against the CPU
+/// reference in h25: every phase of the 44x40 level with 4 heads and the 16-head 12x12 level,
+/// with 1, 2, 3 and the recorder's count of window rows per workgroup (the loop that keeps the
+/// prior and loads the next window ahead), q, k, v and the output on words (the loop's loads
+/// ahead and word stores) and off them (the byte paths). Only where the creation probe
+/// identifies h25 (the H200 or H100); skipped elsewhere, and says so.
+#[test]
+fn window_attention_coopmat_window_loop_h25() {
+    use openngx::nr::route::TensorRoute;
+    use openngx::numerics::Profile;
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let missing = TensorRoute::missing(ctx.capabilities());
+    if !missing.is_empty() {
+        println!(
+            "SKIP: the device cannot run the tensor route's kernels; it lacks: {}",
+            missing.join("; ")
+        );
+        return;
+    }
+    let id = openngx::nr::route::tensor::probe::identify(&ctx);
+    if id.matched != Some(Profile::H25) {
+        println!(
+            "SKIP: the device's cooperative matrix is not identified as h25: {}",
+            id.reason
+        );
+        return;
+    }
+    let g = graph_64();
+    for rows in [1, 2, 3, 0] {
+        for skews in [[0, 4, 8, 0, 0], [1, 2, 3, 6, 5], [0, 0, 0, 2, 4]] {
+            let run = WindowRun {
+                policy: policy(&ctx).with_tensor_cores().with_window_rows(rows),
+                skews,
+            };
+            for (i, block) in (9..=12).enumerate() {
+                let label = format!("block-{block}.attention");
+                let seed = 0x9101 + 16 * rows as u64 + i as u64;
+                check_window_with(&h, &ctx, &g, &label, Profiles::H25, seed, i, run);
+            }
+            check_window_with(
+                &h,
+                &ctx,
+                &g,
+                "block-24.attention",
+                Profiles::H25,
+                0x9201 + rows as u64,
+                1,
+                run,
+            );
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------------------------

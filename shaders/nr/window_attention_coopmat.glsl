@@ -11,12 +11,14 @@
 //   S[q][k] = prior[qp][k] + Q[q].K[k]    (the prior is the C operand; channels 0-15, 16-31)
 //   e = exp_window(S) (table); r[q] = f16(1/tree(e[q])); P[q][k] = E4(f16(e[q][k] * r[q]))
 //   O[q][c] = E4(P[q].V[:, c])            (four 16-key groups from +0)
-// One workgroup of 128 invocations (4 subgroups of 32) per (window, head); subgroup s owns
-// queries 16 s .. +15 (natural window order t = 8y + x); keys and values are in the physical
-// (4x4-tiled) order of the priors. Q, K, V (E4M3, widened exactly through a code table), S and
-// P live in shared memory, because a KHR cooperative matrix's element layout is the
-// implementation's. After the staging every step runs within the subgroup on its own queries
-// (subgroup barriers only): the exp weights and the softmax tree on two lanes per query.
+// A workgroup of 128 invocations (4 subgroups of 32) runs one head over several windows of one
+// window column, one after another (the code table and the head's prior stay in shared memory
+// for all of them, and q, k, v on words load one window ahead); subgroup s owns queries
+// 16 s .. +15 (natural window order t = 8y + x); keys and values are in the physical (4x4-tiled)
+// order of the priors. Q, K, V (E4M3, widened exactly), S and P live in shared memory, because
+// a KHR cooperative matrix's element layout is the implementation's. After the staging every
+// step runs within the subgroup on its own queries (subgroup barriers only): the exp weights
+// and the softmax tree on two lanes per query.
 #define OPENNGX_F16_NATIVE 1
 #include "e4m3.glsl"
 #include "e4m3_widen.glsl"
@@ -33,6 +35,7 @@ layout(std430, binding = 1) readonly buffer Temps { uint8_t temps[]; };
 layout(std430, binding = 2) readonly buffer Priors { uint8_t priors[]; };
 layout(std430, binding = 2) readonly buffer PriorWords { uint prior_words[]; };
 layout(std430, binding = 3) writeonly buffer Out { uint8_t outb[]; };
+layout(std430, binding = 3) writeonly buffer OutWords { uint out_words[]; };
 layout(std430, binding = 4) readonly buffer Tables { uint table_words[]; };
 #else
 layout(std430, binding = 0) readonly buffer QIn { uint8_t qin[]; };
@@ -46,6 +49,8 @@ layout(std430, binding = 3) readonly buffer Priors { uint8_t priors[]; };
 // The same binding as words, for a prior range that starts on a word.
 layout(std430, binding = 3) readonly buffer PriorWords { uint prior_words[]; };
 layout(std430, binding = 4) writeonly buffer Out { uint8_t outb[]; };
+// The same binding as words, for an output range that starts on a word.
+layout(std430, binding = 4) writeonly buffer OutWords { uint out_words[]; };
 // numerics::tables::ATTENTION (see attention.glsl).
 layout(std430, binding = 5) readonly buffer Tables { uint table_words[]; };
 #endif
@@ -81,7 +86,8 @@ shared uint s_lut[256];
 shared uint s_q[64 * CS];  // Q [query][channel], later O
 shared uint s_k[64 * CS];  // K [key][channel]
 shared uint s_v[64 * CS];  // V [key][channel]
-shared uint s_s[64 * SS];  // the prior, S, then P [query][key]
+shared uint s_s[64 * SS];  // S, then P [query][key]
+shared uint s_p[64 * SS];  // the head's prior [natural query][physical key], for every window
 
 #include "window_stage.glsl"
 
@@ -101,29 +107,33 @@ uint prior_half(uint head_base, uint q, uint k) {
 uint row_at(uint off, int tok) { return off + uint(tok) * pc.heads * 32u + 32u * gl_WorkGroupID.z; }
 
 #ifndef NORM_FUSED
-// 16 channels (half h of the row) of token `tok` of input `which` widened into `dst` at `at`.
-void stage_row(uint which, int tok, uint h, uint at) {
-    uint off = which == 0u ? pc.q_off : (which == 1u ? pc.k_off : pc.v_off);
-    if ((off & 3u) == 0u) {
-        // Four words, widened in arithmetic (e4m3_widen.glsl).
-        [[unroll]] for (uint i = 0u; i < 4u; i++) {
-            uvec2 p = uvec2(0u);
-            if (tok >= 0) {
-                uint wi = ((row_at(off, tok) + 16u * h) >> 2) + i;
-                p = widen_word(which == 0u ? qwords[wi] : (which == 1u ? kwords[wi] : vwords[wi]));
-            }
-            [[unroll]] for (uint j = 0u; j < 2u; j++) {
-                if (which == 0u) {
-                    s_q[at + 2u * i + j] = p[j];
-                } else if (which == 1u) {
-                    s_k[at + 2u * i + j] = p[j];
-                } else {
-                    s_v[at + 2u * i + j] = p[j];
-                }
-            }
-        }
-        return;
+// Whether q, k and v start on a word: then every row half is four whole words (the rows are
+// 32 * heads bytes), which the loop loads one window ahead.
+bool qkv_words_aligned() { return ((pc.q_off | pc.k_off | pc.v_off) & 3u) == 0u; }
+
+// The raw words of this invocation's staging rows (query row tid / 2, key/value row tid / 2 in
+// physical order, half tid % 2) of window row `wy`: q in 0..3, k in 4..7, v in 8..11, zeros
+// for a token outside the level (code 0 widens to +0, what the staging stores there).
+void fetch_words(uint wy, out uint w[12]) {
+    uint row = gl_LocalInvocationID.x >> 1;
+    uint h = gl_LocalInvocationID.x & 1u;
+    int qtok = token_in(wy, row);
+    int ktok = token_in(wy, physical_to_natural(row));
+    uint qi = qtok >= 0 ? (row_at(pc.q_off, qtok) + 16u * h) >> 2 : 0u;
+    uint ki = ktok >= 0 ? (row_at(pc.k_off, ktok) + 16u * h) >> 2 : 0u;
+    uint vi = ktok >= 0 ? (row_at(pc.v_off, ktok) + 16u * h) >> 2 : 0u;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        w[i] = qtok >= 0 ? qwords[qi + i] : 0u;
+        w[4u + i] = ktok >= 0 ? kwords[ki + i] : 0u;
+        w[8u + i] = ktok >= 0 ? vwords[vi + i] : 0u;
     }
+}
+#endif
+
+#ifndef NORM_FUSED
+// 16 channels (half h of the row) of token `tok` of input `which` (0 q, 1 k, 2 v), code by
+// code through s_lut into its shared rows at `at`: for q, k or v not starting on a word.
+void stage_row(uint which, int tok, uint h, uint at) {
     [[unroll]] for (uint i = 0u; i < 8u; i++) {
         uint lo = 0u;
         uint hi = 0u;
@@ -147,49 +157,9 @@ void stage_row(uint which, int tok, uint h, uint at) {
 
 #endif
 
-void main() {
-    uint tid = gl_LocalInvocationID.x;
-    uint sg = gl_SubgroupID;
-    s_lut[tid] = e4m3_to_f16(tid);
-    s_lut[tid + 128u] = e4m3_to_f16(tid + 128u);
-    barrier();
-
-    // Operands: row tid / 2 (query in natural order, key/value in physical order), half tid % 2.
-    {
-        uint row = tid >> 1;
-        uint h = tid & 1u;
-        uint at = row * CS + 8u * h;
-        int ktok = token_of(physical_to_natural(row));
-#ifdef NORM_FUSED
-        stage_normalized(token_of(row), ktok, h, at);
-#else
-        stage_row(0u, token_of(row), h, at);
-        stage_row(1u, ktok, h, at);
-        stage_row(2u, ktok, h, at);
-#endif
-    }
-    // The prior as the scores' C operand: [natural query][physical key].
-    uint head_base = pc.prior_off + 8192u * gl_WorkGroupID.z;
-    if ((head_base & 3u) == 0u) {
-        // Whole words in stored order: the word at half index i (i even) is prior[qp][k, k + 1]
-        // with qp and k read off prior_index's bits (the inverse of prior_index for n even).
-        [[unroll]] for (uint it = 0u; it < 16u; it++) {
-            uint wi = tid + 128u * it;
-            uint i = 2u * wi;
-            uint qp = 16u * (i >> 10) + 8u * ((i >> 1) & 1u) + ((i >> 5) & 7u);
-            uint k = 16u * ((i >> 8) & 3u) + 8u * ((i >> 2) & 1u) + 2u * ((i >> 3) & 3u);
-            s_s[physical_to_natural(qp) * SS + (k >> 1)] = prior_words[(head_base >> 2) + wi];
-        }
-    } else {
-        for (uint e = tid; e < 64u * 32u; e += 128u) {
-            uint q = e >> 5;
-            uint k2 = 2u * (e & 31u);
-            uint qp = natural_to_physical(q);
-            s_s[q * SS + (k2 >> 1)] = prior_half(head_base, qp, k2) | (prior_half(head_base, qp, k2 + 1u) << 16);
-        }
-    }
-    barrier();
-
+// One window (row `wy` of the workgroup's column) after its staging: scores, softmax, P V and
+// the E4 output, every step within the subgroup on its own 16 queries.
+void window(uint wy, uint tid, uint sg) {
     // S = prior + Q K^T, per subgroup 16 queries x 64 keys.
     coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> qa[2];
     [[unroll]] for (uint g = 0u; g < 2u; g++) {
@@ -198,7 +168,7 @@ void main() {
     [[unroll]] for (uint kt = 0u; kt < 4u; kt++) {
         coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> s;
         uint at = 16u * sg * SS + 8u * kt;
-        coopMatLoad(s, s_s, at, SS, gl_CooperativeMatrixLayoutRowMajor);
+        coopMatLoad(s, s_p, at, SS, gl_CooperativeMatrixLayoutRowMajor);
         [[unroll]] for (uint g = 0u; g < 2u; g++) {
             coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> kb;
             coopMatLoad(kb, s_k, 16u * kt * CS + 8u * g, CS, gl_CooperativeMatrixLayoutColumnMajor);
@@ -283,14 +253,107 @@ void main() {
     {
         uint q = tid >> 1;
         uint h = tid & 1u;
-        int tok = token_of(q);
+        int tok = token_in(wy, q);
         if (tok >= 0) {
             uint ob = row_at(pc.out_off, tok) + 16u * h;
-            [[unroll]] for (uint i = 0u; i < 8u; i++) {
-                uint w = s_q[q * CS + 8u * h + i];
-                outb[ob + 2u * i] = uint8_t(table_e4(w & 0xFFFFu));
-                outb[ob + 2u * i + 1u] = uint8_t(table_e4(w >> 16));
+            if ((pc.out_off & 3u) == 0u) {
+                // Four codes per word store.
+                [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                    uint w0 = s_q[q * CS + 8u * h + 2u * i];
+                    uint w1 = s_q[q * CS + 8u * h + 2u * i + 1u];
+                    out_words[(ob >> 2) + i] = table_e4(w0 & 0xFFFFu) | (table_e4(w0 >> 16) << 8)
+                        | (table_e4(w1 & 0xFFFFu) << 16) | (table_e4(w1 >> 16) << 24);
+                }
+            } else {
+                [[unroll]] for (uint i = 0u; i < 8u; i++) {
+                    uint w = s_q[q * CS + 8u * h + i];
+                    outb[ob + 2u * i] = uint8_t(table_e4(w & 0xFFFFu));
+                    outb[ob + 2u * i + 1u] = uint8_t(table_e4(w >> 16));
+                }
             }
         }
+    }
+}
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = gl_SubgroupID;
+    s_lut[tid] = e4m3_to_f16(tid);
+    s_lut[tid + 128u] = e4m3_to_f16(tid + 128u);
+
+    // The prior, the scores' C operand of every window: [natural query][physical key].
+    uint head_base = pc.prior_off + 8192u * gl_WorkGroupID.z;
+    if ((head_base & 3u) == 0u) {
+        // Whole words in stored order: the word at half index i (i even) is prior[qp][k, k + 1]
+        // with qp and k read off prior_index's bits (the inverse of prior_index for n even).
+        [[unroll]] for (uint it = 0u; it < 16u; it++) {
+            uint wi = tid + 128u * it;
+            uint i = 2u * wi;
+            uint qp = 16u * (i >> 10) + 8u * ((i >> 1) & 1u) + ((i >> 5) & 7u);
+            uint k = 16u * ((i >> 8) & 3u) + 8u * ((i >> 2) & 1u) + 2u * ((i >> 3) & 3u);
+            s_p[physical_to_natural(qp) * SS + (k >> 1)] = prior_words[(head_base >> 2) + wi];
+        }
+    } else {
+        for (uint e = tid; e < 64u * 32u; e += 128u) {
+            uint q = e >> 5;
+            uint k2 = 2u * (e & 31u);
+            uint qp = natural_to_physical(q);
+            s_p[q * SS + (k2 >> 1)] = prior_half(head_base, qp, k2) | (prior_half(head_base, qp, k2 + 1u) << 16);
+        }
+    }
+
+    // The window rows gl_WorkGroupID.y, + gl_NumWorkGroups.y, ... of this window column (the
+    // recorder's `window_rows_per_group`); each is computed exactly as a workgroup of its own
+    // would. With q, k, v on words the next window's words load while this one computes.
+    uint rows = (pc.height + pc.shift_y + 7u) >> 3;
+    uint stride = gl_NumWorkGroups.y;
+#ifndef NORM_FUSED
+    bool ahead = qkv_words_aligned();
+    uint next[12];
+    if (ahead) {
+        fetch_words(gl_WorkGroupID.y, next);
+    }
+#endif
+    for (uint wy = gl_WorkGroupID.y; wy < rows; wy += stride) {
+        // The previous window's readers of s_q, s_k, s_v are done (and, first, s_lut and s_p
+        // are written).
+        barrier();
+        // Operands: row tid / 2 (query in natural order, key/value in physical order), half
+        // tid % 2.
+        {
+            uint row = tid >> 1;
+            uint h = tid & 1u;
+            uint at = row * CS + 8u * h;
+            int ktok = token_in(wy, physical_to_natural(row));
+#ifdef NORM_FUSED
+            stage_normalized(token_in(wy, row), ktok, h, at);
+#else
+            if (ahead) {
+                // Widened in arithmetic (e4m3_widen.glsl); zeros stay +0.
+                [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                    uvec2 pq = widen_word(next[i]);
+                    uvec2 pk = widen_word(next[4u + i]);
+                    uvec2 pv = widen_word(next[8u + i]);
+                    s_q[at + 2u * i] = pq.x;
+                    s_q[at + 2u * i + 1u] = pq.y;
+                    s_k[at + 2u * i] = pk.x;
+                    s_k[at + 2u * i + 1u] = pk.y;
+                    s_v[at + 2u * i] = pv.x;
+                    s_v[at + 2u * i + 1u] = pv.y;
+                }
+            } else {
+                stage_row(0u, token_in(wy, row), h, at);
+                stage_row(1u, ktok, h, at);
+                stage_row(2u, ktok, h, at);
+            }
+#endif
+        }
+        barrier();
+#ifndef NORM_FUSED
+        if (ahead && wy + stride < rows) {
+            fetch_words(wy + stride, next);
+        }
+#endif
+        window(wy, tid, sg);
     }
 }

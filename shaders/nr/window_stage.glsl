@@ -4,7 +4,8 @@
 // `height`, `heads`, `shift_x`, `shift_y`; with NORM_FUSED also `qkv_off` in words and
 // `temp_off` in bytes), `s_lut` (E4M3 code -> f16), `table_e4`, `rsqrt_table`, and with
 // NORM_FUSED the bindings `qkv_words` and `temps` and the shared rows `s_q`, `s_k`, `s_v`.
-// One workgroup per (window, head): gl_WorkGroupID = (window x, window y, head).
+// gl_WorkGroupID = (window column, first window row, head); window_attention_coopmat.glsl
+// runs the window rows gl_WorkGroupID.y, + gl_NumWorkGroups.y, ... of its column.
 #ifndef OPENNGX_WINDOW_STAGE_GLSL
 #define OPENNGX_WINDOW_STAGE_GLSL
 
@@ -21,14 +22,19 @@ uint physical_to_natural(uint p) {
     return y * 8u + x;
 }
 
-int token_of(uint t) {
+// Token of window position `t` (natural order) in the window at column gl_WorkGroupID.x and
+// row `wy` of the level's window grid, -1 outside the level.
+int token_in(uint wy, uint t) {
     int x = int(gl_WorkGroupID.x * 8u + (t & 7u)) - int(pc.shift_x);
-    int y = int(gl_WorkGroupID.y * 8u + (t >> 3)) - int(pc.shift_y);
+    int y = int(wy * 8u + (t >> 3)) - int(pc.shift_y);
     if (x < 0 || y < 0 || x >= int(pc.width) || y >= int(pc.height)) {
         return -1;
     }
     return y * int(pc.width) + x;
 }
+
+// Token of window position `t` in the workgroup's own window (one window per workgroup).
+int token_of(uint t) { return token_in(gl_WorkGroupID.y, t); }
 
 #ifdef NORM_FUSED
 // Half `h` (channels 16 h .. 16 h + 15, as 8 words) of part `p` (0 q, 1 k, 2 v) of token `tok`'s

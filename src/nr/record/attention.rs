@@ -198,13 +198,35 @@ fn require_h25(what: &str, profile: &Profile) -> Result<(), GpuError> {
     Ok(())
 }
 
-/// The workgroups (one per window and head) and the shift of a window-attention launch over a
-/// level of `size` in `phase`, checked against the device.
+/// The fewest workgroups a cooperative-matrix window attention keeps when its workgroups run
+/// several windows each ([`window_rows_per_group`]).
+pub const WINDOW_MIN_WORKGROUPS: u64 = 256;
+
+/// The most windows one workgroup of the cooperative-matrix window attention runs.
+pub const WINDOW_MAX_ROWS_PER_GROUP: u32 = 8;
+
+/// How many window rows of its column one workgroup of the cooperative-matrix window attention
+/// runs, for a grid of `columns` x `rows` windows and `heads` heads: as many as keep
+/// [`WINDOW_MIN_WORKGROUPS`] workgroups, at most [`WINDOW_MAX_ROWS_PER_GROUP`]. A workgroup
+/// loads its head's prior and code table once for all its windows and loads the next window's
+/// q, k, v while it computes this one; every window is computed as alone, so the bytes do not
+/// depend on this.
+pub fn window_rows_per_group(columns: u32, rows: u32, heads: u32) -> u32 {
+    let total = u64::from(columns) * u64::from(rows) * u64::from(heads);
+    let per = (total / WINDOW_MIN_WORKGROUPS).clamp(1, u64::from(WINDOW_MAX_ROWS_PER_GROUP));
+    (per as u32).min(rows.max(1))
+}
+
+/// The workgroups and the shift of a window-attention launch over a level of `size` in
+/// `phase`, checked against the device: one per window column, head and window row, or with
+/// the cooperative-matrix kernels one per [`window_rows_per_group`] window rows (or the
+/// policy's own count).
 fn window_grid(
     ctx: &GpuContext,
     size: Size,
     heads: u32,
     phase: u32,
+    policy: KernelPolicy,
 ) -> Result<([u32; 3], (u32, u32)), GpuError> {
     check_heads("window attention", heads)?;
     if phase > 3 {
@@ -217,7 +239,13 @@ fn window_grid(
         return Err(GpuError::invalid("window attention", "empty level"));
     }
     let (sx, sy) = Phase(phase as u8).shift();
-    let groups = [(size.w + sx).div_ceil(8), (size.h + sy).div_ceil(8), heads];
+    let (columns, rows) = ((size.w + sx).div_ceil(8), (size.h + sy).div_ceil(8));
+    let per_group = match (policy.tensor_cores(), policy.window_rows()) {
+        (false, _) => 1,
+        (true, 0) => window_rows_per_group(columns, rows, heads),
+        (true, t) => t.min(rows.max(1)),
+    };
+    let groups = [columns, rows.div_ceil(per_group), heads];
     let max = ctx.capabilities().max_compute_work_group_count;
     if groups.iter().zip(max.iter()).any(|(g, m)| g > m) {
         return Err(GpuError::invalid(
@@ -275,7 +303,7 @@ pub fn prepare_window_attention(
     phase: u32,
     profile: &Profile,
 ) -> Result<Dispatch, GpuError> {
-    let (groups, (sx, sy)) = window_grid(ctx, size, heads, phase)?;
+    let (groups, (sx, sy)) = window_grid(ctx, size, heads, phase, policy)?;
     let spec = mma_spec("window attention", profile)?;
     let c = 32 * heads as u64;
     let n = size.w as u64 * size.h as u64 * c;
@@ -353,7 +381,7 @@ pub fn prepare_window_attention_qkv(
     phase: u32,
     profile: &Profile,
 ) -> Result<Dispatch, GpuError> {
-    let (groups, (sx, sy)) = window_grid(ctx, size, heads, phase)?;
+    let (groups, (sx, sy)) = window_grid(ctx, size, heads, phase, policy)?;
     if !policy.tensor_cores() {
         return Err(GpuError::invalid(
             "window attention with its normalisation",
@@ -464,4 +492,47 @@ pub fn record_vit_attention(
         ctx, arena, policy, q, k, v, out, table, tokens, heads, profile,
     )?
     .record(rec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{window_rows_per_group, WINDOW_MAX_ROWS_PER_GROUP, WINDOW_MIN_WORKGROUPS};
+
+    /// The full-resolution levels' window attention gets several window rows per workgroup,
+    /// the small levels one; every grid covers every window row and keeps
+    /// WINDOW_MIN_WORKGROUPS workgroups where it had them.
+    #[test]
+    fn window_rows_per_workgroup() {
+        // 1920x1080's field in phase 0: 240 x 144 windows, one head.
+        assert_eq!(window_rows_per_group(240, 144, 1), 8);
+        // Its L0 (960x576, 120 x 72 windows): 8,640 windows.
+        assert_eq!(window_rows_per_group(120, 72, 1), 8);
+        // L4 of 1080p with 16 heads (15 x 9 windows): 2,160 workgroups.
+        assert_eq!(window_rows_per_group(15, 9, 16), 8);
+        // L4 of 512x512 (8 x 8 windows, 16 heads): 1,024.
+        assert_eq!(window_rows_per_group(8, 8, 16), 4);
+        // A 12x12 level's 2 x 2 windows.
+        assert_eq!(window_rows_per_group(2, 2, 16), 1);
+        for (columns, rows, heads) in [
+            (240, 144, 1),
+            (480, 272, 1),
+            (120, 72, 1),
+            (60, 36, 4),
+            (7, 3, 16),
+            (1, 1, 1),
+            (3000, 1, 1),
+        ] {
+            let per = window_rows_per_group(columns, rows, heads);
+            assert!((1..=WINDOW_MAX_ROWS_PER_GROUP).contains(&per) && per <= rows);
+            let groups = u64::from(columns * rows.div_ceil(per) * heads);
+            let had = u64::from(columns * rows * heads);
+            assert!(groups * u64::from(per) >= had);
+            if had >= WINDOW_MIN_WORKGROUPS {
+                assert!(
+                    groups >= WINDOW_MIN_WORKGROUPS / 2,
+                    "{columns}x{rows}x{heads}"
+                );
+            }
+        }
+    }
 }

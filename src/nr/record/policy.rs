@@ -47,6 +47,10 @@ pub struct KernelPolicy {
     /// `{window,vit}_attention_coopmat.comp`): set only by the tensor route, which checked the
     /// device and identified its profile.
     tensor_cores: bool,
+    /// Window rows per workgroup of the cooperative-matrix window attention, 0 where the
+    /// recorder chooses ([`window_rows_per_group`](super::attention::window_rows_per_group)).
+    /// The bytes do not depend on it: the tests set it to run the loop on small levels.
+    window_rows: u32,
 }
 
 impl KernelPolicy {
@@ -57,6 +61,7 @@ impl KernelPolicy {
             rtz_mode: fast && caps.rtz_kernels(),
             native_f16: fast && caps.native_f16(),
             tensor_cores: false,
+            window_rows: 0,
         }
     }
 
@@ -66,6 +71,21 @@ impl KernelPolicy {
             tensor_cores: true,
             ..self
         }
+    }
+
+    /// This policy with `rows` window rows per workgroup of the cooperative-matrix window
+    /// attention (0: the recorder chooses).
+    pub fn with_window_rows(self, rows: u32) -> KernelPolicy {
+        KernelPolicy {
+            window_rows: rows,
+            ..self
+        }
+    }
+
+    /// Window rows per workgroup of the cooperative-matrix window attention, 0 where the
+    /// recorder chooses.
+    pub fn window_rows(&self) -> u32 {
+        self.window_rows
     }
 
     /// Whether the GEMMs and the window and ViT attention run on cooperative matrices.
@@ -78,6 +98,7 @@ impl KernelPolicy {
         rtz_mode: false,
         native_f16: false,
         tensor_cores: false,
+        window_rows: 0,
     };
 
     /// Whether a kernel that computes its MMA terms in the RTZ f32 mode may run for a profile
