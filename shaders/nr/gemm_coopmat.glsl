@@ -248,14 +248,18 @@ void main() {
     bool seeded = SEED != 0u && kpart == 0u;
 
     // With PERSIST the workgroup runs row tiles x, x + X, x + 2X, ... (X = the grid's width; the
-    // recorder sets it for the seeded GEMMs with many tiles). Each tile is computed exactly as
-    // alone; what the loop buys is the next tile's first step of A and B and its skip words
-    // loading while this tile multiplies and runs its epilogue. Without PERSIST the loop body
-    // runs once and the prefetch branches compile away.
+    // recorder sets it for the seeded GEMMs and those of one K step with many tiles). Each tile
+    // is computed exactly as alone; what the loop buys is the next tile's first step of A and B
+    // and its skip words loading while this tile multiplies and runs its epilogue (and, for one
+    // K step, B staged once). Without PERSIST the loop body runs once and the prefetch branches
+    // compile away.
     uint tiles = (pc.rows + BM - 1u) / BM;
     uint tile = gl_WorkGroupID.x;
     uint stride = gl_NumWorkGroups.x;
     uint first = tile;
+    // A chain of one K step (K <= BK) uses the same B tile for every row tile: it stays in
+    // s_b, and only A is loaded and staged again (slots from 2 BM on are B's).
+    bool b_resident = PERSIST != 0u && kend - kbeg <= BK;
 
     // 128 is a multiple of BN / 4, so all of an invocation's seed (and epilogue) quads hold the
     // same 4 columns: their scales load once, as two f16 pairs, and each pair of products is
@@ -319,7 +323,9 @@ void main() {
         for (uint kb = kbeg; kb < kend; kb += BK) {
             barrier();
             [[unroll]] for (uint p = 0u; p < PER; p++) {
-                store_slot(tid + 128u * p, pre[p]);
+                if (!b_resident || tile == first || tid + 128u * p < 2u * BM) {
+                    store_slot(tid + 128u * p, pre[p]);
+                }
             }
             barrier();
             // The next step's bytes, or after the last step the next tile's first.
@@ -329,7 +335,9 @@ void main() {
                 }
             } else if (more) {
                 [[unroll]] for (uint p = 0u; p < PER; p++) {
-                    pre[p] = load_slot(tid + 128u * p, kbeg, kend, next0, col0, abase, bbase);
+                    if (!b_resident || tid + 128u * p < 2u * BM) {
+                        pre[p] = load_slot(tid + 128u * p, kbeg, kend, next0, col0, abase, bbase);
+                    }
                 }
             }
             [[unroll]] for (uint s = 0u; s < BK / 16u; s++) {

@@ -46,6 +46,8 @@ layout(std430, binding = 0) readonly buffer QWords { uint qwords[]; };
 layout(std430, binding = 1) readonly buffer KWords { uint kwords[]; };
 layout(std430, binding = 2) readonly buffer VWords { uint vwords[]; };
 layout(std430, binding = 3) writeonly buffer Out { uint8_t outb[]; };
+// The same binding as words, for an output range that starts on a word.
+layout(std430, binding = 3) writeonly buffer OutWords { uint out_words[]; };
 // numerics::tables::ATTENTION (see attention.glsl).
 layout(std430, binding = 4) readonly buffer Tables { uint table_words[]; };
 uint table_e4(uint h) { return (table_words[h >> 2] >> (8u * (h & 3u))) & 0xFFu; }
@@ -231,10 +233,21 @@ void main() {
     uint query = qb + row;
     if (query < pc.tokens) {
         uint ob = row_at(pc.out_off, query) + 16u * half_;
+        uint codes[8];
         [[unroll]] for (uint i = 0u; i < 8u; i++) {
             uint w = s_q[row * CS + 8u * half_ + i];
-            outb[ob + 2u * i] = uint8_t(table_e4(f16_mul(w & 0xFFFFu, r)));
-            outb[ob + 2u * i + 1u] = uint8_t(table_e4(f16_mul(w >> 16, r)));
+            codes[i] = table_e4(f16_mul(w & 0xFFFFu, r)) | (table_e4(f16_mul(w >> 16, r)) << 8);
+        }
+        if ((pc.out_off & 3u) == 0u) {
+            // Four codes per word store.
+            [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                out_words[(ob >> 2) + i] = codes[2u * i] | (codes[2u * i + 1u] << 16);
+            }
+        } else {
+            [[unroll]] for (uint i = 0u; i < 8u; i++) {
+                outb[ob + 2u * i] = uint8_t(codes[i]);
+                outb[ob + 2u * i + 1u] = uint8_t(codes[i] >> 8);
+            }
         }
     }
 }

@@ -392,11 +392,13 @@ pub fn prepare_gemm(
     };
     let row_tiles = s.rows.div_ceil(bm as usize);
     let others = (s.n / bn as usize) * s.groups * parts;
-    // Several row tiles per workgroup for the seeded cooperative-matrix GEMMs only: on an H100
-    // the loop took the full-resolution projections from 0.75 to 0.51 ms (its prefetch of the
-    // next tile's skip words is the gain), and slowed the unseeded GEMMs (docs/performance.md,
-    // session 15).
-    let per_workgroup = if policy.tensor_cores() && seed_kind != 0 {
+    // Several row tiles per workgroup for the seeded cooperative-matrix GEMMs and those of one
+    // K step: on an H100 the loop took the full-resolution projections from 0.75 to 0.51 ms
+    // (its prefetch of the next tile's skip words is the gain) and slowed the other unseeded
+    // GEMMs (docs/performance.md, session 15); a GEMM of one K step keeps its B tile in shared
+    // memory for all its tiles, which took the QKV at L0 from 1.07 to 0.91 ms on an H200
+    // (session 16).
+    let per_workgroup = if policy.tensor_cores() && (seed_kind != 0 || s.k <= COOPMAT_BK) {
         tiles_per_workgroup(row_tiles, others)
     } else {
         1
@@ -472,6 +474,10 @@ fn tiles_per_workgroup(row_tiles: usize, others: usize) -> usize {
 
 /// The fewest workgroups [`tiles_per_workgroup`] leaves a GEMM.
 const MIN_WORKGROUPS: usize = 4096;
+
+/// K per step of the cooperative-matrix GEMM (`BK` in `gemm_coopmat.glsl`): a GEMM with no more
+/// K than this multiplies every row tile by the same B tile.
+const COOPMAT_BK: usize = 32;
 
 /// The second step of a split-K GEMM (`gemm_sum.comp`): `partials` summed in partition order,
 /// the epilogue `epi` into `out` (and `raw` for the dual epilogue; `table` for the E4 ones).
