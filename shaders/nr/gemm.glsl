@@ -162,24 +162,20 @@ void store_slot(uint idx, uvec4 w) {
     }
 }
 
+#include "gemm_split.glsl"
+
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint tq = tid % QUADS;
     uint tr = tid / QUADS;
     uint row0 = gl_WorkGroupID.x * BM;
     uint col0 = gl_WorkGroupID.y * BN;
-    uint g = gl_WorkGroupID.z;
-    // This workgroup's partition (kpart): its chain runs over K [kbeg, kend).
-    uint kpart = 0u;
-    uint kbeg = 0u;
-    uint kend = pc.k;
-    if (SPLIT != 0u) {
-        uint parts = (pc.k + pc.part - 1u) / pc.part;
-        kpart = g % parts;
-        g /= parts;
-        kbeg = kpart * pc.part;
-        kend = min(pc.k, kbeg + pc.part);
-    }
+    // This workgroup's group g and partition kpart: its chain runs over K [kbeg, kend).
+    uint g;
+    uint kpart;
+    uint kbeg;
+    uint kend;
+    gemm_partition(gl_WorkGroupID.z, g, kpart, kbeg, kend);
     uint abase = g * pc.astride;              // input channel of this group's K = 0
     uint bbase = g * pc.n * pc.k;             // this group's matrix in [groups][n][k] bytes
 

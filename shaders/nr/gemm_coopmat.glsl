@@ -138,13 +138,7 @@ uint scale_half(uint idx) { return uint(scale_halves[idx]); }
 uint table_e4(uint x) { return (table_words[x >> 2] >> (8u * (x & 3u))) & 0xFFu; }
 uint table_rsqrt(uint x) { return (table_words[16384u + (x >> 1)] >> (16u * (x & 1u))) & 0xFFFFu; }
 
-// f16 (RNE) of head `head`'s temperature, as normalize_io.glsl reads it.
-uint norm_temperature(uint head) {
-    uint tb = pc.temp_off + 4u * head;
-    uint tbits = uint(temps[tb]) | (uint(temps[tb + 1u]) << 8) | (uint(temps[tb + 2u]) << 16)
-        | (uint(temps[tb + 3u]) << 24);
-    return f16_from_f32_bits(tbits, false, 0);
-}
+#include "norm_temperature.glsl"
 
 // The window normalisation (normalize_coop.glsl's operations, in its order) of the tile's f16
 // results in s_c: unit u = (row u / (BN / 32), 32-column part u % (BN / 32)) is one of q, k, v
@@ -226,23 +220,19 @@ void load_seed(uint tid, uint row0, uint col, out uvec2 raw[QUADS]) {
     }
 }
 
+#include "gemm_split.glsl"
+
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint sg = gl_SubgroupID;          // 0..3
     uint sr = sg >> 1;                // subgroup row (BM/2 rows each)
     uint sc = sg & 1u;                // subgroup column (BN/2 columns each)
     uint col0 = gl_WorkGroupID.y * BN;
-    uint g = gl_WorkGroupID.z;
-    uint kpart = 0u;
-    uint kbeg = 0u;
-    uint kend = pc.k;
-    if (SPLIT != 0u) {
-        uint parts = (pc.k + pc.part - 1u) / pc.part;
-        kpart = g % parts;
-        g /= parts;
-        kbeg = kpart * pc.part;
-        kend = min(pc.k, kbeg + pc.part);
-    }
+    uint g;
+    uint kpart;
+    uint kbeg;
+    uint kend;
+    gemm_partition(gl_WorkGroupID.z, g, kpart, kbeg, kend);
     uint abase = g * pc.astride;
     uint bbase = g * pc.n * pc.k;
     bool seeded = SEED != 0u && kpart == 0u;

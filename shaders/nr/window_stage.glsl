@@ -37,6 +37,9 @@ int token_in(uint wy, uint t) {
 int token_of(uint t) { return token_in(gl_WorkGroupID.y, t); }
 
 #ifdef NORM_FUSED
+// By its path from shaders/nr and shaders/test alike (includes resolve from the shader).
+#include "../nr/norm_temperature.glsl"
+
 // Half `h` (channels 16 h .. 16 h + 15, as 8 words) of part `p` (0 q, 1 k, 2 v) of token `tok`'s
 // QKV row of this workgroup's head; zeros for a token outside the level.
 void load_part(int tok, uint p, uint h, out uint w[8]) {
@@ -88,11 +91,7 @@ void stage_normalized(int qtok, int ktok, uint h, uint at) {
     uint other = subgroupShuffleXor(mine, 1u);
     uint norm_q = h == 0u ? mine : other;
     uint norm_k = h == 0u ? other : mine;
-    // The head's temperature, f16 (RNE) of its little-endian f32.
-    uint tb = pc.temp_off + 4u * gl_WorkGroupID.z;
-    uint tbits = uint(temps[tb]) | (uint(temps[tb + 1u]) << 8) | (uint(temps[tb + 2u]) << 16)
-        | (uint(temps[tb + 3u]) << 24);
-    uint t = f16_from_f32_bits(tbits, false, 0);
+    uint t = norm_temperature(gl_WorkGroupID.z);
     [[unroll]] for (uint i = 0u; i < 8u; i++) {
         uint qw = 0u;
         uint kw = 0u;
