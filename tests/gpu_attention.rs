@@ -142,29 +142,8 @@ impl WindowRun {
     }
 }
 
-fn check_window(
-    h: &Harness,
-    ctx: &Arc<GpuContext>,
-    g: &Graph,
-    label: &str,
-    profiles: Profiles,
-    seed: u64,
-    phase: usize,
-) {
-    check_window_with(
-        h,
-        ctx,
-        g,
-        label,
-        profiles,
-        seed,
-        phase,
-        WindowRun::portable(ctx),
-    );
-}
-
 #[allow(clippy::too_many_arguments)]
-fn check_window_with(
+fn check_window(
     h: &Harness,
     ctx: &Arc<GpuContext>,
     g: &Graph,
@@ -261,7 +240,9 @@ fn window_attention_all_phases() {
     // at phases 1 and 3; blocks 9..12 run phases 0..3.
     for (i, block) in (9..=12).enumerate() {
         let label = format!("block-{block}.attention");
-        check_window(&h, &ctx, &g, &label, Profiles::NATIVE, 0x9001 + i as u64, i);
+        let seed = 0x9001 + i as u64;
+        let run = WindowRun::portable(&ctx);
+        check_window(&h, &ctx, &g, &label, Profiles::NATIVE, seed, i, run);
     }
 }
 
@@ -278,6 +259,7 @@ fn window_attention_16_heads_h25() {
         Profiles::H25,
         0x9005,
         1,
+        WindowRun::portable(&ctx),
     );
 }
 
@@ -319,9 +301,9 @@ fn window_attention_coopmat_window_loop_h25() {
             for (i, block) in (9..=12).enumerate() {
                 let label = format!("block-{block}.attention");
                 let seed = 0x9101 + 16 * rows as u64 + i as u64;
-                check_window_with(&h, &ctx, &g, &label, Profiles::H25, seed, i, run);
+                check_window(&h, &ctx, &g, &label, Profiles::H25, seed, i, run);
             }
-            check_window_with(
+            check_window(
                 &h,
                 &ctx,
                 &g,
