@@ -30,8 +30,11 @@
 #           C-ABI replay (about 3 minutes)
 #   ab      #14: times of this build against base/openngx (OPENNGX_BUNDLE_BASELINE) in one call,
 #           1080p and 4K, with this build's per-op profile, and the 1080p frame times alone
+#   parity  the exact route on a 3-frame h25 fixture written on the device by the CPU reference
+#           (`parity --route gpu`; the carried fixtures are the C harness's, without the
+#           features parity reads); PARITY_SIZE=WxH, 512x512 by default
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core checks ab)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core checks ab parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -219,6 +222,12 @@ checks)
         done
     fi
     ;;
+parity)
+    size="${PARITY_SIZE:-512x512}"
+    [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+    run "fixture_h25_$size" 300 ./openngx reference --model model --synthetic-scene --width "${size%x*}" --height "${size#*x}" --frames 3 --profile h25 --out "fx_h25_$size"
+    run "parity_gpu_h25_$size" 300 ./openngx parity --route gpu --model model --fixture "fx_h25_$size"
+    ;;
 ab)
     [ -x base/openngx ] || { echo "run.sh: no base/openngx in the bundle (OPENNGX_BUNDLE_BASELINE)" >&2; exit 2; }
     cat BUILT_FROM >"$OUT/ab_builds.txt"
@@ -231,7 +240,7 @@ ab)
     run ab_base_frame_1920x1080 60 ./base/openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
     ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, ab)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, ab, parity)" >&2
     exit 2
     ;;
 esac
