@@ -128,9 +128,7 @@ void fetch_words(uint wy, out uint w[12]) {
         w[8u + i] = ktok >= 0 ? vwords[vi + i] : 0u;
     }
 }
-#endif
 
-#ifndef NORM_FUSED
 // 16 channels (half h of the row) of token `tok` of input `which` (0 q, 1 k, 2 v), code by
 // code through s_lut into its shared rows at `at`: for q, k or v not starting on a word.
 void stage_row(uint which, int tok, uint h, uint at) {
