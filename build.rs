@@ -100,8 +100,11 @@ fn compile_shaders(shader_dir: &Path, out: &Path) {
         opts.set_generate_debug_info();
         let lib = lib_dir.clone();
         let src_dir = src.parent().map(Path::to_path_buf).unwrap_or_default();
-        opts.set_include_callback(move |name, _ty, _from, _depth| {
-            for base in [&src_dir, &lib] {
+        opts.set_include_callback(move |name, _ty, from, _depth| {
+            // The including file's folder first, so that a body under shaders/nr keeps its own
+            // includes when a build in another folder (shaders/emulated) includes it.
+            let from_dir = Path::new(from).parent().map(Path::to_path_buf);
+            for base in from_dir.iter().chain([&src_dir, &lib]) {
                 let p = base.join(name);
                 if let Ok(content) = fs::read_to_string(&p) {
                     return Ok(shaderc::ResolvedInclude {
@@ -111,7 +114,7 @@ fn compile_shaders(shader_dir: &Path, out: &Path) {
                 }
             }
             Err(format!(
-                "include `{name}` not found in the shader's folder or shaders/lib"
+                "include `{name}` not found (includer's folder, shader's folder, shaders/lib)"
             ))
         });
         match compiler.compile_into_spirv(

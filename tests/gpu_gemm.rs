@@ -18,7 +18,7 @@ use openngx::nr::geometry::Geometry;
 use openngx::nr::graph::{self, DType, Epilogue, Graph, InputMode, TensorId};
 use openngx::nr::record::bands::Axis;
 use openngx::nr::record::gemm::{self, GemmBindings, GemmShape};
-use openngx::nr::record::GpuWeights;
+use openngx::nr::record::{GpuWeights, KernelPolicy};
 use openngx::nr::reference::{Executor, TensorData, Weights};
 use openngx::numerics::{e4m3, f16, gemm_e4m3, gemm_f16, ops, silu, Profile, Profiles};
 use openngx_tools::synth;
@@ -169,6 +169,7 @@ impl Gpu {
         weights: &GpuWeights,
         inputs: &HashMap<TensorId, TensorData>,
         profiles: Profiles,
+        policy: KernelPolicy,
     ) -> Vec<(TensorId, Vec<u8>)> {
         let node = &g.nodes[node];
         let mut bufs: HashMap<TensorId, GpuBuffer> = HashMap::new();
@@ -208,7 +209,7 @@ impl Gpu {
         let dispatch = match gemm::prepare_node(
             &self.ctx,
             &mut arena,
-            common::kernels::policy(&self.ctx),
+            policy,
             profiles,
             g,
             node,
@@ -250,15 +251,31 @@ fn check_node(
     seed: u64,
     h25: bool,
 ) {
-    let Some(i) = g.nodes.iter().position(|n| n.label == label) else {
-        panic!("no node `{label}` in the graph");
-    };
-    let node = &g.nodes[i];
     let mut configs = vec![(false, Profiles::NATIVE), (true, Profiles::NATIVE)];
     if h25 {
         configs.push((true, Profiles::H25));
     }
-    for (adversarial, profiles) in configs {
+    let policy = common::kernels::policy(&gpu.ctx);
+    check_node_in(gpu, g, weights, cpu, label, seed, &configs, policy);
+}
+
+/// `check_node` under `policy`, in each (adversarial, profiles) of `configs`.
+#[allow(clippy::too_many_arguments)]
+fn check_node_in(
+    gpu: &Gpu,
+    g: &Graph,
+    weights: &GpuWeights,
+    cpu: &Weights,
+    label: &str,
+    seed: u64,
+    configs: &[(bool, Profiles)],
+    policy: KernelPolicy,
+) {
+    let Some(i) = g.nodes.iter().position(|n| n.label == label) else {
+        panic!("no node `{label}` in the graph");
+    };
+    let node = &g.nodes[i];
+    for &(adversarial, profiles) in configs {
         let t = Instant::now();
         let mut rng = Rng(seed * 7919 + adversarial as u64 + 1);
         let mut ex = Executor::new(g, cpu, profiles);
@@ -273,7 +290,7 @@ fn check_node(
             Err(e) => panic!("{label}: reference: {e}"),
         };
         let t_cpu = t.elapsed().as_secs_f64();
-        let got = gpu.run_node(g, i, weights, &inputs, profiles);
+        let got = gpu.run_node(g, i, weights, &inputs, profiles, policy);
         for (t, w) in want {
             let raw = w.dtype() == DType::F16;
             let w = bytes(&w);
@@ -344,6 +361,55 @@ fn schedule_gemm_variants_match_the_reference() {
             i as u64,
             h25.contains(label),
         );
+    }
+    drop(weights);
+}
+
+/// The tensor route's GEMM kernel (`gemm_coopmat.glsl`) in its emulated build
+/// (`KernelPolicy::with_emulated_tiles`: every 16x16x16 MMA in integer arithmetic as the H25
+/// model) on every kind of GEMM node it runs, against the CPU reference in H25: its tiling, its
+/// split-K partitions, its seeds, its epilogues and its row-tile loop (one and three tiles per
+/// workgroup), byte for byte, on any device. Only the MMA itself is the device's in the
+/// real build; `bench --route tensor --check` covers that on the H200.
+#[test]
+fn coopmat_gemm_kernel_matches_h25_emulated() {
+    let Some(gpu) = Gpu::new() else { return };
+    let model = model();
+    let g = graph::build(&Geometry::new(64, 64).expect("64x64"));
+    let weights = gpu.weights(model);
+    let cpu = Weights::new(model);
+    let base = KernelPolicy::PORTABLE.with_emulated_tiles();
+    let nodes = [
+        "block-1.ffn1",       // C=32 dense W1, SiLU E4, one K step (B tile kept over tiles)
+        "block-1.ffn2",       // W2 seeded from E4 skip, dual epilogue, 4 K steps
+        "block-4.proj",       // projection seeded from raw f16 y, dual
+        "block-66.ffn2",      // seeded from the raw f16 decoder merge
+        "block-6.ffn1",       // expert W1, shared input, 2 groups
+        "block-6.ffn2",       // expert W2, split input, 2 groups
+        "block-12.qkv",       // f16 epilogue, 3C columns (32-column tiles)
+        "block-23.branch1",   // split-512 branches: split input, 8 groups, SiLU
+        "block-31.ffn2",      // ViT contract, split-K 1024, seeded
+        "block-31.qkv",       // ViT qkv, split-K 512, f16
+        "block-8.transition", // transition C -> 2C
+    ];
+    for (i, label) in nodes.iter().enumerate() {
+        for tiles in [1, 3] {
+            let t = Instant::now();
+            check_node_in(
+                &gpu,
+                &g,
+                &weights,
+                &cpu,
+                label,
+                100 + i as u64,
+                &[(true, Profiles::H25)],
+                base.with_gemm_tiles(tiles),
+            );
+            println!(
+                "  {label}: {tiles} row tiles per workgroup, {:.2} s",
+                t.elapsed().as_secs_f64()
+            );
+        }
     }
     drop(weights);
 }

@@ -20,10 +20,13 @@
 // through shared memory because the element layout of a KHR cooperative matrix is the
 // implementation's: the seed is built there and loaded as the C operand, and the result is
 // stored there for the epilogue (gemm_store.glsl), which needs each element's row and column.
+#ifndef TILE_EMULATED
 #define OPENNGX_F16_NATIVE 1
+#endif
 #include "f16.glsl"
 #include "e4m3.glsl"
 #include "e4m3_widen.glsl"
+#include "tile_mma.glsl"
 
 // Columns per workgroup: 32 or 64.
 layout(constant_id = 0) const uint BN = 64u;
@@ -224,7 +227,7 @@ void load_seed(uint tid, uint row0, uint col, out uvec2 raw[QUADS]) {
 
 void main() {
     uint tid = gl_LocalInvocationID.x;
-    uint sg = gl_SubgroupID;          // 0..3
+    uint sg = TILE_SUBGROUP;         // 0..3
     uint sr = sg >> 1;                // subgroup row (BM/2 rows each)
     uint sc = sg & 1u;                // subgroup column (BN/2 columns each)
     uint col0 = gl_WorkGroupID.y * BN;
@@ -284,7 +287,7 @@ void main() {
 
         // The C operand: the seed (partition 0 of a seeded GEMM) or +0. Invocation tid builds
         // quads tid + 128 i (4 adjacent columns of one row).
-        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[RF][FC];
+        TILE_C acc[RF][FC];
         if (seeded) {
             [[unroll]] for (uint i = 0u; i < QUADS; i++) {
                 uint r = tid / (BN / 4u) + (512u / BN) * i;
@@ -299,13 +302,13 @@ void main() {
             [[unroll]] for (uint i = 0u; i < RF; i++) {
                 [[unroll]] for (uint j = 0u; j < FC; j++) {
                     uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
-                    coopMatLoad(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
+                    TILE_LOAD_C(acc[i][j], s_c, at, CS);
                 }
             }
         } else {
             [[unroll]] for (uint i = 0u; i < RF; i++) {
                 [[unroll]] for (uint j = 0u; j < FC; j++) {
-                    acc[i][j] = coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
+                    TILE_ZERO_C(acc[i][j]);
                 }
             }
         }
@@ -334,17 +337,17 @@ void main() {
                 // One group of 16 K per MMA: a step past the chain's end would be a no-op in
                 // H25 (the accumulator is exact at 25 fraction bits), but it is skipped anyway.
                 if (kb + 16u * s < kend) {
-                    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> fa[RF];
+                    TILE_A fa[RF];
                     [[unroll]] for (uint i = 0u; i < RF; i++) {
-                        coopMatLoad(fa[i], s_a, ((BM / 2u) * sr + 16u * i) * TS + 8u * s, TS,
-                                    gl_CooperativeMatrixLayoutRowMajor);
+                        TILE_LOAD_AB(fa[i], s_a, ((BM / 2u) * sr + 16u * i) * TS + 8u * s, TS,
+                                     TILE_ROW_MAJOR);
                     }
                     [[unroll]] for (uint j = 0u; j < FC; j++) {
-                        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> fb;
-                        coopMatLoad(fb, s_b, (sc * (BN / 2u) + 16u * j) * TS + 8u * s, TS,
-                                    gl_CooperativeMatrixLayoutColumnMajor);
+                        TILE_B fb;
+                        TILE_LOAD_AB(fb, s_b, (sc * (BN / 2u) + 16u * j) * TS + 8u * s, TS,
+                                     TILE_COL_MAJOR);
                         [[unroll]] for (uint i = 0u; i < RF; i++) {
-                            acc[i][j] = coopMatMulAdd(fa[i], fb, acc[i][j]);
+                            acc[i][j] = TILE_MULADD(fa[i], fb, acc[i][j]);
                         }
                     }
                 }
@@ -356,7 +359,7 @@ void main() {
         [[unroll]] for (uint i = 0u; i < RF; i++) {
             [[unroll]] for (uint j = 0u; j < FC; j++) {
                 uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
-                coopMatStore(acc[i][j], s_c, at, CS, gl_CooperativeMatrixLayoutRowMajor);
+                TILE_STORE_C(acc[i][j], s_c, at, CS);
             }
         }
         barrier();

@@ -19,11 +19,14 @@
 // a KHR cooperative matrix's element layout is the implementation's. After the staging every
 // step runs within the subgroup on its own queries (subgroup barriers only): the exp weights
 // and the softmax tree on two lanes per query.
+#ifndef TILE_EMULATED
 #define OPENNGX_F16_NATIVE 1
+#endif
 #include "e4m3.glsl"
 #include "e4m3_widen.glsl"
 #include "recip.glsl"
 #include "softmax.glsl"
+#include "tile_mma.glsl"
 
 layout(local_size_x = 128) in;
 
@@ -80,7 +83,13 @@ layout(push_constant) uniform Push {
 
 // Row strides in uints (two halves each), skewed by 16 bytes.
 const uint CS = 20u; // 32 channels
+#ifdef TILE_EMULATED
+// Without the skew: the emulated build must fit lavapipe's 32 KiB of shared memory (34,816
+// bytes with it). Only addresses change, never a byte of the result.
+const uint SS = 32u;
+#else
 const uint SS = 36u; // 64 keys
+#endif
 
 shared uint s_lut[256];
 shared uint s_q[64 * CS];  // Q [query][channel], later O
@@ -159,29 +168,29 @@ void stage_row(uint which, int tok, uint h, uint at) {
 // the E4 output, every step within the subgroup on its own 16 queries.
 void window(uint wy, uint tid, uint sg) {
     // S = prior + Q K^T, per subgroup 16 queries x 64 keys.
-    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> qa[2];
+    TILE_A qa[2];
     [[unroll]] for (uint g = 0u; g < 2u; g++) {
-        coopMatLoad(qa[g], s_q, 16u * sg * CS + 8u * g, CS, gl_CooperativeMatrixLayoutRowMajor);
+        TILE_LOAD_AB(qa[g], s_q, 16u * sg * CS + 8u * g, CS, TILE_ROW_MAJOR);
     }
     [[unroll]] for (uint kt = 0u; kt < 4u; kt++) {
-        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> s;
+        TILE_C s;
         uint at = 16u * sg * SS + 8u * kt;
-        coopMatLoad(s, s_p, at, SS, gl_CooperativeMatrixLayoutRowMajor);
+        TILE_LOAD_C(s, s_p, at, SS);
         [[unroll]] for (uint g = 0u; g < 2u; g++) {
-            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> kb;
-            coopMatLoad(kb, s_k, 16u * kt * CS + 8u * g, CS, gl_CooperativeMatrixLayoutColumnMajor);
-            s = coopMatMulAdd(qa[g], kb, s);
+            TILE_B kb;
+            TILE_LOAD_AB(kb, s_k, 16u * kt * CS + 8u * g, CS, TILE_COL_MAJOR);
+            s = TILE_MULADD(qa[g], kb, s);
         }
-        coopMatStore(s, s_s, at, SS, gl_CooperativeMatrixLayoutRowMajor);
+        TILE_STORE_C(s, s_s, at, SS);
     }
-    subgroupBarrier();
+    TILE_SUBGROUP_BARRIER();
 
     // The subgroup's own 16 queries from here on, two lanes per query: lane 2 i + h takes keys
     // k with (k >> 2) & 1 == h, i.e. the tree's t[4 h .. 4 h + 3] (softmax.glsl: t[g] folds
     // e[g + 16 j] + e[g + 16 j + 8] over j; keys g, g + 1, g even, share a word), swapped with the
     // other lane by one shuffle. e = exp_window(S) stays in registers until r is known.
-    uint row = 16u * sg + (gl_SubgroupInvocationID >> 1);
-    uint half_ = gl_SubgroupInvocationID & 1u;
+    uint row = 16u * sg + (TILE_LANE >> 1);
+    uint half_ = TILE_LANE & 1u;
     uint e[16];
     uint t[4];
     [[unroll]] for (uint gp = 0u; gp < 2u; gp++) {
@@ -206,6 +215,9 @@ void window(uint wy, uint tid, uint sg) {
     }
     uint tg[8];
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        // The emulated build (tile_mma.glsl) runs on subgroups of consecutive invocations
+        // (lavapipe's 8), where lane TILE_LANE ^ 1 is the device's lane ^ 1 too; were it not,
+        // its test would see wrong bytes, never a pass.
         uint other = subgroupShuffleXor(t[i], 1u);
         tg[i] = half_ == 0u ? t[i] : other;
         tg[4u + i] = half_ == 0u ? other : t[i];
@@ -229,23 +241,23 @@ void window(uint wy, uint tid, uint sg) {
             }
         }
     }
-    subgroupBarrier();
+    TILE_SUBGROUP_BARRIER();
 
     // O = P V, per subgroup 16 queries x 32 channels, chains from +0; into s_q (Q is done).
     [[unroll]] for (uint ct = 0u; ct < 2u; ct++) {
-        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> o =
-            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
+        TILE_C o;
+        TILE_ZERO_C(o);
         [[unroll]] for (uint kg = 0u; kg < 4u; kg++) {
-            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> pa;
-            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> vb;
-            coopMatLoad(pa, s_s, 16u * sg * SS + 8u * kg, SS, gl_CooperativeMatrixLayoutRowMajor);
-            coopMatLoad(vb, s_v, 16u * kg * CS + 8u * ct, CS, gl_CooperativeMatrixLayoutRowMajor);
-            o = coopMatMulAdd(pa, vb, o);
+            TILE_A pa;
+            TILE_B vb;
+            TILE_LOAD_AB(pa, s_s, 16u * sg * SS + 8u * kg, SS, TILE_ROW_MAJOR);
+            TILE_LOAD_AB(vb, s_v, 16u * kg * CS + 8u * ct, CS, TILE_ROW_MAJOR);
+            o = TILE_MULADD(pa, vb, o);
         }
-        coopMatStore(o, s_q, 16u * sg * CS + 8u * ct, CS, gl_CooperativeMatrixLayoutRowMajor);
+        TILE_STORE_C(o, s_q, 16u * sg * CS + 8u * ct, CS);
     }
     // Invocation tid writes query tid / 2: a row of its own subgroup.
-    subgroupBarrier();
+    TILE_SUBGROUP_BARRIER();
 
     // E4 output of the in-level queries: row tid / 2, channels 16 (tid % 2) .. +15.
     {
@@ -275,7 +287,7 @@ void window(uint wy, uint tid, uint sg) {
 
 void main() {
     uint tid = gl_LocalInvocationID.x;
-    uint sg = gl_SubgroupID;
+    uint sg = TILE_SUBGROUP;
     s_lut[tid] = e4m3_to_f16(tid);
     s_lut[tid + 128u] = e4m3_to_f16(tid + 128u);
 

@@ -314,7 +314,7 @@ pub fn prepare_window_attention(
         bind_priors_and_output(ctx, priors, out, &table, heads, n)?;
     let desc = if policy.tensor_cores() {
         require_h25("window attention", profile)?;
-        PipelineDesc::new("nr/window_attention_coopmat", 6, 40)
+        PipelineDesc::new(&policy.tile_shader("nr/window_attention_coopmat"), 6, 40)
     } else {
         let shader = if policy.rtz_terms(profile.frac_bits as i32) {
             "nr/window_attention_rtz"
@@ -401,7 +401,11 @@ pub fn prepare_window_attention_qkv(
     )?;
     let [(pr, pr_off), (out, out_off)] =
         bind_priors_and_output(ctx, priors, out, &table, heads, n)?;
-    let pipeline = ctx.pipeline(&PipelineDesc::new("nr/window_attention_coopmat_qkv", 5, 36))?;
+    let pipeline = ctx.pipeline(&PipelineDesc::new(
+        &policy.tile_shader("nr/window_attention_coopmat_qkv"),
+        5,
+        36,
+    ))?;
     let set = arena.allocate(&pipeline, &[qkv, temps, pr, out, table])?;
     let push = push_bytes(&[
         size.w, size.h, heads, sx, sy, qkv_off, t_off, pr_off, out_off,

@@ -377,8 +377,8 @@ pub fn prepare_gemm(
             ));
         }
         let bn = if s.n % 64 == 0 { 64 } else { 32 };
-        let desc =
-            PipelineDesc::new("nr/gemm_coopmat", 7, PUSH_BYTES).with_spec(SpecConstant::u32(0, bn));
+        let desc = PipelineDesc::new(&policy.tile_shader("nr/gemm_coopmat"), 7, PUSH_BYTES)
+            .with_spec(SpecConstant::u32(0, bn));
         (bn, 64, desc)
     } else {
         let bn = tile(s.n, tiles, part, rtz);
@@ -398,10 +398,10 @@ pub fn prepare_gemm(
     // GEMMs (docs/performance.md, session 15); a GEMM of one K step keeps its B tile in shared
     // memory for all its tiles, which took the QKV at L0 from 1.07 to 0.91 ms on an H200
     // (session 16).
-    let per_workgroup = if policy.tensor_cores() && (seed_kind != 0 || s.k <= COOPMAT_BK) {
-        tiles_per_workgroup(row_tiles, others)
-    } else {
-        1
+    let per_workgroup = match policy.gemm_tiles() {
+        _ if !policy.tensor_cores() || (seed_kind == 0 && s.k > COOPMAT_BK) => 1,
+        0 => tiles_per_workgroup(row_tiles, others),
+        t => (t as usize).min(row_tiles.max(1)),
     };
     if rtz || policy.tensor_cores() {
         // The RTZ build specializes on these (see gemm.glsl); the portable one reads them from

@@ -113,11 +113,15 @@ pub fn prepare_gemm_norm(
     .flat_map(|x| x.to_ne_bytes())
     .collect();
     let pipeline = ctx.pipeline(
-        &PipelineDesc::new("nr/gemm_coopmat_norm", 9, push.len() as u32)
-            .with_spec(SpecConstant::u32(0, bn))
-            .with_spec(SpecConstant::u32(4, 2))
-            .with_spec(SpecConstant::u32(5, 0))
-            .with_spec(SpecConstant::u32(6, 0)),
+        &PipelineDesc::new(
+            &policy.tile_shader("nr/gemm_coopmat_norm"),
+            9,
+            push.len() as u32,
+        )
+        .with_spec(SpecConstant::u32(0, bn))
+        .with_spec(SpecConstant::u32(4, 2))
+        .with_spec(SpecConstant::u32(5, 0))
+        .with_spec(SpecConstant::u32(6, 0)),
     )?;
     // Bindings 2 and 3 (the seed's skip and scale) are never read without a seed: q' stands in.
     let set = arena.allocate(

@@ -51,6 +51,16 @@ pub struct KernelPolicy {
     /// recorder chooses ([`window_rows_per_group`](super::attention::window_rows_per_group)).
     /// The bytes do not depend on it: the tests set it to run the loop on small levels.
     window_rows: u32,
+    /// Row tiles per workgroup of the cooperative-matrix GEMMs that loop over row tiles (the
+    /// seeded ones and those of one K step), 0 where the recorder chooses
+    /// (`tiles_per_workgroup`). The bytes do not depend on it: the tests set it to run the loop
+    /// on small GEMMs.
+    gemm_tiles: u32,
+    /// The cooperative-matrix kernels run their builds under `shaders/emulated` instead: the
+    /// same kernels with every MMA emulated in integer arithmetic as the H25 model
+    /// (`tile_mma.glsl`), so devices without cooperative matrices (lavapipe) can check them byte
+    /// for byte. For tests only: they are far slower than the device's builds.
+    emulated_tiles: bool,
 }
 
 impl KernelPolicy {
@@ -62,6 +72,8 @@ impl KernelPolicy {
             native_f16: fast && caps.native_f16(),
             tensor_cores: false,
             window_rows: 0,
+            gemm_tiles: 0,
+            emulated_tiles: false,
         }
     }
 
@@ -82,6 +94,46 @@ impl KernelPolicy {
         }
     }
 
+    /// This policy with the cooperative-matrix kernels' emulated builds (tests on devices
+    /// without cooperative matrices; the bytes are the device builds' in H25).
+    pub fn with_emulated_tiles(self) -> KernelPolicy {
+        KernelPolicy {
+            tensor_cores: true,
+            emulated_tiles: true,
+            ..self
+        }
+    }
+
+    /// Whether the cooperative-matrix kernels run their emulated builds.
+    pub fn emulated_tiles(&self) -> bool {
+        self.emulated_tiles
+    }
+
+    /// The build of the cooperative-matrix kernel `name` (`"nr/gemm_coopmat"`, ...) this policy
+    /// runs: the device's, or with [`with_emulated_tiles`](Self::with_emulated_tiles) the build
+    /// of the same body under `shaders/emulated`.
+    pub fn tile_shader(&self, name: &str) -> String {
+        match name.strip_prefix("nr/") {
+            Some(base) if self.emulated_tiles => format!("emulated/{base}"),
+            _ => name.to_owned(),
+        }
+    }
+
+    /// This policy with `tiles` row tiles per workgroup of the cooperative-matrix GEMMs that
+    /// loop over row tiles (0: the recorder chooses).
+    pub fn with_gemm_tiles(self, tiles: u32) -> KernelPolicy {
+        KernelPolicy {
+            gemm_tiles: tiles,
+            ..self
+        }
+    }
+
+    /// Row tiles per workgroup of the looping cooperative-matrix GEMMs, 0 where the recorder
+    /// chooses.
+    pub fn gemm_tiles(&self) -> u32 {
+        self.gemm_tiles
+    }
+
     /// Window rows per workgroup of the cooperative-matrix window attention, 0 where the
     /// recorder chooses.
     pub fn window_rows(&self) -> u32 {
@@ -99,6 +151,8 @@ impl KernelPolicy {
         native_f16: false,
         tensor_cores: false,
         window_rows: 0,
+        gemm_tiles: 0,
+        emulated_tiles: false,
     };
 
     /// Whether a kernel that computes its MMA terms in the RTZ f32 mode may run for a profile
@@ -136,7 +190,9 @@ impl KernelPolicy {
             (false, true) => "fast (native f16)",
             (false, false) => "portable",
         };
-        if self.tensor_cores {
+        if self.emulated_tiles {
+            format!("emulated coopmat GEMMs, adapter + window and ViT attention (h25), {rest}")
+        } else if self.tensor_cores {
             format!("coopmat GEMMs, adapter + window and ViT attention, {rest}")
         } else {
             rest.to_owned()
