@@ -89,6 +89,119 @@ fn evaluate(h: &Harness, ctx: &Arc<GpuContext>, net: &mut NetworkRecorder, feats
     t.elapsed().as_secs_f64()
 }
 
+/// Every boundary and the head `net` computed, byte for byte against `want`; returns them.
+fn assert_matches(
+    net: &NetworkRecorder,
+    g: &graph::Graph,
+    want: &reference::Output,
+    what: &str,
+) -> (Vec<Vec<u8>>, Vec<f32>) {
+    let boundaries: Vec<Vec<u8>> = g
+        .boundaries
+        .iter()
+        .map(|(_, t)| net.read_tensor(*t).expect("boundary"))
+        .collect();
+    let head = net.read_head().expect("head");
+    assert_eq!(want.boundaries.len(), 75);
+    for ((name, w), got) in want.boundaries.iter().zip(&boundaries) {
+        if let Some(at) = w.iter().zip(got).position(|(a, b)| a != b) {
+            panic!(
+                "{what}: boundary {name}: byte {at} gpu {:#04x} cpu {:#04x}",
+                got[at], w[at]
+            );
+        }
+        assert_eq!(w.len(), got.len(), "{what}: boundary {name}");
+    }
+    assert_eq!(head.len(), want.head.len());
+    for (i, (a, b)) in head.iter().zip(&want.head).enumerate() {
+        // The head is an f16 stored as f32: NaNs are the canonical quiet NaN on both sides.
+        assert_eq!(
+            a.to_bits(),
+            b.to_bits(),
+            "{what}: head element {i}: gpu {a} cpu {b}"
+        );
+    }
+    let informative = head.iter().filter(|x| x.is_finite() && **x != 0.0).count();
+    assert!(
+        informative * 2 > head.len(),
+        "{what}: head is mostly zero/non-finite"
+    );
+    (boundaries, head)
+}
+
+/// The tensor route's whole schedule with its cooperative-matrix kernels in their emulated
+/// builds (`TensorRoute::emulated`: every MMA in integer arithmetic as the H25 model, the
+/// device builds' bytes) against the CPU reference in h25 at 64x64: all 75 boundaries and the
+/// head, byte for byte, with each fusion (`OPENNGX_GPU_TENSOR_FUSIONS=off,gemm,attention`; by
+/// default `gemm` and `attention`, which between them run every emulated kernel: the window
+/// normalisation as the QKV GEMM's epilogue, then inside the attention's staging). On
+/// lavapipe this is the route's wiring and every one of its kernels, checked without tensor
+/// cores; the device's MMA is the probe's and `bench --route tensor --check`'s to prove.
+#[test]
+fn tensor_route_with_emulated_tiles_matches_h25() {
+    use openngx::nr::route::{Fusion, TensorRoute};
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let model = synthetic_model();
+    let g = graph::build(&Geometry::new(64, 64).expect("64x64"));
+    let feats = features(g.rows(g.features), 3);
+    let t = Instant::now();
+    let want = match reference::run(&g, &model, &feats, Profiles::H25) {
+        Ok(o) => o,
+        Err(e) => panic!("reference: {e}"),
+    };
+    let t_cpu = t.elapsed().as_secs_f64();
+    let mut batch = UploadBatch::new(&ctx);
+    let weights = h.submit(|cmd| {
+        // SAFETY: the harness's command buffer is recording on the context's device.
+        let mut rec = unsafe { Recorder::new(&ctx, cmd) }.expect("recorder");
+        GpuWeights::shared(&ctx, &model, &mut rec, &mut batch)
+    });
+    batch.release();
+    let weights = match weights {
+        Ok(w) => w,
+        Err(e) => panic!("upload weights: {e}"),
+    };
+    let fusions =
+        std::env::var("OPENNGX_GPU_TENSOR_FUSIONS").unwrap_or_else(|_| "gemm,attention".to_owned());
+    for name in fusions.split(',') {
+        let fusion = match name {
+            "off" => Fusion::Off,
+            "gemm" => Fusion::NormInGemm,
+            "attention" => Fusion::NormInAttention,
+            other => panic!("OPENNGX_GPU_TENSOR_FUSIONS: unknown fusion `{other}`"),
+        };
+        let route = match TensorRoute::emulated(ctx.capabilities()) {
+            Ok(r) => Box::new(r),
+            Err(e) => panic!("emulated tensor route: {e}"),
+        };
+        let opts = NetworkOptions {
+            profiles: Profiles::H25,
+            keep: Keep::Boundaries,
+            readback: true,
+            fusion,
+            ..NetworkOptions::default()
+        };
+        let mut net =
+            match NetworkRecorder::with_route(&ctx, g.clone(), Arc::clone(&weights), route, opts) {
+                Ok(n) => n,
+                Err(e) => panic!("network recorder: {e}"),
+            };
+        let t_gpu = evaluate(&h, &ctx, &mut net, &feats);
+        assert_matches(
+            &net,
+            &g,
+            &want,
+            &format!("emulated tensor route, fusion {name}"),
+        );
+        println!(
+            "64x64 {}, fusion {name}: cpu reference {t_cpu:.1} s, gpu {t_gpu:.1} s",
+            net.route().describe()
+        );
+    }
+    drop(weights);
+}
+
 #[test]
 fn whole_network_matches_the_reference_byte_for_byte() {
     if std::env::var_os("OPENNGX_GPU_NETWORK").is_none() {
@@ -132,36 +245,7 @@ fn whole_network_matches_the_reference_byte_for_byte() {
         Err(e) => panic!("network recorder: {e}"),
     };
     let t_gpu = evaluate(&h, &ctx, &mut net, &feats);
-    let boundaries: Vec<Vec<u8>> = g
-        .boundaries
-        .iter()
-        .map(|(_, t)| net.read_tensor(*t).expect("boundary"))
-        .collect();
-    let head = net.read_head().expect("head");
-    assert_eq!(want.boundaries.len(), 75);
-    for ((name, w), got) in want.boundaries.iter().zip(&boundaries) {
-        if let Some(at) = w.iter().zip(got).position(|(a, b)| a != b) {
-            panic!(
-                "boundary {name}: byte {at} gpu {:#04x} cpu {:#04x}",
-                got[at], w[at]
-            );
-        }
-        assert_eq!(w.len(), got.len(), "boundary {name}");
-    }
-    assert_eq!(head.len(), want.head.len());
-    for (i, (a, b)) in head.iter().zip(&want.head).enumerate() {
-        // The head is an f16 stored as f32: NaNs are the canonical quiet NaN on both sides.
-        assert_eq!(
-            a.to_bits(),
-            b.to_bits(),
-            "head element {i}: gpu {a} cpu {b}"
-        );
-    }
-    let informative = head.iter().filter(|x| x.is_finite() && **x != 0.0).count();
-    assert!(
-        informative * 2 > head.len(),
-        "head is mostly zero/non-finite"
-    );
+    let (boundaries, head) = assert_matches(&net, &g, &want, "exact route");
     if let Ok(Some(times)) = net.timings() {
         let total: f64 = times.iter().map(|s| s.ms).sum();
         let slowest = times

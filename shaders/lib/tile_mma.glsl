@@ -21,10 +21,14 @@
 #ifdef TILE_EMULATED
 #include "mma.glsl"
 
-// A or B operand: all 256 elements in every lane, element (r, c) at h[16 r + c] (one half per
-// uint), as loaded; the multiply reads a row of A and a column of B.
-struct TileAB {
-    uint h[256];
+// Operands: only what the lane's own accumulator elements (below) read. A: its 4 rows
+// l / 8 + 4 i, row i at h[16 i ..]; B: its 2 columns 2 (l % 8) + j, element (k, j) at
+// h[2 k + j]; one half per uint.
+struct TileA {
+    uint h[64];
+};
+struct TileB {
+    uint h[32];
 };
 // Accumulator: lane l owns the element pairs p = l + 32 i (i < 4), row p / 8, columns
 // 2 (p % 8) and 2 (p % 8) + 1, at h[2 i] and h[2 i + 1]; a pair is one uint of a row-major
@@ -33,8 +37,8 @@ struct TileC {
     uint h[8];
 };
 
-#define TILE_A TileAB
-#define TILE_B TileAB
+#define TILE_A TileA
+#define TILE_B TileB
 #define TILE_C TileC
 #define TILE_ROW_MAJOR 0u
 #define TILE_COL_MAJOR 1u
@@ -44,17 +48,29 @@ struct TileC {
 
 uint tile_half(uint word, uint i) { return (word >> (16u * i)) & 0xFFFFu; }
 
-// f = the 16x16 tile at uint `at` of `arr`: row-major, row r at at + r * stride; column-major,
-// column c there.
-#define TILE_LOAD_AB(f, arr, at, stride, layout)                                               \
+// Element (r, c) of the 16x16 tile at uint `at` of `arr`: row-major, row r at at + r * stride;
+// column-major, column c there.
+#define TILE_ELEMENT(arr, at, stride, layout, r, c)                                            \
+    tile_half(arr[(at) + ((layout) == TILE_ROW_MAJOR ? (r) : (c)) * (stride)                    \
+                  + (((layout) == TILE_ROW_MAJOR ? (c) : (r)) >> 1)],                           \
+              ((layout) == TILE_ROW_MAJOR ? (c) : (r)) & 1u)
+
+#define TILE_LOAD_A(f, arr, at, stride, layout)                                                \
     do {                                                                                       \
-        for (uint tr_ = 0u; tr_ < 16u; tr_++) {                                                \
-            for (uint tc_ = 0u; tc_ < 16u; tc_++) {                                            \
-                bool rm_ = (layout) == TILE_ROW_MAJOR;                                         \
-                uint line_ = rm_ ? tr_ : tc_;                                                  \
-                uint pos_ = rm_ ? tc_ : tr_;                                                   \
-                f.h[16u * tr_ + tc_] =                                                         \
-                    tile_half(arr[(at) + line_ * (stride) + (pos_ >> 1)], pos_ & 1u);          \
+        for (uint ti_ = 0u; ti_ < 4u; ti_++) {                                                 \
+            for (uint tk_ = 0u; tk_ < 16u; tk_++) {                                            \
+                f.h[16u * ti_ + tk_] =                                                         \
+                    TILE_ELEMENT(arr, at, stride, layout, TILE_LANE / 8u + 4u * ti_, tk_);     \
+            }                                                                                  \
+        }                                                                                      \
+    } while (false)
+
+#define TILE_LOAD_B(f, arr, at, stride, layout)                                                \
+    do {                                                                                       \
+        for (uint tk_ = 0u; tk_ < 16u; tk_++) {                                                \
+            for (uint tj_ = 0u; tj_ < 2u; tj_++) {                                             \
+                f.h[2u * tk_ + tj_] =                                                          \
+                    TILE_ELEMENT(arr, at, stride, layout, tk_, 2u * (TILE_LANE % 8u) + tj_);   \
             }                                                                                  \
         }                                                                                      \
     } while (false)
@@ -86,17 +102,14 @@ uint tile_half(uint word, uint i) { return (word >> (16u * i)) & 0xFFFFu; }
     } while (false)
 
 // c + a b, element by element one H25 group (16 products and the accumulator).
-TileC tile_muladd(TileAB a, TileAB b, TileC c) {
+TileC tile_muladd(TileA a, TileB b, TileC c) {
     TileC d;
     for (uint i = 0u; i < 8u; i++) {
-        uint p = TILE_LANE + 32u * (i >> 1);
-        uint r = p >> 3;
-        uint col = 2u * (p & 7u) + (i & 1u);
         uint ar[16];
         uint bc[16];
         for (uint k = 0u; k < 16u; k++) {
-            ar[k] = a.h[16u * r + k];
-            bc[k] = b.h[16u * k + col];
+            ar[k] = a.h[16u * (i >> 1) + k];
+            bc[k] = b.h[2u * k + (i & 1u)];
         }
         d.h[i] = mma_h25_group(c.h[i], ar, bc, 16);
     }
@@ -114,7 +127,8 @@ TileC tile_muladd(TileAB a, TileAB b, TileC c) {
 #define TILE_SUBGROUP gl_SubgroupID
 #define TILE_LANE gl_SubgroupInvocationID
 #define TILE_SUBGROUP_BARRIER() subgroupBarrier()
-#define TILE_LOAD_AB(f, arr, at, stride, layout) coopMatLoad(f, arr, at, stride, layout)
+#define TILE_LOAD_A(f, arr, at, stride, layout) coopMatLoad(f, arr, at, stride, layout)
+#define TILE_LOAD_B(f, arr, at, stride, layout) coopMatLoad(f, arr, at, stride, layout)
 #define TILE_LOAD_C(f, arr, at, stride) \
     coopMatLoad(f, arr, at, stride, gl_CooperativeMatrixLayoutRowMajor)
 #define TILE_STORE_C(f, arr, at, stride) \

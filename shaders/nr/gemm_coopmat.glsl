@@ -339,12 +339,12 @@ void main() {
                 if (kb + 16u * s < kend) {
                     TILE_A fa[RF];
                     [[unroll]] for (uint i = 0u; i < RF; i++) {
-                        TILE_LOAD_AB(fa[i], s_a, ((BM / 2u) * sr + 16u * i) * TS + 8u * s, TS,
+                        TILE_LOAD_A(fa[i], s_a, ((BM / 2u) * sr + 16u * i) * TS + 8u * s, TS,
                                      TILE_ROW_MAJOR);
                     }
                     [[unroll]] for (uint j = 0u; j < FC; j++) {
                         TILE_B fb;
-                        TILE_LOAD_AB(fb, s_b, (sc * (BN / 2u) + 16u * j) * TS + 8u * s, TS,
+                        TILE_LOAD_B(fb, s_b, (sc * (BN / 2u) + 16u * j) * TS + 8u * s, TS,
                                      TILE_COL_MAJOR);
                         [[unroll]] for (uint i = 0u; i < RF; i++) {
                             acc[i][j] = TILE_MULADD(fa[i], fb, acc[i][j]);

@@ -170,7 +170,7 @@ void window(uint wy, uint tid, uint sg) {
     // S = prior + Q K^T, per subgroup 16 queries x 64 keys.
     TILE_A qa[2];
     [[unroll]] for (uint g = 0u; g < 2u; g++) {
-        TILE_LOAD_AB(qa[g], s_q, 16u * sg * CS + 8u * g, CS, TILE_ROW_MAJOR);
+        TILE_LOAD_A(qa[g], s_q, 16u * sg * CS + 8u * g, CS, TILE_ROW_MAJOR);
     }
     [[unroll]] for (uint kt = 0u; kt < 4u; kt++) {
         TILE_C s;
@@ -178,7 +178,7 @@ void window(uint wy, uint tid, uint sg) {
         TILE_LOAD_C(s, s_p, at, SS);
         [[unroll]] for (uint g = 0u; g < 2u; g++) {
             TILE_B kb;
-            TILE_LOAD_AB(kb, s_k, 16u * kt * CS + 8u * g, CS, TILE_COL_MAJOR);
+            TILE_LOAD_B(kb, s_k, 16u * kt * CS + 8u * g, CS, TILE_COL_MAJOR);
             s = TILE_MULADD(qa[g], kb, s);
         }
         TILE_STORE_C(s, s_s, at, SS);
@@ -250,8 +250,8 @@ void window(uint wy, uint tid, uint sg) {
         [[unroll]] for (uint kg = 0u; kg < 4u; kg++) {
             TILE_A pa;
             TILE_B vb;
-            TILE_LOAD_AB(pa, s_s, 16u * sg * SS + 8u * kg, SS, TILE_ROW_MAJOR);
-            TILE_LOAD_AB(vb, s_v, 16u * kg * CS + 8u * ct, CS, TILE_ROW_MAJOR);
+            TILE_LOAD_A(pa, s_s, 16u * sg * SS + 8u * kg, SS, TILE_ROW_MAJOR);
+            TILE_LOAD_B(vb, s_v, 16u * kg * CS + 8u * ct, CS, TILE_ROW_MAJOR);
             o = TILE_MULADD(pa, vb, o);
         }
         TILE_STORE_C(o, s_q, 16u * sg * CS + 8u * ct, CS);

@@ -457,7 +457,7 @@ pub fn prepare_vit_attention(
     }
     let desc = if policy.tensor_cores() {
         require_h25("vit attention", profile)?;
-        PipelineDesc::new("nr/vit_attention_coopmat", 5, 24)
+        PipelineDesc::new(&policy.tile_shader("nr/vit_attention_coopmat"), 5, 24)
     } else {
         let shader = if policy.rtz_terms(profile.frac_bits as i32) {
             "nr/vit_attention_rtz"

@@ -561,7 +561,7 @@ pub fn prepare_adapter(
             ));
         }
         (
-            PipelineDesc::new("nr/adapter_coopmat", 4, PUSH_BYTES),
+            PipelineDesc::new(&policy.tile_shader("nr/adapter_coopmat"), 4, PUSH_BYTES),
             ADAPTER_COOPMAT_ROWS_PER_GROUP,
         )
     } else {

@@ -210,6 +210,26 @@ impl TensorRoute {
         })
     }
 
+    /// The route's schedule and kernels with every MMA emulated in integer arithmetic as the
+    /// H25 model (`KernelPolicy::with_emulated_tiles`, `shaders/emulated`), on any device the
+    /// exact route runs on, in the portable builds of the other kernels. For tests: it checks
+    /// the route's kernels and wiring byte for byte against the CPU reference in h25 where the
+    /// device has no cooperative matrices (lavapipe). It is far slower than either route, no
+    /// probe runs, and nothing chooses it.
+    pub fn emulated(caps: &Capabilities) -> Result<TensorRoute, GpuError> {
+        let exact = ExactRoute::new(caps, Profiles::H25, KernelBuild::Portable)?;
+        let policy = exact.kernels().with_emulated_tiles();
+        Ok(TensorRoute {
+            policy,
+            exact: exact.with_kernels(policy),
+            probe: Identification {
+                matched: Some(Profile::H25),
+                mismatches: Vec::new(),
+                reason: "none run: the MMAs are emulated in the h25 model".to_owned(),
+            },
+        })
+    }
+
     /// The probe result the route was built on.
     pub fn probe(&self) -> &Identification {
         &self.probe

@@ -1,0 +1,228 @@
+// Body of the ViT attention on cooperative matrices (vit_attention_coopmat.comp has what it
+// computes and how the work is split), written with tile_mma.glsl's macros so that
+// emulated/vit_attention_coopmat.comp builds it with integer MMAs too.
+#ifndef TILE_EMULATED
+#define OPENNGX_F16_NATIVE 1
+#endif
+#include "e4m3.glsl"
+#include "e4m3_widen.glsl"
+#include "recip.glsl"
+#include "softmax.glsl"
+#include "tile_mma.glsl"
+
+layout(local_size_x = 128) in;
+
+layout(std430, binding = 0) readonly buffer QIn { uint8_t qin[]; };
+layout(std430, binding = 1) readonly buffer KIn { uint8_t kin[]; };
+layout(std430, binding = 2) readonly buffer VIn { uint8_t vin[]; };
+// The same three bindings as words, for offsets on a word (the rows are 32 * heads bytes).
+layout(std430, binding = 0) readonly buffer QWords { uint qwords[]; };
+layout(std430, binding = 1) readonly buffer KWords { uint kwords[]; };
+layout(std430, binding = 2) readonly buffer VWords { uint vwords[]; };
+layout(std430, binding = 3) writeonly buffer Out { uint8_t outb[]; };
+// The same binding as words, for an output range that starts on a word.
+layout(std430, binding = 3) writeonly buffer OutWords { uint out_words[]; };
+// numerics::tables::ATTENTION (see attention.glsl).
+layout(std430, binding = 4) readonly buffer Tables { uint table_words[]; };
+uint table_e4(uint h) { return (table_words[h >> 2] >> (8u * (h & 3u))) & 0xFFu; }
+uint table_half(uint at) { return (table_words[at >> 1] >> (16u * (at & 1u))) & 0xFFFFu; }
+uint exp_vit_table(uint s) { return table_half(163840u + s); }
+
+layout(push_constant) uniform Push {
+    uint tokens;
+    uint heads;
+    uint q_off; // bytes, also for k/v/out below
+    uint k_off;
+    uint v_off;
+    uint out_off;
+} pc;
+
+// Row strides in uints (two halves each), skewed by 16 bytes.
+const uint CS = 20u; // 32 channels
+const uint SS = 36u; // 64 keys
+
+shared uint s_lut[256];
+shared uint s_q[64 * CS];  // Q [query][channel], later O
+shared uint s_k[64 * CS];  // K [key][channel] of the block
+shared uint s_v[64 * CS];  // V [key][channel] of the block
+shared uint s_s[64 * SS];  // S, then P [query][key]
+
+uint row_at(uint off, uint tok) { return off + tok * pc.heads * 32u + 32u * gl_WorkGroupID.y; }
+
+// 16 channels (half h of the row) of token `tok` (-1: a zero row) of input `which` (0 = q,
+// 1 = k, 2 = v) widened into the shared tile of that input at `at`.
+void stage_row(uint which, int tok, uint h, uint at) {
+    uint off = which == 0u ? pc.q_off : (which == 1u ? pc.k_off : pc.v_off);
+    if ((off & 3u) == 0u) {
+        // Four words, widened in arithmetic (e4m3_widen.glsl).
+        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+            uvec2 p = uvec2(0u);
+            if (tok >= 0) {
+                uint wi = ((row_at(off, uint(tok)) + 16u * h) >> 2) + i;
+                p = widen_word(which == 0u ? qwords[wi] : (which == 1u ? kwords[wi] : vwords[wi]));
+            }
+            [[unroll]] for (uint j = 0u; j < 2u; j++) {
+                if (which == 0u) {
+                    s_q[at + 2u * i + j] = p[j];
+                } else if (which == 1u) {
+                    s_k[at + 2u * i + j] = p[j];
+                } else {
+                    s_v[at + 2u * i + j] = p[j];
+                }
+            }
+        }
+        return;
+    }
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint lo = 0u;
+        uint hi = 0u;
+        if (tok >= 0) {
+            uint b = row_at(which == 0u ? pc.q_off : (which == 1u ? pc.k_off : pc.v_off), uint(tok)) + 16u * h + 2u * i;
+            uint c0 = which == 0u ? uint(qin[b]) : (which == 1u ? uint(kin[b]) : uint(vin[b]));
+            uint c1 = which == 0u ? uint(qin[b + 1u]) : (which == 1u ? uint(kin[b + 1u]) : uint(vin[b + 1u]));
+            lo = s_lut[c0];
+            hi = s_lut[c1];
+        }
+        uint w = lo | (hi << 16);
+        if (which == 0u) {
+            s_q[at + i] = w;
+        } else if (which == 1u) {
+            s_k[at + i] = w;
+        } else {
+            s_v[at + i] = w;
+        }
+    }
+}
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = TILE_SUBGROUP;
+    uint lane = TILE_LANE;
+    uint qb = 64u * gl_WorkGroupID.x;
+    uint blocks = (pc.tokens + 63u) / 64u;
+    s_lut[tid] = e4m3_to_f16(tid);
+    s_lut[tid + 128u] = e4m3_to_f16(tid + 128u);
+    barrier();
+    {
+        uint row = tid >> 1;
+        int qtok = qb + row < pc.tokens ? int(qb + row) : -1;
+        stage_row(0u, qtok, tid & 1u, row * CS + 8u * (tid & 1u));
+    }
+    barrier();
+    TILE_A qa[2];
+    [[unroll]] for (uint g = 0u; g < 2u; g++) {
+        TILE_LOAD_A(qa[g], s_q, 16u * sg * CS + 8u * g, CS, TILE_ROW_MAJOR);
+    }
+    TILE_C o[2];
+    [[unroll]] for (uint ct = 0u; ct < 2u; ct++) {
+        TILE_ZERO_C(o[ct]);
+    }
+    // This lane's query (row of s_s / s_q) and its half of the keys: keys k with
+    // (k >> 2) & 1 == half, i.e. the tree's t[4 half .. 4 half + 3].
+    uint row = 16u * sg + (lane >> 1);
+    uint half_ = lane & 1u;
+    uint total = F16_POS_ZERO;
+
+    [[dont_unroll]] for (uint kb = 0u; kb < blocks; kb++) {
+        // Every subgroup is done with the previous block's K and V.
+        barrier();
+        {
+            uint r = tid >> 1;
+            uint key = 64u * kb + r;
+            int ktok = key < pc.tokens ? int(key) : -1;
+            uint at = r * CS + 8u * (tid & 1u);
+            stage_row(1u, ktok, tid & 1u, at);
+            stage_row(2u, ktok, tid & 1u, at);
+        }
+        barrier();
+
+        // S = Q K^T for the subgroup's 16 queries x 64 keys, chains from +0.
+        [[unroll]] for (uint kt = 0u; kt < 4u; kt++) {
+            TILE_C s;
+            TILE_ZERO_C(s);
+            [[unroll]] for (uint g = 0u; g < 2u; g++) {
+                TILE_B kmat;
+                TILE_LOAD_B(kmat, s_k, 16u * kt * CS + 8u * g, CS, TILE_COL_MAJOR);
+                s = TILE_MULADD(qa[g], kmat, s);
+            }
+            TILE_STORE_C(s, s_s, 16u * sg * SS + 8u * kt, SS);
+        }
+        TILE_SUBGROUP_BARRIER();
+
+        // e = exp_vit(S); the tree's t[g] (g = 4 half + i) folds b = e[g + 16 j] + e[g + 16 j + 8]
+        // over j; P = E4(e) widened back in place. Keys g, g + 1 (g even) share a word.
+        uint t[4];
+        [[unroll]] for (uint gp = 0u; gp < 2u; gp++) {
+            uint g0 = 4u * half_ + 2u * gp;
+            uint ta = 0u;
+            uint tb = 0u;
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                uint at_a = row * SS + ((g0 + 16u * j) >> 1);
+                uint at_b = at_a + 4u;
+                uint wa = s_s[at_a];
+                uint wb = s_s[at_b];
+                uint ea0 = exp_vit_table(wa & 0xFFFFu);
+                uint ea1 = exp_vit_table(wa >> 16);
+                uint eb0 = exp_vit_table(wb & 0xFFFFu);
+                uint eb1 = exp_vit_table(wb >> 16);
+                ta = softmax_tree_step(ta, f16_add(ea0, eb0), j);
+                tb = softmax_tree_step(tb, f16_add(ea1, eb1), j);
+                s_s[at_a] = s_lut[table_e4(ea0)] | (s_lut[table_e4(ea1)] << 16);
+                s_s[at_b] = s_lut[table_e4(eb0)] | (s_lut[table_e4(eb1)] << 16);
+            }
+            t[2u * gp] = ta;
+            t[2u * gp + 1u] = tb;
+        }
+        uint tg[8];
+        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+            // The emulated build's stand-in lanes: see window_attention_coopmat.glsl.
+            uint other = subgroupShuffleXor(t[i], 1u);
+            tg[i] = half_ == 0u ? t[i] : other;
+            tg[4u + i] = half_ == 0u ? other : t[i];
+        }
+        uint bs = softmax_tree_finish(tg);
+        total = kb == 0u ? bs : f16_add(total, bs);
+        TILE_SUBGROUP_BARRIER();
+
+        // O += P V: four 16-key groups in key order, continuing the chain.
+        [[unroll]] for (uint kg = 0u; kg < 4u; kg++) {
+            TILE_A pa;
+            TILE_LOAD_A(pa, s_s, 16u * sg * SS + 8u * kg, SS, TILE_ROW_MAJOR);
+            [[unroll]] for (uint ct = 0u; ct < 2u; ct++) {
+                TILE_B vb;
+                TILE_LOAD_B(vb, s_v, 16u * kg * CS + 8u * ct, CS, TILE_ROW_MAJOR);
+                o[ct] = TILE_MULADD(pa, vb, o[ct]);
+            }
+        }
+        // S of the next block overwrites P only after every lane's loads.
+        TILE_SUBGROUP_BARRIER();
+    }
+
+    // out = E4(f16(O * f16(1 / corrected total))): O through the subgroup's rows of s_q (its
+    // Q is in registers), lane = (query, 16 channels).
+    uint r = recip(softmax_vit_correct(total, blocks * 64u - pc.tokens));
+    [[unroll]] for (uint ct = 0u; ct < 2u; ct++) {
+        TILE_STORE_C(o[ct], s_q, 16u * sg * CS + 8u * ct, CS);
+    }
+    TILE_SUBGROUP_BARRIER();
+    uint query = qb + row;
+    if (query < pc.tokens) {
+        uint ob = row_at(pc.out_off, query) + 16u * half_;
+        uint codes[8];
+        [[unroll]] for (uint i = 0u; i < 8u; i++) {
+            uint w = s_q[row * CS + 8u * half_ + i];
+            codes[i] = table_e4(f16_mul(w & 0xFFFFu, r)) | (table_e4(f16_mul(w >> 16, r)) << 8);
+        }
+        if ((pc.out_off & 3u) == 0u) {
+            // Four codes per word store.
+            [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                out_words[(ob >> 2) + i] = codes[2u * i] | (codes[2u * i + 1u] << 16);
+            }
+        } else {
+            [[unroll]] for (uint i = 0u; i < 8u; i++) {
+                outb[ob + 2u * i] = uint8_t(codes[i]);
+                outb[ob + 2u * i + 1u] = uint8_t(codes[i] >> 8);
+            }
+        }
+    }
+}
