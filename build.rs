@@ -100,15 +100,32 @@ fn compile_shaders(shader_dir: &Path, out: &Path) {
         opts.set_generate_debug_info();
         let lib = lib_dir.clone();
         let src_dir = src.parent().map(Path::to_path_buf).unwrap_or_default();
+        // Sources are named relative to the repository (`shaders/nr/x.comp`) in the SPIR-V's
+        // debug information, so the bytes do not depend on where the clone is and lavapipe's
+        // shader cache serves a CI run in a fresh clone.
+        let root = shader_dir
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let relative = {
+            let root = root.clone();
+            move |p: &Path| -> String {
+                p.strip_prefix(&root)
+                    .unwrap_or(p)
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            }
+        };
+        let input_name = relative(src);
         opts.set_include_callback(move |name, _ty, from, _depth| {
             // The including file's folder first, so that a body under shaders/nr keeps its own
             // includes when a build in another folder (shaders/emulated) includes it.
-            let from_dir = Path::new(from).parent().map(Path::to_path_buf);
+            let from_dir = root.join(from).parent().map(Path::to_path_buf);
             for base in from_dir.iter().chain([&src_dir, &lib]) {
                 let p = base.join(name);
                 if let Ok(content) = fs::read_to_string(&p) {
                     return Ok(shaderc::ResolvedInclude {
-                        resolved_name: p.to_string_lossy().into_owned(),
+                        resolved_name: relative(&p),
                         content,
                     });
                 }
@@ -120,7 +137,7 @@ fn compile_shaders(shader_dir: &Path, out: &Path) {
         match compiler.compile_into_spirv(
             &text,
             shaderc::ShaderKind::Compute,
-            &src.to_string_lossy(),
+            &input_name,
             "main",
             Some(&opts),
         ) {

@@ -263,34 +263,6 @@ fn window_attention_16_heads_h25() {
     );
 }
 
-/// The policy that runs the tensor route's cooperative-matrix kernels here: the device's builds
-/// where the tensor route runs and the creation probe identifies h25 (the H200 or H100), else
-/// their emulated builds (`KernelPolicy::with_emulated_tiles`: every MMA in integer arithmetic
-/// as the H25 model, the device builds' bytes), and a line saying which.
-fn tile_policy(ctx: &Arc<GpuContext>) -> KernelPolicy {
-    use openngx::nr::route::TensorRoute;
-    use openngx::numerics::Profile;
-    let missing = TensorRoute::missing(ctx.capabilities());
-    let why = if missing.is_empty() {
-        let id = openngx::nr::route::tensor::probe::identify(ctx);
-        if id.matched == Some(Profile::H25) {
-            println!("cooperative-matrix kernels: the device's builds (probe: h25)");
-            return policy(ctx).with_tensor_cores();
-        }
-        format!(
-            "its cooperative matrix is not identified as h25: {}",
-            id.reason
-        )
-    } else {
-        format!("it lacks: {}", missing.join("; "))
-    };
-    println!(
-        "cooperative-matrix kernels: their emulated builds (integer MMAs in h25); the device \
-         cannot run the tensor route's own: {why}"
-    );
-    KernelPolicy::PORTABLE.with_emulated_tiles()
-}
-
 /// The tensor route's window attention (`window_attention_coopmat.glsl`) against the CPU
 /// reference in h25: every phase of the 44x40 level with 4 heads and the 16-head 12x12 level,
 /// with 1, 2, 3 and the recorder's count of window rows per workgroup (the loop that keeps the
@@ -302,7 +274,7 @@ fn tile_policy(ctx: &Arc<GpuContext>) -> KernelPolicy {
 fn window_attention_coopmat_window_loop_h25() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
-    let tiles = tile_policy(&ctx);
+    let tiles = common::kernels::tile_policy(&ctx);
     let (rows_set, skews_set): (&[u32], &[[usize; 5]]) = if tiles.emulated_tiles() {
         (&[1, 3, 0], &[[0, 4, 8, 0, 0], [1, 2, 3, 6, 5]])
     } else {

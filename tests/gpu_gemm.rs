@@ -15,7 +15,7 @@ use openngx::gpu::{
 };
 use openngx::model::{LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
-use openngx::nr::graph::{self, DType, Epilogue, Graph, InputMode, TensorId};
+use openngx::nr::graph::{self, DType, Epilogue, Graph, InputMode, Op, TensorId};
 use openngx::nr::record::bands::Axis;
 use openngx::nr::record::gemm::{self, GemmBindings, GemmShape};
 use openngx::nr::record::{GpuWeights, KernelPolicy};
@@ -408,6 +408,130 @@ fn coopmat_gemm_kernel_matches_h25_emulated() {
             println!(
                 "  {label}: {tiles} row tiles per workgroup, {:.2} s",
                 t.elapsed().as_secs_f64()
+            );
+        }
+    }
+    drop(weights);
+}
+
+/// The C = 32 FFN as one kernel (`ffn_coopmat.glsl`, `Fusion::Ffn`) against the CPU reference
+/// running `ffn1` then `ffn2` in h25, on random and adversarial inputs: a block whose `ffn2` is
+/// seeded from an E4 skip and one seeded from a raw f16 skip, its E4 and raw outputs byte for
+/// byte. The device's build where the tensor route runs with the probe's h25, else the
+/// emulated build (lavapipe), as the line printed says.
+#[test]
+fn ffn_kernel_matches_the_two_gemms_h25() {
+    use openngx::nr::record::gemm_ffn::{self, FfnBindings};
+    let Some(gpu) = Gpu::new() else { return };
+    let policy = common::kernels::tile_policy(&gpu.ctx);
+    let model = model();
+    let g = graph::build(&Geometry::new(64, 64).expect("64x64"));
+    let weights = gpu.weights(model);
+    let cpu = Weights::new(model);
+    for (i, block) in [1usize, 66].into_iter().enumerate() {
+        let at = |label: String| match g.nodes.iter().position(|n| n.label == label) {
+            Some(i) => i,
+            None => panic!("no node `{label}`"),
+        };
+        let (n1, n2) = (
+            at(format!("block-{block}.ffn1")),
+            at(format!("block-{block}.ffn2")),
+        );
+        let (node1, node2) = (&g.nodes[n1], &g.nodes[n2]);
+        let (
+            Op::Gemm {
+                input: x, mat: m1, ..
+            },
+            Op::Gemm {
+                mat: m2,
+                seed: Some(seed),
+                out,
+                out_raw,
+                ..
+            },
+        ) = (&node1.op, &node2.op)
+        else {
+            panic!("block {block}: the FFN is not two GEMMs, the second seeded");
+        };
+        let s1 = GemmShape::of_node(&g, node1).expect("shape");
+        let s2 = GemmShape::of_node(&g, node2).expect("shape");
+        assert!(gemm_ffn::computes(&s1, &s2), "block {block}");
+        for adversarial in [false, true] {
+            let mut rng = Rng(0xFF1 + 2 * i as u64 + adversarial as u64);
+            let xd = random_tensor(&g, *x, &mut rng, adversarial);
+            // The skip may be the FFN's own input (the block input).
+            let skd = if seed.skip == *x {
+                xd.clone()
+            } else {
+                random_tensor(&g, seed.skip, &mut rng, adversarial)
+            };
+            let mut ex = Executor::new(&g, &cpu, Profiles::H25);
+            ex.set_tensor(*x, xd.clone()).expect("x");
+            ex.set_tensor(seed.skip, skd.clone()).expect("skip");
+            for (t, d) in ex.exec(node1).expect("ffn1") {
+                ex.set_tensor(t, d).expect("h");
+            }
+            let want = ex.exec(node2).expect("ffn2");
+            let up = |name: &str, d: &[u8], kind| host_buffer(&gpu.ctx, name, d, kind);
+            let xb = up("x", &bytes(&xd), MemoryKind::Upload);
+            let skb = up("skip", &bytes(&skd), MemoryKind::Upload);
+            let outs: Vec<(TensorId, GpuBuffer)> = std::iter::once(*out)
+                .chain(*out_raw)
+                .map(|t| {
+                    let n = g.rows(t) * g.tensors[t].channels * g.tensors[t].dtype.size();
+                    (
+                        t,
+                        up(&g.tensors[t].name, &vec![0xA5; n], MemoryKind::Readback),
+                    )
+                })
+                .collect();
+            let b = FfnBindings {
+                x: xb.binding(),
+                w1: weights.matrix(m1).expect("w1"),
+                w2: weights.matrix(m2).expect("w2"),
+                skip: skb.binding(),
+                scale: weights.binding(seed.scale, 64).expect("scale"),
+                out: outs[0].1.binding(),
+                out_raw: outs.get(1).map(|(_, b)| b.binding()),
+                table: weights.gemm_table().expect("table"),
+            };
+            let mut arena = DescriptorArena::new(&gpu.ctx, 1, 8).expect("arena");
+            let dispatch = match gemm_ffn::prepare_ffn(
+                &gpu.ctx,
+                &mut arena,
+                policy,
+                Profiles::H25,
+                &s1,
+                &s2,
+                &b,
+            ) {
+                Ok(d) => d,
+                Err(e) => panic!("block {block}: prepare: {e}"),
+            };
+            gpu.h.submit(|cmd| {
+                // SAFETY: as in `Gpu::weights`.
+                let mut rec = unsafe { Recorder::new(&gpu.ctx, cmd) }.expect("recorder");
+                dispatch.record(&mut rec).expect("record");
+                rec.to_host();
+            });
+            for (t, w) in want {
+                let w = bytes(&w);
+                let Some((_, buf)) = outs.iter().find(|(o, _)| *o == t) else {
+                    panic!("block {block}: no buffer for `{}`", g.tensors[t].name);
+                };
+                let mut got = buf.read_all().expect("read back");
+                got.truncate(w.len());
+                if let Some(at) = first_mismatch(&w, &got) {
+                    panic!(
+                        "block {block} (adversarial {adversarial}) `{}`: byte {at} gpu {:#04x} \
+                         cpu {:#04x}",
+                        g.tensors[t].name, got[at], w[at]
+                    );
+                }
+            }
+            println!(
+                "block {block} ffn (adversarial {adversarial}): exact, {}",
+                policy.describe()
             );
         }
     }

@@ -132,9 +132,10 @@ fn assert_matches(
 /// The tensor route's whole schedule with its cooperative-matrix kernels in their emulated
 /// builds (`TensorRoute::emulated`: every MMA in integer arithmetic as the H25 model, the
 /// device builds' bytes) against the CPU reference in h25 at 64x64: all 75 boundaries and the
-/// head, byte for byte, with each fusion (`OPENNGX_GPU_TENSOR_FUSIONS=off,gemm,attention`; by
-/// default `gemm` and `attention`, which between them run every emulated kernel: the window
-/// normalisation as the QKV GEMM's epilogue, then inside the attention's staging). On
+/// head, byte for byte, with each fusion (`OPENNGX_GPU_TENSOR_FUSIONS=off,gemm,attention,ffn`;
+/// by default `gemm`, `attention` and `ffn`, which between them run every emulated kernel: the
+/// window normalisation as the QKV GEMM's epilogue, then inside the attention's staging, then
+/// the C = 32 FFNs as one kernel). On
 /// lavapipe this is the route's wiring and every one of its kernels, checked without tensor
 /// cores; the device's MMA is the probe's and `bench --route tensor --check`'s to prove.
 #[test]
@@ -162,13 +163,14 @@ fn tensor_route_with_emulated_tiles_matches_h25() {
         Ok(w) => w,
         Err(e) => panic!("upload weights: {e}"),
     };
-    let fusions =
-        std::env::var("OPENNGX_GPU_TENSOR_FUSIONS").unwrap_or_else(|_| "gemm,attention".to_owned());
+    let fusions = std::env::var("OPENNGX_GPU_TENSOR_FUSIONS")
+        .unwrap_or_else(|_| "gemm,attention,ffn".to_owned());
     for name in fusions.split(',') {
         let fusion = match name {
             "off" => Fusion::Off,
             "gemm" => Fusion::NormInGemm,
             "attention" => Fusion::NormInAttention,
+            "ffn" => Fusion::Ffn,
             other => panic!("OPENNGX_GPU_TENSOR_FUSIONS: unknown fusion `{other}`"),
         };
         let route = match TensorRoute::emulated(ctx.capabilities()) {

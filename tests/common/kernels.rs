@@ -1,6 +1,7 @@
-//! Helpers of the kernel tests (`gpu_attention`, `gpu_elementwise`): a sparse model directory
-//! holding only the weight slices a test writes, staging of inputs at skewed offsets, and one
-//! record + submit + read-back of a kernel on the harness's device.
+//! Helpers of the kernel tests (`gpu_attention`, `gpu_elementwise`, `gpu_gemm`): a sparse model
+//! directory holding only the weight slices a test writes, staging of inputs at skewed offsets,
+//! one record + submit + read-back of a kernel on the harness's device, and the kernel policies
+//! (the device's, and the one that runs the tensor route's kernels here).
 
 use std::collections::HashMap;
 use std::io::{Seek, SeekFrom, Write};
@@ -15,6 +16,7 @@ use openngx::model::layout::{self, RecordId};
 use openngx::model::manifest::{Manifest, Stage, Tensor, Totals};
 use openngx::model::{LoadOptions, Model};
 use openngx::nr::graph::WeightRef;
+use openngx::nr::record::KernelPolicy;
 
 use super::Harness;
 
@@ -154,9 +156,37 @@ pub fn slice(bytes: &[u8], slot: (u64, u64)) -> &[u8] {
 /// The kernel builds the tests run on `ctx`'s device: the fast ones where the device has them,
 /// the portable ones under `OPENNGX_PORTABLE_KERNELS=1` (as a network created in this process
 /// would).
-pub fn policy(ctx: &openngx::gpu::GpuContext) -> openngx::nr::record::KernelPolicy {
-    openngx::nr::record::KernelPolicy::resolve(
+pub fn policy(ctx: &openngx::gpu::GpuContext) -> KernelPolicy {
+    KernelPolicy::resolve(
         ctx.capabilities(),
         openngx::nr::record::KernelBuild::from_env(),
     )
+}
+
+/// The policy that runs the tensor route's cooperative-matrix kernels here: the device's builds
+/// where the tensor route runs and the creation probe identifies h25 (the H200 or H100), else
+/// their emulated builds (`KernelPolicy::with_emulated_tiles`: every MMA in integer arithmetic
+/// as the H25 model, the device builds' bytes), and a line saying which.
+pub fn tile_policy(ctx: &Arc<GpuContext>) -> KernelPolicy {
+    use openngx::nr::route::TensorRoute;
+    use openngx::numerics::Profile;
+    let missing = TensorRoute::missing(ctx.capabilities());
+    let why = if missing.is_empty() {
+        let id = openngx::nr::route::tensor::probe::identify(ctx);
+        if id.matched == Some(Profile::H25) {
+            println!("cooperative-matrix kernels: the device's builds (probe: h25)");
+            return policy(ctx).with_tensor_cores();
+        }
+        format!(
+            "its cooperative matrix is not identified as h25: {}",
+            id.reason
+        )
+    } else {
+        format!("it lacks: {}", missing.join("; "))
+    };
+    println!(
+        "cooperative-matrix kernels: their emulated builds (integer MMAs in h25); the device \
+         cannot run the tensor route's own: {why}"
+    );
+    KernelPolicy::PORTABLE.with_emulated_tiles()
 }

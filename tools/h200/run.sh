@@ -13,6 +13,8 @@
 #   fusion  #14: the window normalisation in the attention's staging (--fusion attention): --check at three
 #           sizes, times with and without it and without strips, the C-ABI replay
 #   fusion_min  the least of it: --check at 512x512 and 1080p, the 1080p times
+#   ffn     #14: the C = 32 FFN as one kernel (--fusion ffn): --check at 512x512 and 1080p, the
+#           1080p and 4K times against the default tensor route
 #   strips  #14: window blocks in strips (strips_check: bytes; strips_time: times and replays)
 #   tensor  #14: exact and tensor routes, --check at 512x512, 1280x720, 1920x1080; times at
 #           2560x1440 and 3840x2160
@@ -34,7 +36,7 @@
 #           (`parity --route gpu`; the carried fixtures are the C harness's, without the
 #           features parity reads); PARITY_SIZE=WxH, 512x512 by default
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min tensor strips strips_check strips_time rr replay profile rr_dynamic core checks ab parity)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn tensor strips strips_check strips_time rr replay profile rr_dynamic core checks ab parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -141,6 +143,17 @@ core)
         --out-width 96 --out-height 72 --frames 3 --out rr-fx
     run core_rr 120 env LD_LIBRARY_PATH="$PWD/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_RR_MODEL_DIR="$PWD/rr-model" ./core_rr rr-fx
     ;;
+ffn)
+    # The C = 32 blocks' FFN as one kernel (`bench --fusion ffn`, ffn_coopmat.glsl; exact on
+    # lavapipe in its emulated build): its bytes at 512x512 and 1080p, then its 1080p and 4K
+    # times against the default in the same call, with its pipeline statistics.
+    run ffn_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route tensor --check --fusion ffn
+    run ffn_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion ffn
+    run default_time_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor
+    run ffn_time_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion ffn --pipeline-stats
+    run default_time_3840x2160 60 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor
+    run ffn_time_3840x2160 60 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor --fusion ffn
+    ;;
 fusion_min)
     # The least of `fusion` (a call with little device time left): the bytes at 512x512 and
     # 1080p, the 1080p time of both routes and of the tensor route without its fusion and strips.
@@ -240,7 +253,7 @@ ab)
     run ab_base_frame_1920x1080 60 ./base/openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
     ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, ab, parity)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, ab, parity)" >&2
     exit 2
     ;;
 esac

@@ -182,7 +182,7 @@ pub struct GemmBindings {
 }
 
 /// `b` moved down to the device's storage-buffer offset alignment, and the skew in bytes.
-fn align_down(ctx: &GpuContext, b: BufferBinding) -> (BufferBinding, u64) {
+pub(super) fn align_down(ctx: &GpuContext, b: BufferBinding) -> (BufferBinding, u64) {
     let align = ctx
         .capabilities()
         .min_storage_buffer_offset_alignment

@@ -24,6 +24,7 @@ pub mod bands;
 pub mod elementwise;
 pub mod fusion;
 pub mod gemm;
+pub mod gemm_ffn;
 pub mod gemm_norm;
 pub mod network;
 pub mod passes;

@@ -75,6 +75,9 @@ pub enum Fusion {
     /// The window normalisation in the staging of the window attention after it: q', k', v' are
     /// never written (`window_attention_coopmat_qkv.comp`).
     NormInAttention,
+    /// The C = 32 window blocks' FFN as one kernel: its hidden 128 channels stay in shared
+    /// memory and are never written (`ffn_coopmat.comp`).
+    Ffn,
 }
 
 /// Whether `route` can run `node` inside the kernel of `next`, the node after it in the schedule,

@@ -124,6 +124,33 @@ fn the_tensor_route_runs_each_window_normalisation_in_its_qkv_gemm() {
     }
 }
 
+/// With [`Fusion::Ffn`] the tensor route runs the FFN input GEMM of each C = 32 window block
+/// (blocks 0-4 and 66-70) inside the FFN output GEMM after it, in whole launches and in strips
+/// alike, and nothing else (the expert blocks' FFNs have groups and other shapes).
+#[test]
+fn the_tensor_route_runs_each_c32_ffn_as_one_kernel() {
+    let g = build(&Geometry::new(1920, 1080).expect("size"));
+    let c32 = [0usize, 1, 2, 3, 4, 66, 67, 68, 69, 70];
+    for strips in [StripChoice::Off, StripChoice::Auto] {
+        let l = launches_with(&g, Route::Tensor, Fusion::Ffn, Keep::Head, strips, &large());
+        let f = &l.fusions;
+        assert_eq!(f.count(), c32.len(), "{strips:?}");
+        for (i, node) in g.nodes.iter().enumerate() {
+            let want = c32.contains(&node.block) && node.label.ends_with(".ffn1");
+            assert_eq!(f.runs_inside_next(i), want, "{}", node.label);
+            if want {
+                let (Op::Gemm { out, .. }, Op::Gemm { input, .. }) = (&node.op, &g.nodes[i + 1].op)
+                else {
+                    panic!("{}: not followed by a GEMM", node.label);
+                };
+                assert_eq!(out, input);
+            }
+        }
+        let exact = launches_with(&g, Route::Exact, Fusion::Ffn, Keep::Head, strips, &large());
+        assert_eq!(exact.fusions.count(), 0);
+    }
+}
+
 /// Kept outputs (verify's `Keep::All`) are never fused away, boundaries alone do not stop it.
 #[test]
 fn kept_outputs_are_not_fused() {
@@ -187,7 +214,7 @@ fn the_workspace_plan_follows_the_fusions() {
     let g = build(&Geometry::new(640, 384).expect("size"));
     let keep = [g.head];
     let strips = Strips::none(&g);
-    for fusion in [Fusion::NormInAttention, Fusion::NormInGemm] {
+    for fusion in [Fusion::NormInAttention, Fusion::NormInGemm, Fusion::Ffn] {
         let l = launches_with(
             &g,
             Route::Tensor,
@@ -265,7 +292,12 @@ fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
     const WEIGHTS_MIB: f64 = 141.4;
     for (w, h, target_mib) in [(1920, 1080, 450.0), (3840, 2160, 1228.8)] {
         let g = build(&Geometry::new(w, h).expect("size"));
-        for fusion in [Fusion::Off, Fusion::NormInGemm, Fusion::NormInAttention] {
+        for fusion in [
+            Fusion::Off,
+            Fusion::NormInGemm,
+            Fusion::NormInAttention,
+            Fusion::Ffn,
+        ] {
             let opts = NetworkOptions {
                 route: Route::Tensor,
                 keep: Keep::Head,
@@ -290,7 +322,13 @@ fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
             assert!(!l.strips.strips.is_empty());
             assert_eq!(l.workspace_bytes(), every.workspace_bytes(), "{w}x{h}");
             assert!(l.workspace_bytes() < off.workspace_bytes());
-            assert_eq!(l.fusions.count() > 60, fusion != Fusion::Off);
+            // Every window normalisation, or the ten C = 32 FFNs, or nothing.
+            let want = match fusion {
+                Fusion::Off => 0..=0,
+                Fusion::Ffn => 10..=10,
+                Fusion::NormInGemm | Fusion::NormInAttention => 61..=usize::MAX,
+            };
+            assert!(want.contains(&l.fusions.count()), "{fusion:?}");
             assert!(
                 mib + WEIGHTS_MIB <= target_mib,
                 "{w}x{h}: {mib:.1} + {WEIGHTS_MIB} MiB > {target_mib} MiB"

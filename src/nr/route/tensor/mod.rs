@@ -27,6 +27,7 @@ use crate::nr::graph::{Epilogue, Graph, MatRef, Node, Op, TensorId};
 use crate::nr::record::attention::prepare_window_attention_qkv;
 use crate::nr::record::bands::window_band;
 use crate::nr::record::gemm::GemmShape;
+use crate::nr::record::gemm_ffn::{prepare_ffn, FfnBindings};
 use crate::nr::record::gemm_norm::{prepare_gemm_norm, NormOutputs};
 use crate::nr::record::{GpuWeights, KernelBuild, KernelPolicy, RecordError};
 use crate::numerics::probe::Identification;
@@ -45,7 +46,9 @@ const GEMM_SHARED_BYTES: u32 = 4 * (64 * 20 + 64 * 20 + 64 * 36);
 ///   it (`gemm_coopmat_norm.comp`): one f16 chain over the whole K, no seed, one group, N the
 ///   normalisation's `96 * heads` columns;
 /// * [`Fusion::NormInAttention`]: a window normalisation whose q', k', v' are exactly what the
-///   window attention after it reads (`window_attention_coopmat_qkv.comp`).
+///   window attention after it reads (`window_attention_coopmat_qkv.comp`);
+/// * [`Fusion::Ffn`]: a C = 32 block's `ffn1` (32 -> 128, SiLU E4, no seed) run inside the
+///   seeded `ffn2` (128 -> 32) that reads its output (`ffn_coopmat.comp`).
 ///
 /// The ViT's normalisation stays a launch of its own (its q takes another scale, and in the
 /// attention's staging each ViT workgroup would repeat the keys' work once per query block).
@@ -92,6 +95,33 @@ pub fn fuses(fusion: Fusion, node: &Node, next: &Node) -> bool {
                 ..
             },
         ) => (q, k, v, heads) == (q2, k2, v2, h2),
+        (
+            Fusion::Ffn,
+            Op::Gemm {
+                mat,
+                seed: None,
+                partition,
+                epilogue: Epilogue::SiluE4,
+                out,
+                out_raw: None,
+                ..
+            },
+            Op::Gemm {
+                input,
+                mat: mat2,
+                seed: Some(_),
+                partition: partition2,
+                epilogue: Epilogue::E4 | Epilogue::Dual,
+                ..
+            },
+        ) => {
+            let one_chain = |p: &Option<usize>, k: usize| p.is_none_or(|p| p == 0 || p >= k);
+            out == input
+                && (mat.groups, mat.k, mat.n) == (1, 32, 128)
+                && (mat2.groups, mat2.k, mat2.n) == (1, 128, 32)
+                && one_chain(partition, mat.k)
+                && one_chain(partition2, mat2.k)
+        }
         _ => false,
     }
 }
@@ -260,6 +290,8 @@ impl NetworkRoute for TensorRoute {
         let (sets, buffers) = self.exact.descriptor_budget(node);
         match node.op {
             Op::Normalize { .. } => (sets, buffers.max(9)),
+            // A C = 32 `ffn2` may run its `ffn1` too (8 buffers: `gemm_ffn`).
+            Op::Gemm { .. } => (sets, buffers.max(8)),
             _ => (sets, buffers),
         }
     }
@@ -297,6 +329,9 @@ impl TensorRoute {
     ) -> Result<Dispatch, RecordError> {
         if let (Op::Gemm { input, mat, .. }, Op::Normalize { .. }) = (&producer.op, &node.op) {
             return self.prepare_gemm_norm(ctx, arena, g, producer, node, *input, mat, w, bindings);
+        }
+        if let (Op::Gemm { .. }, Op::Gemm { .. }) = (&producer.op, &node.op) {
+            return self.prepare_ffn(ctx, arena, g, producer, node, w, bindings);
         }
         let (
             Op::Normalize {
@@ -339,6 +374,75 @@ impl TensorRoute {
             *heads as u32,
             u32::from(phase.0),
             &self.exact.profiles().fp8,
+        )?)
+    }
+
+    /// A C = 32 block's `ffn1` (`producer`) inside its `ffn2` (`node`) ([`Fusion::Ffn`]): one
+    /// launch over the band's token rows.
+    #[allow(clippy::too_many_arguments)]
+    fn prepare_ffn(
+        &self,
+        ctx: &Arc<GpuContext>,
+        arena: &mut DescriptorArena,
+        g: &Graph,
+        producer: &Node,
+        node: &Node,
+        w: &GpuWeights,
+        bindings: &NodeBindings<'_>,
+    ) -> Result<Dispatch, RecordError> {
+        let (
+            Op::Gemm {
+                input, mat: mat1, ..
+            },
+            Op::Gemm {
+                mat: mat2,
+                seed: Some(seed),
+                out,
+                out_raw,
+                ..
+            },
+        ) = (&producer.op, &node.op)
+        else {
+            return Err(RecordError::Graph(format!(
+                "{}: `{}` is not the FFN input GEMM it can run inside",
+                node.label, producer.label
+            )));
+        };
+        if !fuses(Fusion::Ffn, producer, node) {
+            return Err(RecordError::Graph(format!(
+                "{}: `{}` is not the FFN input GEMM it can run inside",
+                node.label, producer.label
+            )));
+        }
+        let shape = |n: &Node| {
+            GemmShape::of_node(g, n)
+                .map(|mut s| {
+                    s.rows = bindings.band.len() as usize;
+                    s
+                })
+                .ok_or_else(|| RecordError::Graph(format!("{}: not a GEMM", n.label)))
+        };
+        let (s1, s2) = (shape(producer)?, shape(node)?);
+        let band = bindings.band;
+        let tokens = |t: TensorId| bindings.rows(g, t, band.start, band.len(), 1);
+        let b = FfnBindings {
+            x: tokens(*input),
+            w1: w.matrix(mat1)?,
+            w2: w.matrix(mat2)?,
+            skip: tokens(seed.skip),
+            scale: w.binding(seed.scale, 2 * mat2.n as u64)?,
+            out: tokens(*out),
+            out_raw: out_raw.map(tokens),
+            table: w.gemm_table()?,
+        };
+        Ok(prepare_ffn(
+            ctx,
+            arena,
+            self.policy,
+            self.exact.profiles(),
+            &s1,
+            &s2,
+            &b,
         )?)
     }
 

@@ -86,8 +86,9 @@ pub struct Args {
     pub(crate) strips: StripChoice,
     /// Which neighbouring ops the route runs as one kernel where it can: `off` (the library's
     /// default), `gemm` (the tensor route's window normalisation as the QKV GEMM's epilogue) or
-    /// `attention` (the normalisation in the window attention's staging). The same bytes.
-    #[arg(long, value_name = "off|gemm|attention", default_value = "off", value_parser = parse_fusion)]
+    /// `attention` (the normalisation in the window attention's staging) or `ffn` (the C = 32
+    /// blocks' two FFN GEMMs as one kernel, the hidden channels kept on chip). The same bytes.
+    #[arg(long, value_name = "off|gemm|attention|ffn", default_value = "off", value_parser = parse_fusion)]
     pub(crate) fusion: Fusion,
     /// Also print what the driver reports about each kernel (register counts and the like,
     /// through VK_KHR_pipeline_executable_properties where the device has it).
@@ -133,7 +134,8 @@ fn parse_fusion(s: &str) -> Result<Fusion, String> {
         "off" => Ok(Fusion::Off),
         "gemm" => Ok(Fusion::NormInGemm),
         "attention" => Ok(Fusion::NormInAttention),
-        n => Err(format!("`{n}`: expected off, gemm or attention")),
+        "ffn" => Ok(Fusion::Ffn),
+        n => Err(format!("`{n}`: expected off, gemm, attention or ffn")),
     }
 }
 
@@ -692,6 +694,10 @@ mod tests {
         assert_eq!(
             parse(&["bench", "--fusion", "attention"]).expect("attention"),
             Fusion::NormInAttention
+        );
+        assert_eq!(
+            parse(&["bench", "--fusion", "ffn"]).expect("ffn"),
+            Fusion::Ffn
         );
         assert!(parse(&["bench", "--fusion", "on"]).is_err());
         assert!(parse(&["bench", "--fusion"]).is_err());
