@@ -241,6 +241,16 @@ impl Gpu {
     }
 }
 
+/// The harness's device, the 64x64 graph, the synthetic model's weights there and on the CPU
+/// (`None`, with the harness's line, where there is no device).
+fn at_64x64() -> Option<(Gpu, Graph, Arc<GpuWeights>, Weights<'static>)> {
+    let gpu = Gpu::new()?;
+    let model = model();
+    let g = graph::build(&Geometry::new(64, 64).expect("64x64"));
+    let weights = gpu.weights(model);
+    Some((gpu, g, weights, Weights::new(model)))
+}
+
 /// Check one node of `g` (found by label) on random and adversarial inputs.
 fn check_node(
     gpu: &Gpu,
@@ -319,11 +329,9 @@ fn check_node_in(
 
 #[test]
 fn schedule_gemm_variants_match_the_reference() {
-    let Some(gpu) = Gpu::new() else { return };
-    let model = model();
-    let g = graph::build(&Geometry::new(64, 64).expect("64x64"));
-    let weights = gpu.weights(model);
-    let cpu = Weights::new(model);
+    let Some((gpu, g, weights, cpu)) = at_64x64() else {
+        return;
+    };
     // Every kind of GEMM-family node of the schedule (label, what it covers); the H25 profile
     // (P = 25, E4M3 widened to f16) runs on the nodes marked `true` (lavapipe time).
     let h25 = [
@@ -373,11 +381,9 @@ fn schedule_gemm_variants_match_the_reference() {
 /// real build; `bench --route tensor --check` covers that on the H200.
 #[test]
 fn coopmat_gemm_kernel_matches_h25_emulated() {
-    let Some(gpu) = Gpu::new() else { return };
-    let model = model();
-    let g = graph::build(&Geometry::new(64, 64).expect("64x64"));
-    let weights = gpu.weights(model);
-    let cpu = Weights::new(model);
+    let Some((gpu, g, weights, cpu)) = at_64x64() else {
+        return;
+    };
     let base = KernelPolicy::PORTABLE.with_emulated_tiles();
     let nodes = [
         "block-1.ffn1",       // C=32 dense W1, SiLU E4, one K step (B tile kept over tiles)
@@ -422,12 +428,10 @@ fn coopmat_gemm_kernel_matches_h25_emulated() {
 #[test]
 fn ffn_kernel_matches_the_two_gemms_h25() {
     use openngx::nr::record::gemm_ffn::{self, FfnBindings};
-    let Some(gpu) = Gpu::new() else { return };
+    let Some((gpu, g, weights, cpu)) = at_64x64() else {
+        return;
+    };
     let policy = common::kernels::tile_policy(&gpu.ctx);
-    let model = model();
-    let g = graph::build(&Geometry::new(64, 64).expect("64x64"));
-    let weights = gpu.weights(model);
-    let cpu = Weights::new(model);
     for (i, block) in [1usize, 66].into_iter().enumerate() {
         let at = |label: String| match g.nodes.iter().position(|n| n.label == label) {
             Some(i) => i,

@@ -89,6 +89,21 @@ fn evaluate(h: &Harness, ctx: &Arc<GpuContext>, net: &mut NetworkRecorder, feats
     t.elapsed().as_secs_f64()
 }
 
+/// `model`'s weights on the harness's device.
+fn upload_weights(h: &Harness, ctx: &Arc<GpuContext>, model: &Model) -> Arc<GpuWeights> {
+    let mut batch = UploadBatch::new(ctx);
+    let weights = h.submit(|cmd| {
+        // SAFETY: the harness's command buffer is recording on the context's device.
+        let mut rec = unsafe { Recorder::new(ctx, cmd) }.expect("recorder");
+        GpuWeights::shared(ctx, model, &mut rec, &mut batch)
+    });
+    batch.release();
+    match weights {
+        Ok(w) => w,
+        Err(e) => panic!("upload weights: {e}"),
+    }
+}
+
 /// Every boundary and the head `net` computed, byte for byte against `want`; returns them.
 fn assert_matches(
     net: &NetworkRecorder,
@@ -152,17 +167,7 @@ fn tensor_route_with_emulated_tiles_matches_h25() {
         Err(e) => panic!("reference: {e}"),
     };
     let t_cpu = t.elapsed().as_secs_f64();
-    let mut batch = UploadBatch::new(&ctx);
-    let weights = h.submit(|cmd| {
-        // SAFETY: the harness's command buffer is recording on the context's device.
-        let mut rec = unsafe { Recorder::new(&ctx, cmd) }.expect("recorder");
-        GpuWeights::shared(&ctx, &model, &mut rec, &mut batch)
-    });
-    batch.release();
-    let weights = match weights {
-        Ok(w) => w,
-        Err(e) => panic!("upload weights: {e}"),
-    };
+    let weights = upload_weights(&h, &ctx, &model);
     let fusions = std::env::var("OPENNGX_GPU_TENSOR_FUSIONS")
         .unwrap_or_else(|_| "gemm,attention,ffn".to_owned());
     for name in fusions.split(',') {
@@ -225,17 +230,7 @@ fn whole_network_matches_the_reference_byte_for_byte() {
     };
     let t_cpu = t.elapsed().as_secs_f64();
 
-    let mut batch = UploadBatch::new(&ctx);
-    let weights = h.submit(|cmd| {
-        // SAFETY: the harness's command buffer is recording on the context's device.
-        let mut rec = unsafe { Recorder::new(&ctx, cmd) }.expect("recorder");
-        GpuWeights::shared(&ctx, &model, &mut rec, &mut batch)
-    });
-    batch.release();
-    let weights = match weights {
-        Ok(w) => w,
-        Err(e) => panic!("upload weights: {e}"),
-    };
+    let weights = upload_weights(&h, &ctx, &model);
     let opts = NetworkOptions {
         keep: Keep::Boundaries,
         readback: true,

@@ -12,7 +12,7 @@ use crate::gpu::{
     BufferBinding, DescriptorArena, Dispatch, GpuContext, GpuError, PipelineDesc, SpecConstant,
 };
 use crate::nr::graph::{DType, Epilogue, InputMode};
-use crate::numerics::{tables, Profile, Profiles};
+use crate::numerics::{tables, Profiles};
 
 use super::gemm::{align_down, GemmShape};
 use super::{need, KernelPolicy};
@@ -70,13 +70,7 @@ pub fn prepare_ffn(
     s2: &GemmShape,
     b: &FfnBindings,
 ) -> Result<Dispatch, GpuError> {
-    if !policy.tensor_cores() || profiles.fp8 != Profile::H25 {
-        return Err(invalid(format!(
-            "runs on the cooperative matrices in h25 only, not `{}` with {} kernels",
-            profiles.fp8.name,
-            policy.describe()
-        )));
-    }
+    policy.require_tiles_h25("ffn", profiles)?;
     if !computes(s1, s2) || s1.rows == 0 {
         return Err(invalid(format!(
             "{s1:?} then {s2:?}: needs a 32 -> 128 SiLU E4 GEMM then a seeded 128 -> 32 one, \

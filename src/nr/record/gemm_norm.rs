@@ -11,7 +11,7 @@ use crate::gpu::{
     BufferBinding, DescriptorArena, Dispatch, GpuContext, GpuError, PipelineDesc, SpecConstant,
 };
 use crate::nr::graph::Epilogue;
-use crate::numerics::{tables, Profile, Profiles};
+use crate::numerics::{tables, Profiles};
 
 use super::elementwise::bind_aligned;
 use super::gemm::{GemmShape, MIN_ROWS_PER_GROUP};
@@ -48,13 +48,7 @@ pub fn prepare_gemm_norm(
     matrix: BufferBinding,
     norm: &NormOutputs,
 ) -> Result<Dispatch, GpuError> {
-    if !policy.tensor_cores() || profiles.fp8 != Profile::H25 {
-        return Err(invalid(format!(
-            "runs on the cooperative matrices in h25 only, not `{}` with {} kernels",
-            profiles.fp8.name,
-            policy.describe()
-        )));
-    }
+    policy.require_tiles_h25("gemm + normalize", profiles)?;
     let heads = norm.heads as usize;
     if s.epilogue != Epilogue::F16
         || s.seed.is_some()

@@ -4,7 +4,8 @@
 //! the device offers them) and portable builds (exact float products and integer rounding,
 //! every device); both give the same bytes.
 
-use crate::gpu::Capabilities;
+use crate::gpu::{Capabilities, GpuError};
+use crate::numerics::{Profile, Profiles};
 
 use super::attention::NormalizeKernel;
 
@@ -104,6 +105,22 @@ impl KernelPolicy {
         }
     }
 
+    /// `Ok` where the cooperative-matrix kernels run (device or emulated builds) and the FP8
+    /// profile is their `h25`; else an error for `what` naming the profile and the kernels.
+    pub fn require_tiles_h25(&self, what: &str, profiles: Profiles) -> Result<(), GpuError> {
+        if self.tensor_cores && profiles.fp8 == Profile::H25 {
+            return Ok(());
+        }
+        Err(GpuError::invalid(
+            what.to_owned(),
+            format!(
+                "runs on the cooperative matrices in h25 only, not `{}` with {} kernels",
+                profiles.fp8.name,
+                self.describe()
+            ),
+        ))
+    }
+
     /// Whether the cooperative-matrix kernels run their emulated builds.
     pub fn emulated_tiles(&self) -> bool {
         self.emulated_tiles
@@ -197,5 +214,42 @@ impl KernelPolicy {
         } else {
             rest.to_owned()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The emulated builds replace exactly the cooperative-matrix kernels' device builds, and
+    /// only under `with_emulated_tiles`, which also turns the cooperative-matrix kernels on.
+    #[test]
+    fn emulated_tiles_pick_the_emulated_builds() {
+        let device = KernelPolicy::PORTABLE.with_tensor_cores();
+        let emulated = KernelPolicy::PORTABLE.with_emulated_tiles();
+        assert!(emulated.tensor_cores() && emulated.emulated_tiles());
+        assert!(!device.emulated_tiles());
+        for name in [
+            "nr/gemm_coopmat",
+            "nr/ffn_coopmat",
+            "nr/window_attention_coopmat_qkv",
+        ] {
+            assert_eq!(device.tile_shader(name), name);
+            let base = name.trim_start_matches("nr/");
+            assert_eq!(emulated.tile_shader(name), format!("emulated/{base}"));
+        }
+        assert!(emulated.describe().starts_with("emulated coopmat"));
+        assert!(!device.describe().contains("emulated"));
+    }
+
+    /// The cooperative-matrix kernels run in h25 only, and only under a policy that has them.
+    #[test]
+    fn tile_kernels_require_h25_and_the_tensor_policy() {
+        let emulated = KernelPolicy::PORTABLE.with_emulated_tiles();
+        assert!(emulated.require_tiles_h25("gemm", Profiles::H25).is_ok());
+        let e = emulated.require_tiles_h25("gemm", Profiles::NATIVE);
+        assert!(e.is_err_and(|e| e.to_string().contains("h25 only")));
+        let e = KernelPolicy::PORTABLE.require_tiles_h25("ffn", Profiles::H25);
+        assert!(e.is_err_and(|e| e.to_string().contains("ffn")));
     }
 }

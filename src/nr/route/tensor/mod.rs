@@ -391,6 +391,7 @@ impl TensorRoute {
         bindings: &NodeBindings<'_>,
     ) -> Result<Dispatch, RecordError> {
         let (
+            true,
             Op::Gemm {
                 input, mat: mat1, ..
             },
@@ -401,19 +402,13 @@ impl TensorRoute {
                 out_raw,
                 ..
             },
-        ) = (&producer.op, &node.op)
+        ) = (fuses(Fusion::Ffn, producer, node), &producer.op, &node.op)
         else {
             return Err(RecordError::Graph(format!(
                 "{}: `{}` is not the FFN input GEMM it can run inside",
                 node.label, producer.label
             )));
         };
-        if !fuses(Fusion::Ffn, producer, node) {
-            return Err(RecordError::Graph(format!(
-                "{}: `{}` is not the FFN input GEMM it can run inside",
-                node.label, producer.label
-            )));
-        }
         let shape = |n: &Node| {
             GemmShape::of_node(g, n)
                 .map(|mut s| {
