@@ -241,97 +241,90 @@ impl Gpu {
     }
 }
 
-/// The harness's device, the 64x64 graph, the synthetic model's weights there and on the CPU
-/// (`None`, with the harness's line, where there is no device).
-fn at_64x64() -> Option<(Gpu, Graph, Arc<GpuWeights>, Weights<'static>)> {
-    let gpu = Gpu::new()?;
-    let model = model();
-    let g = graph::build(&Geometry::new(64, 64).expect("64x64"));
-    let weights = gpu.weights(model);
-    Some((gpu, g, weights, Weights::new(model)))
+/// The harness's device, the 64x64 graph and the synthetic model's weights there and on the
+/// CPU. Fields drop in order: the weights' buffers before the harness's device.
+struct At64 {
+    cpu: Weights<'static>,
+    weights: Arc<GpuWeights>,
+    g: Graph,
+    gpu: Gpu,
 }
 
-/// Check one node of `g` (found by label) on random and adversarial inputs.
-fn check_node(
-    gpu: &Gpu,
-    g: &Graph,
-    weights: &GpuWeights,
-    cpu: &Weights,
-    label: &str,
-    seed: u64,
-    h25: bool,
-) {
-    let mut configs = vec![(false, Profiles::NATIVE), (true, Profiles::NATIVE)];
-    if h25 {
-        configs.push((true, Profiles::H25));
+impl At64 {
+    /// `None` (with the harness's line) where there is no device.
+    fn new() -> Option<At64> {
+        let gpu = Gpu::new()?;
+        let model = model();
+        let g = graph::build(&Geometry::new(64, 64).expect("64x64"));
+        let weights = gpu.weights(model);
+        Some(At64 {
+            cpu: Weights::new(model),
+            weights,
+            g,
+            gpu,
+        })
     }
-    let policy = common::kernels::policy(&gpu.ctx);
-    check_node_in(gpu, g, weights, cpu, label, seed, &configs, policy);
-}
 
-/// `check_node` under `policy`, in each (adversarial, profiles) of `configs`.
-#[allow(clippy::too_many_arguments)]
-fn check_node_in(
-    gpu: &Gpu,
-    g: &Graph,
-    weights: &GpuWeights,
-    cpu: &Weights,
-    label: &str,
-    seed: u64,
-    configs: &[(bool, Profiles)],
-    policy: KernelPolicy,
-) {
-    let Some(i) = g.nodes.iter().position(|n| n.label == label) else {
-        panic!("no node `{label}` in the graph");
-    };
-    let node = &g.nodes[i];
-    for &(adversarial, profiles) in configs {
-        let t = Instant::now();
-        let mut rng = Rng(seed * 7919 + adversarial as u64 + 1);
-        let mut ex = Executor::new(g, cpu, profiles);
-        let mut inputs = HashMap::new();
-        for t in node.op.inputs() {
-            let d = random_tensor(g, t, &mut rng, adversarial);
-            ex.set_tensor(t, d.clone()).expect("set input");
-            inputs.insert(t, d);
-        }
-        let want = match ex.exec(node) {
-            Ok(w) => w,
-            Err(e) => panic!("{label}: reference: {e}"),
+    /// Check the node labelled `label` under `policy` in each (adversarial, profiles) of
+    /// `configs`, on random or adversarial inputs drawn from `seed`.
+    fn check_node(
+        &self,
+        label: &str,
+        seed: u64,
+        configs: &[(bool, Profiles)],
+        policy: KernelPolicy,
+    ) {
+        let (gpu, g, weights, cpu) = (&self.gpu, &self.g, &*self.weights, &self.cpu);
+        let Some(i) = g.nodes.iter().position(|n| n.label == label) else {
+            panic!("no node `{label}` in the graph");
         };
-        let t_cpu = t.elapsed().as_secs_f64();
-        let got = gpu.run_node(g, i, weights, &inputs, profiles, policy);
-        for (t, w) in want {
-            let raw = w.dtype() == DType::F16;
-            let w = bytes(&w);
-            let (_, gb) = got.iter().find(|(o, _)| *o == t).expect("output present");
-            let mismatch = if raw {
-                first_f16_mismatch(&w, gb)
-            } else {
-                first_mismatch(&w, gb)
-            };
-            if let Some(at) = mismatch {
-                panic!(
-                    "{label} ({}, adversarial {adversarial}) tensor `{}`: byte {at} differs: \
-                     gpu {:#04x} cpu {:#04x}",
-                    profiles.name, g.tensors[t].name, gb[at], w[at]
-                );
+        let node = &g.nodes[i];
+        for &(adversarial, profiles) in configs {
+            let t = Instant::now();
+            let mut rng = Rng(seed * 7919 + adversarial as u64 + 1);
+            let mut ex = Executor::new(g, cpu, profiles);
+            let mut inputs = HashMap::new();
+            for t in node.op.inputs() {
+                let d = random_tensor(g, t, &mut rng, adversarial);
+                ex.set_tensor(t, d.clone()).expect("set input");
+                inputs.insert(t, d);
             }
-            assert_eq!(w.len(), gb.len());
+            let want = match ex.exec(node) {
+                Ok(w) => w,
+                Err(e) => panic!("{label}: reference: {e}"),
+            };
+            let t_cpu = t.elapsed().as_secs_f64();
+            let got = gpu.run_node(g, i, weights, &inputs, profiles, policy);
+            for (t, w) in want {
+                let raw = w.dtype() == DType::F16;
+                let w = bytes(&w);
+                let (_, gb) = got.iter().find(|(o, _)| *o == t).expect("output present");
+                let mismatch = if raw {
+                    first_f16_mismatch(&w, gb)
+                } else {
+                    first_mismatch(&w, gb)
+                };
+                if let Some(at) = mismatch {
+                    panic!(
+                        "{label} ({}, adversarial {adversarial}) tensor `{}`: byte {at} differs: \
+                         gpu {:#04x} cpu {:#04x}",
+                        profiles.name, g.tensors[t].name, gb[at], w[at]
+                    );
+                }
+                assert_eq!(w.len(), gb.len());
+            }
+            println!(
+                "{label:<20} {} adversarial={adversarial}: cpu {t_cpu:.2} s, total {:.2} s",
+                profiles.name,
+                t.elapsed().as_secs_f64()
+            );
         }
-        println!(
-            "{label:<20} {} adversarial={adversarial}: cpu {t_cpu:.2} s, total {:.2} s",
-            profiles.name,
-            t.elapsed().as_secs_f64()
-        );
     }
 }
 
 #[test]
 fn schedule_gemm_variants_match_the_reference() {
-    let Some((gpu, g, weights, cpu)) = at_64x64() else {
-        return;
-    };
+    let Some(at) = At64::new() else { return };
     // Every kind of GEMM-family node of the schedule (label, what it covers); the H25 profile
     // (P = 25, E4M3 widened to f16) runs on the nodes marked `true` (lavapipe time).
     let h25 = [
@@ -359,18 +352,14 @@ fn schedule_gemm_variants_match_the_reference() {
         "block-39.vit-exit",  // ViT exit split-K 256, f16
         "head",               // F24 32->4, f16 stored as f32
     ];
+    let policy = common::kernels::policy(&at.gpu.ctx);
     for (i, label) in nodes.iter().enumerate() {
-        check_node(
-            &gpu,
-            &g,
-            &weights,
-            &cpu,
-            label,
-            i as u64,
-            h25.contains(label),
-        );
+        let mut configs = vec![(false, Profiles::NATIVE), (true, Profiles::NATIVE)];
+        if h25.contains(label) {
+            configs.push((true, Profiles::H25));
+        }
+        at.check_node(label, i as u64, &configs, policy);
     }
-    drop(weights);
 }
 
 /// The tensor route's GEMM kernel (`gemm_coopmat.glsl`) in its emulated build
@@ -381,9 +370,7 @@ fn schedule_gemm_variants_match_the_reference() {
 /// real build; `bench --route tensor --check` covers that on the H200.
 #[test]
 fn coopmat_gemm_kernel_matches_h25_emulated() {
-    let Some((gpu, g, weights, cpu)) = at_64x64() else {
-        return;
-    };
+    let Some(at) = At64::new() else { return };
     let base = KernelPolicy::PORTABLE.with_emulated_tiles();
     let nodes = [
         "block-1.ffn1",       // C=32 dense W1, SiLU E4, one K step (B tile kept over tiles)
@@ -401,11 +388,7 @@ fn coopmat_gemm_kernel_matches_h25_emulated() {
     for (i, label) in nodes.iter().enumerate() {
         for tiles in [1, 3] {
             let t = Instant::now();
-            check_node_in(
-                &gpu,
-                &g,
-                &weights,
-                &cpu,
+            at.check_node(
                 label,
                 100 + i as u64,
                 &[(true, Profiles::H25)],
@@ -417,7 +400,6 @@ fn coopmat_gemm_kernel_matches_h25_emulated() {
             );
         }
     }
-    drop(weights);
 }
 
 /// The C = 32 FFN as one kernel (`ffn_coopmat.glsl`, `Fusion::Ffn`) against the CPU reference
@@ -428,9 +410,8 @@ fn coopmat_gemm_kernel_matches_h25_emulated() {
 #[test]
 fn ffn_kernel_matches_the_two_gemms_h25() {
     use openngx::nr::record::gemm_ffn::{self, FfnBindings};
-    let Some((gpu, g, weights, cpu)) = at_64x64() else {
-        return;
-    };
+    let Some(at) = At64::new() else { return };
+    let (gpu, g, weights, cpu) = (&at.gpu, &at.g, &*at.weights, &at.cpu);
     let policy = common::kernels::tile_policy(&gpu.ctx);
     for (i, block) in [1usize, 66].into_iter().enumerate() {
         let at = |label: String| match g.nodes.iter().position(|n| n.label == label) {
@@ -457,19 +438,19 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
         else {
             panic!("block {block}: the FFN is not two GEMMs, the second seeded");
         };
-        let s1 = GemmShape::of_node(&g, node1).expect("shape");
-        let s2 = GemmShape::of_node(&g, node2).expect("shape");
+        let s1 = GemmShape::of_node(g, node1).expect("shape");
+        let s2 = GemmShape::of_node(g, node2).expect("shape");
         assert!(gemm_ffn::computes(&s1, &s2), "block {block}");
         for adversarial in [false, true] {
             let mut rng = Rng(0xFF1 + 2 * i as u64 + adversarial as u64);
-            let xd = random_tensor(&g, *x, &mut rng, adversarial);
+            let xd = random_tensor(g, *x, &mut rng, adversarial);
             // The skip may be the FFN's own input (the block input).
             let skd = if seed.skip == *x {
                 xd.clone()
             } else {
-                random_tensor(&g, seed.skip, &mut rng, adversarial)
+                random_tensor(g, seed.skip, &mut rng, adversarial)
             };
-            let mut ex = Executor::new(&g, &cpu, Profiles::H25);
+            let mut ex = Executor::new(g, cpu, Profiles::H25);
             ex.set_tensor(*x, xd.clone()).expect("x");
             ex.set_tensor(seed.skip, skd.clone()).expect("skip");
             for (t, d) in ex.exec(node1).expect("ffn1") {
@@ -539,7 +520,6 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
             );
         }
     }
-    drop(weights);
 }
 
 /// A GEMM with hand-made operands (adversarial weights too) against `numerics::gemm_e4m3`.
