@@ -20,6 +20,10 @@ use super::{need, KernelPolicy};
 /// Rows per workgroup of `ffn_coopmat.comp`.
 const ROWS_PER_GROUP: usize = 64;
 
+/// Shared memory `ffn_coopmat.glsl` takes per workgroup (`SHARED` words: h, the result tile,
+/// and x with a W1 tile or W2 in the same place).
+pub const FFN_SHARED_BYTES: u32 = 4 * (64 * 68 + 64 * 20 + 32 * 68);
+
 /// What the fused FFN reads and writes: `x` `[rows][32]` (E4), the matrices `w1` `[128][32]`
 /// and `w2` `[32][128]` (E4), `ffn2`'s seed (its skip `[rows][32]` and 32 scale halves), its
 /// outputs (E4, and raw f16 for the dual epilogue) and [`tables::GEMM_EPILOGUE`].
@@ -71,6 +75,13 @@ pub fn prepare_ffn(
     b: &FfnBindings,
 ) -> Result<Dispatch, GpuError> {
     policy.require_tiles_h25("ffn", profiles)?;
+    let shared = ctx.capabilities().max_compute_shared_memory_size;
+    if shared < FFN_SHARED_BYTES {
+        return Err(invalid(format!(
+            "needs {FFN_SHARED_BYTES} bytes of shared memory per workgroup; the device has \
+             {shared} (maxComputeSharedMemorySize)"
+        )));
+    }
     if !computes(s1, s2) || s1.rows == 0 {
         return Err(invalid(format!(
             "{s1:?} then {s2:?}: needs a 32 -> 128 SiLU E4 GEMM then a seeded 128 -> 32 one, \
