@@ -409,11 +409,13 @@ fn coopmat_gemm_kernel_matches_h25_emulated() {
 /// emulated build (lavapipe), as the line printed says.
 #[test]
 fn ffn_kernel_matches_the_two_gemms_h25() {
-    use openngx::nr::record::gemm_ffn::{self, FfnBindings};
+    use openngx::nr::record::gemm_ffn::{self, FfnBindings, SeedBindings};
     let Some(at) = At64::new() else { return };
     let (gpu, g, weights, cpu) = (&at.gpu, &at.g, &*at.weights, &at.cpu);
     let policy = common::kernels::tile_policy(&gpu.ctx);
-    for (i, block) in [1usize, 66].into_iter().enumerate() {
+    // C = 32 with an E4 and an f16 skip (seeded, dual), and expert blocks of 2 and 8 experts
+    // (unseeded, E4; K = 64 and 256 in steps of 32).
+    for (i, block) in [1usize, 66, 5, 15].into_iter().enumerate() {
         let at = |label: String| match g.nodes.iter().position(|n| n.label == label) {
             Some(i) => i,
             None => panic!("no node `{label}`"),
@@ -429,37 +431,42 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
             },
             Op::Gemm {
                 mat: m2,
-                seed: Some(seed),
+                seed,
                 out,
                 out_raw,
                 ..
             },
         ) = (&node1.op, &node2.op)
         else {
-            panic!("block {block}: the FFN is not two GEMMs, the second seeded");
+            panic!("block {block}: the FFN does not start with two GEMMs");
         };
         let s1 = GemmShape::of_node(g, node1).expect("shape");
         let s2 = GemmShape::of_node(g, node2).expect("shape");
         assert!(gemm_ffn::computes(&s1, &s2), "block {block}");
+        assert_eq!(seed.is_some(), m1.groups == 1, "block {block}");
         for adversarial in [false, true] {
             let mut rng = Rng(0xFF1 + 2 * i as u64 + adversarial as u64);
             let xd = random_tensor(g, *x, &mut rng, adversarial);
             // The skip may be the FFN's own input (the block input).
-            let skd = if seed.skip == *x {
-                xd.clone()
-            } else {
-                random_tensor(g, seed.skip, &mut rng, adversarial)
-            };
+            let skd = seed.map(|seed| {
+                if seed.skip == *x {
+                    xd.clone()
+                } else {
+                    random_tensor(g, seed.skip, &mut rng, adversarial)
+                }
+            });
             let mut ex = Executor::new(g, cpu, Profiles::H25);
             ex.set_tensor(*x, xd.clone()).expect("x");
-            ex.set_tensor(seed.skip, skd.clone()).expect("skip");
+            if let (Some(seed), Some(skd)) = (seed, &skd) {
+                ex.set_tensor(seed.skip, skd.clone()).expect("skip");
+            }
             for (t, d) in ex.exec(node1).expect("ffn1") {
                 ex.set_tensor(t, d).expect("h");
             }
             let want = ex.exec(node2).expect("ffn2");
             let up = |name: &str, d: &[u8], kind| host_buffer(&gpu.ctx, name, d, kind);
             let xb = up("x", &bytes(&xd), MemoryKind::Upload);
-            let skb = up("skip", &bytes(&skd), MemoryKind::Upload);
+            let skb = skd.map(|d| up("skip", &bytes(&d), MemoryKind::Upload));
             let outs: Vec<(TensorId, GpuBuffer)> = std::iter::once(*out)
                 .chain(*out_raw)
                 .map(|t| {
@@ -474,8 +481,10 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
                 x: xb.binding(),
                 w1: weights.matrix(m1).expect("w1"),
                 w2: weights.matrix(m2).expect("w2"),
-                skip: skb.binding(),
-                scale: weights.binding(seed.scale, 64).expect("scale"),
+                seed: seed.zip(skb.as_ref()).map(|(seed, skb)| SeedBindings {
+                    skip: skb.binding(),
+                    scale: weights.binding(seed.scale, 64).expect("scale"),
+                }),
                 out: outs[0].1.binding(),
                 out_raw: outs.get(1).map(|(_, b)| b.binding()),
                 table: weights.gemm_table().expect("table"),

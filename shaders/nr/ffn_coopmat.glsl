@@ -1,22 +1,27 @@
-// Body of the C = 32 window block's FFN as one kernel on cooperative matrices (the tensor
-// route's `Fusion::Ffn`): its two GEMMs, `ffn1` (h = E4(SiLU(W1 x)), 32 -> 128 channels) and
-// `ffn2` (y = W2 h seeded by f16(skip * scale), 128 -> 32, the dual or E4 epilogue), with h kept
-// in the workgroup's shared memory: it is never written. Built by ffn_coopmat.comp (the device's
-// MMAs) and emulated/ffn_coopmat.comp (tile_mma.glsl's integer H25 MMAs).
+// Body of a window block's FFN input pair as one kernel on cooperative matrices (the tensor
+// route's `Fusion::Ffn`): `ffn1` (h = E4(SiLU(W1 x)), CIN -> 128 channels per group) and `ffn2`
+// (y = W2 h, 128 -> 32 per group, from +0 or seeded by f16(skip * scale), the E4 or dual
+// epilogue), with h kept in the workgroup's shared memory: it is never written. A C = 32 block
+// has one group (CIN = 32, ffn2 seeded and dual); a C >= 64 block has one group per expert (CIN
+// = C, every expert reads all of x; expert g's ffn2 reads its own 128 channels of h and writes
+// y's channels 32 g .. + 31, unseeded, E4). Built by ffn_coopmat.comp (the device's MMAs) and
+// emulated/ffn_coopmat.comp (tile_mma.glsl's integer H25 MMAs).
 //
 // Every output is computed as gemm_coopmat.glsl computes it, so the bytes are the unfused
-// pair's: each element of h is one chain of 16x16x16 MMAs over K = 32 in order from +0, its E4
+// pair's: each element of h is one chain of 16x16x16 MMAs over K = CIN in order from +0, its E4
 // code read from numerics::tables::GEMM_EPILOGUE and widened back exactly for the second
-// product; each element of y is one chain over K = 128 in order from the seed
+// product; each element of y is one chain over K = 128 in order from +0 or the seed
 // f16(skip * scale), its publication gemm_store.glsl's.
 //
-// Work split: 128 invocations = 4 subgroups in a 2 x 2 grid over a 64-row tile; a subgroup owns
-// 32 rows x 16 columns (two accumulators) of each 32-column result tile. `ffn1` runs four
-// 32-column tiles of h, `ffn2` one of y. Shared memory is one arena whose regions follow the
-// phases (31,232 bytes: it fits lavapipe's 32 KiB, so the emulated build runs there):
+// Work split: 128 invocations = 4 subgroups in a 2 x 2 grid over a 64-row tile of one group
+// (gl_WorkGroupID.y); a subgroup owns 32 rows x 16 columns (two accumulators) of each 32-column
+// result tile. `ffn1` runs four 32-column tiles of h, each over CIN / 32 steps of 32 K (x and
+// W1 staged per step; for CIN = 32 x is staged once), `ffn2` one tile of y. Shared memory is
+// one arena whose regions follow the phases (31,232 bytes for every CIN: it fits lavapipe's
+// 32 KiB, so the emulated build runs there):
 //   h      [64 rows][128 halves]       the whole kernel
 //   result [64 rows][32 halves]        each tile's result, and y's seed
-//   x [64][32] and one W1 tile [32 columns][32 K]   while h is computed
+//   x [64][32] and W1 [32 columns][32 K] (one step)  while h is computed
 //   W2 [32 columns][128 K]                           after that, in their place
 #ifndef TILE_EMULATED
 #define OPENNGX_F16_NATIVE 1
@@ -28,10 +33,12 @@
 
 layout(local_size_x = 128) in;
 layout(constant_id = 4) const uint EPI = 3u;  // y's publication: 1 = E4, 3 = raw f16 and E4
-layout(constant_id = 5) const uint SEED = 1u; // y's skip: 1 = E4, 2 = f16
+layout(constant_id = 5) const uint SEED = 1u; // y's skip: 0 = none, 1 = E4, 2 = f16
+layout(constant_id = 6) const uint CIN = 32u;  // x's channels, K of ffn1: a multiple of 32
 
 const uint BM = 64u;
-const uint C = 32u;            // x and y channels
+const uint C = 32u;            // y channels per group, K per step of ffn1
+const uint KSTEPS = CIN / C;   // steps of ffn1
 const uint HID = 128u;         // h channels
 // Row strides in uints (two halves each), skewed by 16 bytes against bank conflicts.
 const uint XS = C / 2u + 4u;   // x [row][k], W1 [column][k], the result tile [row][column]
@@ -44,7 +51,8 @@ const uint W2_AT = X_AT;
 const uint SHARED = X_AT + max(BM * XS + C * XS, C * HS);
 shared uint s_m[SHARED];
 
-// x [rows][32] and the matrices W1 [128][32], W2 [32][128] (E4M3, row-major by output).
+// x [rows][CIN] and the matrices W1 [groups][128][CIN], W2 [groups][32][128] (E4M3, row-major
+// by output).
 layout(std430, binding = 0) readonly buffer InX { uvec4 x_quads[]; };
 layout(std430, binding = 1) readonly buffer InW1 { uvec4 w1_quads[]; };
 layout(std430, binding = 2) readonly buffer InW2 { uvec4 w2_quads[]; };
@@ -62,6 +70,10 @@ layout(push_constant) uniform Push {
     uint scale_off; // halves
 } pc;
 
+// This workgroup's group (expert) and y's channels per row (32 per group).
+uint group_id() { return gl_WorkGroupID.y; }
+uint y_channels() { return C * gl_NumWorkGroups.y; }
+
 // The 16 codes of quad `q` widened into 8 uints of the arena at `at`.
 void stage_quad(uvec4 q, uint at) {
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
@@ -71,13 +83,23 @@ void stage_quad(uvec4 q, uint at) {
     }
 }
 
-// Columns 32 t .. +31 of W1 (K = 32: two quads each), by invocations 0..63.
-void stage_w1(uint tid, uint t) {
+// K 32 s .. +31 of W1's columns 32 t .. +31 in this group (two quads each), by invocations
+// 0..63.
+void stage_w1(uint tid, uint t, uint s) {
     if (tid < 64u) {
-        uint col = tid >> 1;
+        uint col = 128u * group_id() + 32u * t + (tid >> 1);
         uint half_ = tid & 1u;
-        stage_quad(w1_quads[(32u * t + col) * 2u + half_], W1_AT + col * XS + 8u * half_);
+        stage_quad(w1_quads[(col * CIN + 32u * s) / 16u + half_],
+                   W1_AT + (tid >> 1) * XS + 8u * half_);
     }
+}
+
+// K 32 s .. +31 of x's rows (rows past the end stay zero; their results are never published).
+void stage_x(uint tid, uint row0, uint s) {
+    uint r = tid >> 1;
+    uint half_ = tid & 1u;
+    uvec4 q = row0 + r < pc.rows ? x_quads[((row0 + r) * CIN + 32u * s) / 16u + half_] : uvec4(0u);
+    stage_quad(q, X_AT + r * XS + 8u * half_);
 }
 
 // Rows of this invocation's result quads: r(i) = tid / 8 + 16 i, columns 4 (tid % 8) .. + 3.
@@ -92,44 +114,38 @@ void main() {
     uint row0 = gl_WorkGroupID.x * BM;
     uint c4 = 4u * (tid % 8u);
 
-    // x (rows past the end stay zero; their results are never published) and W1's first tile.
-    {
-        uint r = tid >> 1;
-        uint half_ = tid & 1u;
-        uvec4 q = row0 + r < pc.rows ? x_quads[(row0 + r) * 2u + half_] : uvec4(0u);
-        stage_quad(q, X_AT + r * XS + 8u * half_);
-    }
-    stage_w1(tid, 0u);
-
     // h = E4(SiLU(W1 x)), one 32-column tile at a time, kept widened in the arena.
     for (uint t = 0u; t < HID / 32u; t++) {
-        // x and this tile of W1 are staged; the previous tile's epilogue has read the result.
-        barrier();
         TILE_C acc[2];
         [[unroll]] for (uint i = 0u; i < 2u; i++) {
             TILE_ZERO_C(acc[i]);
         }
-        [[unroll]] for (uint s = 0u; s < C / 16u; s++) {
-            TILE_A fa[2];
-            [[unroll]] for (uint i = 0u; i < 2u; i++) {
-                TILE_LOAD_A(fa[i], s_m, X_AT + (32u * sr + 16u * i) * XS + 8u * s, XS,
-                            TILE_ROW_MAJOR);
+        for (uint ks = 0u; ks < KSTEPS; ks++) {
+            // Every subgroup is done with the previous step's x and W1 (and the previous
+            // tile's epilogue with the result) before they are replaced.
+            barrier();
+            if (KSTEPS > 1u || t == 0u) {
+                stage_x(tid, row0, ks);
             }
-            TILE_B fb;
-            TILE_LOAD_B(fb, s_m, W1_AT + 16u * sc * XS + 8u * s, XS, TILE_COL_MAJOR);
-            [[unroll]] for (uint i = 0u; i < 2u; i++) {
-                acc[i] = TILE_MULADD(fa[i], fb, acc[i]);
+            stage_w1(tid, t, ks);
+            barrier();
+            [[unroll]] for (uint s = 0u; s < C / 16u; s++) {
+                TILE_A fa[2];
+                [[unroll]] for (uint i = 0u; i < 2u; i++) {
+                    TILE_LOAD_A(fa[i], s_m, X_AT + (32u * sr + 16u * i) * XS + 8u * s, XS,
+                                TILE_ROW_MAJOR);
+                }
+                TILE_B fb;
+                TILE_LOAD_B(fb, s_m, W1_AT + 16u * sc * XS + 8u * s, XS, TILE_COL_MAJOR);
+                [[unroll]] for (uint i = 0u; i < 2u; i++) {
+                    acc[i] = TILE_MULADD(fa[i], fb, acc[i]);
+                }
             }
         }
         [[unroll]] for (uint i = 0u; i < 2u; i++) {
             TILE_STORE_C(acc[i], s_m, C_AT + (32u * sr + 16u * i) * XS + 8u * sc, XS);
         }
         barrier();
-        // Every subgroup is done with this W1 tile: the next one loads while the codes of
-        // this one go into h.
-        if (t + 1u < HID / 32u) {
-            stage_w1(tid, t + 1u);
-        }
         [[unroll]] for (uint i = 0u; i < QUADS; i++) {
             uint r = quad_row(tid, i);
             uint at = C_AT + r * XS + c4 / 2u;
@@ -146,23 +162,25 @@ void main() {
     // h is complete and nobody reads x or W1 any more.
     barrier();
 
-    // W2 (32 columns x 128 K: eight quads each, two per invocation) where x and W1 were, and
-    // y's seed f16(skip * scale) as the C operand, built as gemm_coopmat.glsl builds it.
+    // This group's W2 (32 columns x 128 K: eight quads each, two per invocation) where x and
+    // W1 were, and y's seed f16(skip * scale) as the C operand, built as gemm_coopmat.glsl
+    // builds it.
     [[unroll]] for (uint p = 0u; p < 2u; p++) {
         uint slot = tid + 128u * p;
         uint col = slot >> 3;
         uint part = slot & 7u;
-        stage_quad(w2_quads[col * 8u + part], W2_AT + col * HS + 8u * part);
+        stage_quad(w2_quads[(C * group_id() + col) * 8u + part], W2_AT + col * HS + 8u * part);
     }
-    {
-        uint sat = pc.scale_off + c4;
+    uint yc = C * group_id() + c4; // y's first channel of this invocation's quads
+    if (SEED != 0u) {
+        uint sat = pc.scale_off + yc;
         uvec2 scales = uvec2(uint(scale_halves[sat]) | (uint(scale_halves[sat + 1u]) << 16),
                              uint(scale_halves[sat + 2u]) | (uint(scale_halves[sat + 3u]) << 16));
         [[unroll]] for (uint i = 0u; i < QUADS; i++) {
             uint r = quad_row(tid, i);
             uvec2 raw = uvec2(0u);
             if (row0 + r < pc.rows) {
-                uint idx = (row0 + r) * C + c4;
+                uint idx = (row0 + r) * y_channels() + yc;
                 raw = SEED == 1u ? uvec2(skip_words[idx >> 2], 0u)
                                  : uvec2(skip_words[idx >> 1], skip_words[(idx >> 1) + 1u]);
             }
@@ -173,10 +191,14 @@ void main() {
     }
     barrier();
 
-    // y = W2 h from the seed: eight groups of 16 K in order.
+    // y = W2 h from +0 or the seed: eight groups of 16 K in order.
     TILE_C acc[2];
     [[unroll]] for (uint i = 0u; i < 2u; i++) {
-        TILE_LOAD_C(acc[i], s_m, C_AT + (32u * sr + 16u * i) * XS + 8u * sc, XS);
+        if (SEED != 0u) {
+            TILE_LOAD_C(acc[i], s_m, C_AT + (32u * sr + 16u * i) * XS + 8u * sc, XS);
+        } else {
+            TILE_ZERO_C(acc[i]);
+        }
     }
     for (uint s = 0u; s < HID / 16u; s++) {
         TILE_A fa[2];
@@ -202,7 +224,7 @@ void main() {
             uint w0 = s_m[at];
             uint w1 = s_m[at + 1u];
             uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
-            gemm_store_quad(EPI, (row0 + r) * C + c4, h);
+            gemm_store_quad(EPI, (row0 + r) * y_channels() + yc, h);
         }
     }
 }

@@ -1,8 +1,9 @@
-//! The C = 32 window block's FFN as one kernel (`ffn_coopmat.comp`, the tensor route's
-//! [`Fusion::Ffn`]): `ffn1` (h = E4(SiLU(W1 x)), 32 -> 128 channels) and `ffn2` (y = W2 h
-//! seeded by f16(skip * scale), 128 -> 32) in one launch, h kept in the workgroup's shared
-//! memory and never written. The same bytes as the two cooperative-matrix GEMMs one after the
-//! other.
+//! A window block's FFN input pair as one kernel (`ffn_coopmat.comp`, the tensor route's
+//! [`Fusion::Ffn`]): `ffn1` (h = E4(SiLU(W1 x)), C -> 128 channels per expert) and `ffn2`
+//! (y = W2 h, 128 -> 32 per expert) in one launch, h kept in the workgroup's shared memory and
+//! never written. A C = 32 block has one expert and a seeded, dual `ffn2`; a C >= 64 block has
+//! C / 32 experts, one per row of workgroups, and an unseeded E4 `ffn2` (its `ffn3` stays a
+//! GEMM of its own). The same bytes as the two cooperative-matrix GEMMs one after the other.
 //!
 //! [`Fusion::Ffn`]: crate::nr::route::Fusion::Ffn
 
@@ -24,41 +25,56 @@ const ROWS_PER_GROUP: usize = 64;
 /// and x with a W1 tile or W2 in the same place).
 pub const FFN_SHARED_BYTES: u32 = 4 * (64 * 68 + 64 * 20 + 32 * 68);
 
-/// What the fused FFN reads and writes: `x` `[rows][32]` (E4), the matrices `w1` `[128][32]`
-/// and `w2` `[32][128]` (E4), `ffn2`'s seed (its skip `[rows][32]` and 32 scale halves), its
-/// outputs (E4, and raw f16 for the dual epilogue) and [`tables::GEMM_EPILOGUE`].
+/// What the fused FFN reads and writes: `x` `[rows][C]` (E4), the matrices `w1`
+/// `[experts][128][C]` and `w2` `[experts][32][128]` (E4), `ffn2`'s seed if it has one (its skip
+/// `[rows][32]` and 32 scale halves; `None` binds nothing), its outputs `[rows][32 experts]` (E4,
+/// and raw f16 for the dual epilogue) and [`tables::GEMM_EPILOGUE`].
 #[derive(Clone, Copy, Debug)]
 pub struct FfnBindings {
     pub x: BufferBinding,
     pub w1: BufferBinding,
     pub w2: BufferBinding,
-    pub skip: BufferBinding,
-    pub scale: BufferBinding,
+    pub seed: Option<SeedBindings>,
     pub out: BufferBinding,
     pub out_raw: Option<BufferBinding>,
     pub table: BufferBinding,
+}
+
+/// The seed of `ffn2`: its skip tensor and scale halves.
+#[derive(Clone, Copy, Debug)]
+pub struct SeedBindings {
+    pub skip: BufferBinding,
+    pub scale: BufferBinding,
 }
 
 fn invalid(detail: String) -> GpuError {
     GpuError::invalid("ffn".to_owned(), detail)
 }
 
-/// Whether the kernel computes the pair `s1` then `s2`: `s1` one unseeded chain of K = 32 over
-/// a 32-channel shared input into 128 SiLU E4 columns, `s2` one seeded chain of K = 128 over
-/// `s1`'s output into 32 columns, published E4 or dual, one group each.
+/// Whether the kernel computes the pair `s1` then `s2`: `s1` one unseeded chain of K = C (a
+/// multiple of 32) over the whole C-channel input into 128 SiLU E4 columns per group, `s2` one
+/// chain of K = 128 over its group's 128 channels of `s1`'s output into 32 columns per group,
+/// from +0 or seeded, published E4 or dual. A seed or the dual epilogue only with one group (the
+/// C = 32 blocks'; the kernel's seed reads one group's 32 channels of the skip).
 pub fn computes(s1: &GemmShape, s2: &GemmShape) -> bool {
+    let groups = s1.groups;
+    let one_group_only = s2.seed.is_some() || s2.epilogue == Epilogue::Dual;
     s1.epilogue == Epilogue::SiluE4
         && s1.seed.is_none()
         && s1.partitions() == 1
-        && s1.groups == 1
         && s1.mode == InputMode::Shared
-        && (s1.cin, s1.k, s1.n) == (32, 32, 128)
+        && s1.cin == s1.k
+        && s1.k % 32 == 0
+        && s1.k > 0
+        && s1.n == 128
+        && groups >= 1
         && matches!(s2.epilogue, Epilogue::E4 | Epilogue::Dual)
-        && matches!(s2.seed, Some(DType::E4 | DType::F16))
+        && matches!(s2.seed, None | Some(DType::E4 | DType::F16))
+        && !(one_group_only && groups != 1)
         && s2.partitions() == 1
-        && s2.groups == 1
-        && s2.mode == InputMode::Shared
-        && (s2.cin, s2.k, s2.n) == (128, 128, 32)
+        && s2.groups == groups
+        && (s2.mode == InputMode::Split || groups == 1 && s2.mode == InputMode::Shared)
+        && (s2.cin, s2.k, s2.n) == (128 * groups, 128, 32)
         && s1.rows == s2.rows
 }
 
@@ -84,18 +100,17 @@ pub fn prepare_ffn(
     }
     if !computes(s1, s2) || s1.rows == 0 {
         return Err(invalid(format!(
-            "{s1:?} then {s2:?}: needs a 32 -> 128 SiLU E4 GEMM then a seeded 128 -> 32 one, \
-             one chain and one group each, over the same rows"
+            "{s1:?} then {s2:?}: needs a C -> 128 SiLU E4 GEMM per expert then a 128 -> 32 one \
+             reading it, one chain each, over the same rows (a seed or two outputs with one \
+             expert only)"
         )));
     }
-    let rows = s1.rows as u64;
-    need("ffn x", &b.x, rows * 32)?;
-    need("ffn w1", &b.w1, 128 * 32)?;
-    need("ffn w2", &b.w2, 32 * 128)?;
-    let skip_size = s2.seed.map_or(1, |d| d.size()) as u64;
-    need("ffn skip", &b.skip, rows * 32 * skip_size)?;
-    need("ffn scale", &b.scale, 32 * 2)?;
-    need("ffn output", &b.out, rows * 32)?;
+    let (rows, cin, experts) = (s1.rows as u64, s1.k as u64, s1.groups as u64);
+    let yc = 32 * experts;
+    need("ffn x", &b.x, rows * cin)?;
+    need("ffn w1", &b.w1, experts * 128 * cin)?;
+    need("ffn w2", &b.w2, experts * 32 * 128)?;
+    need("ffn output", &b.out, rows * yc)?;
     need(
         "ffn epilogue table",
         &b.table,
@@ -103,7 +118,7 @@ pub fn prepare_ffn(
     )?;
     let raw = match (s2.epilogue, b.out_raw) {
         (Epilogue::Dual, Some(r)) => {
-            need("ffn raw output", &r, rows * 32 * 2)?;
+            need("ffn raw output", &r, rows * yc * 2)?;
             r
         }
         (Epilogue::Dual, None) => {
@@ -112,28 +127,46 @@ pub fn prepare_ffn(
         // Never written by the E4 epilogue.
         _ => b.out,
     };
-    let (scale, skew) = align_down(ctx, b.scale);
-    if skew % 2 != 0 {
-        return Err(invalid(format!(
-            "scale offset {} is not a multiple of 2",
-            scale.offset + skew
-        )));
-    }
+    // Without a seed the kernel reads neither binding: the output stands in for both.
+    let (skip, scale, scale_at) = match (s2.seed, b.seed) {
+        (Some(dtype), Some(seed)) => {
+            need("ffn skip", &seed.skip, rows * yc * dtype.size() as u64)?;
+            need("ffn scale", &seed.scale, yc * 2)?;
+            let (scale, skew) = align_down(ctx, seed.scale);
+            if skew % 2 != 0 {
+                return Err(invalid(format!(
+                    "scale offset {} is not a multiple of 2",
+                    scale.offset + skew
+                )));
+            }
+            (seed.skip, scale, skew / 2)
+        }
+        (None, None) => (b.out, b.out, 0),
+        (Some(_), None) => return Err(invalid("the seeded ffn2 needs its skip and scale".into())),
+        (None, Some(_)) => return Err(invalid("a skip and scale for an unseeded ffn2".into())),
+    };
     let rows32 = u32::try_from(rows).map_err(|_| invalid(format!("{rows} rows")))?;
     let groups = u32::try_from(s1.rows.div_ceil(ROWS_PER_GROUP))
         .map_err(|_| invalid(format!("{rows} rows")))?;
+    let experts32 = u32::try_from(experts).map_err(|_| invalid(format!("{experts} experts")))?;
+    let cin32 = u32::try_from(cin).map_err(|_| invalid(format!("{cin} channels")))?;
     let epi = if s2.epilogue == Epilogue::Dual { 3 } else { 1 };
-    let seed = if s2.seed == Some(DType::E4) { 1 } else { 2 };
+    let seed = match s2.seed {
+        None => 0,
+        Some(DType::E4) => 1,
+        Some(_) => 2,
+    };
     let pipeline = ctx.pipeline(
         &PipelineDesc::new(&policy.tile_shader("nr/ffn_coopmat"), 8, 8)
             .with_spec(SpecConstant::u32(4, epi))
-            .with_spec(SpecConstant::u32(5, seed)),
+            .with_spec(SpecConstant::u32(5, seed))
+            .with_spec(SpecConstant::u32(6, cin32)),
     )?;
     let set = arena.allocate(
         &pipeline,
-        &[b.x, b.w1, b.w2, b.skip, scale, b.out, raw, b.table],
+        &[b.x, b.w1, b.w2, skip, scale, b.out, raw, b.table],
     )?;
-    let push = [rows32, (skew / 2) as u32]
+    let push = [rows32, scale_at as u32]
         .iter()
         .flat_map(|x| x.to_ne_bytes())
         .collect();
@@ -141,7 +174,7 @@ pub fn prepare_ffn(
         pipeline,
         set,
         push,
-        groups: [groups, 1, 1],
+        groups: [groups, experts32, 1],
         then: None,
     })
 }

@@ -75,8 +75,9 @@ pub enum Fusion {
     /// The window normalisation in the staging of the window attention after it: q', k', v' are
     /// never written (`window_attention_coopmat_qkv.comp`).
     NormInAttention,
-    /// The C = 32 window blocks' FFN as one kernel: its hidden 128 channels stay in shared
-    /// memory and are never written (`ffn_coopmat.comp`).
+    /// Each window block's `ffn1` and `ffn2` as one kernel (the C = 32 blocks' whole FFN, the
+    /// expert blocks' first two GEMMs per expert): the hidden 128 channels per expert stay in
+    /// shared memory and are never written (`ffn_coopmat.comp`).
     Ffn,
 }
 

@@ -124,26 +124,30 @@ fn the_tensor_route_runs_each_window_normalisation_in_its_qkv_gemm() {
     }
 }
 
-/// With [`Fusion::Ffn`] the tensor route runs the FFN input GEMM of each C = 32 window block
-/// (blocks 0-4 and 66-70) inside the FFN output GEMM after it, in whole launches and in strips
-/// alike, and nothing else (the expert blocks' FFNs have groups and other shapes).
+/// With [`Fusion::Ffn`] the tensor route runs the FFN input GEMM of every window block (blocks
+/// 0-22 and 48-70: the C = 32 blocks' and the expert blocks') inside the GEMM after it, in whole
+/// launches and in strips alike, and nothing else (the split-512 blocks' branch has other
+/// shapes, the expert blocks' `ffn3` stays apart).
 #[test]
-fn the_tensor_route_runs_each_c32_ffn_as_one_kernel() {
+fn the_tensor_route_runs_each_window_blocks_ffn_pair_as_one_kernel() {
     let g = build(&Geometry::new(1920, 1080).expect("size"));
-    let c32 = [0usize, 1, 2, 3, 4, 66, 67, 68, 69, 70];
+    let window = |b: usize| b <= 22 || (48..=70).contains(&b);
+    let blocks = (0..=70).filter(|&b| window(b)).count();
+    assert_eq!(blocks, 46);
     for strips in [StripChoice::Off, StripChoice::Auto] {
         let l = launches_with(&g, Route::Tensor, Fusion::Ffn, Keep::Head, strips, &large());
         let f = &l.fusions;
-        assert_eq!(f.count(), c32.len(), "{strips:?}");
+        assert_eq!(f.count(), blocks, "{strips:?}");
         for (i, node) in g.nodes.iter().enumerate() {
-            let want = c32.contains(&node.block) && node.label.ends_with(".ffn1");
+            let want = window(node.block) && node.label.ends_with(".ffn1");
             assert_eq!(f.runs_inside_next(i), want, "{}", node.label);
             if want {
-                let (Op::Gemm { out, .. }, Op::Gemm { input, .. }) = (&node.op, &g.nodes[i + 1].op)
-                else {
+                let next = &g.nodes[i + 1];
+                let (Op::Gemm { out, .. }, Op::Gemm { input, .. }) = (&node.op, &next.op) else {
                     panic!("{}: not followed by a GEMM", node.label);
                 };
                 assert_eq!(out, input);
+                assert!(next.label.ends_with(".ffn2"), "{}", next.label);
             }
         }
         let exact = launches_with(&g, Route::Exact, Fusion::Ffn, Keep::Head, strips, &large());
@@ -322,10 +326,10 @@ fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
             assert!(!l.strips.strips.is_empty());
             assert_eq!(l.workspace_bytes(), every.workspace_bytes(), "{w}x{h}");
             assert!(l.workspace_bytes() < off.workspace_bytes());
-            // Every window normalisation, or the ten C = 32 FFNs, or nothing.
+            // Every window normalisation, or the 46 window blocks' FFN pairs, or nothing.
             let want = match fusion {
                 Fusion::Off => 0..=0,
-                Fusion::Ffn => 10..=10,
+                Fusion::Ffn => 46..=46,
                 Fusion::NormInGemm | Fusion::NormInAttention => 61..=usize::MAX,
             };
             assert!(want.contains(&l.fusions.count()), "{fusion:?}");

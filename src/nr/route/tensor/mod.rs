@@ -23,11 +23,11 @@ use crate::feature::Route;
 use crate::gpu::{Capabilities, CoopMatrixShape, DescriptorArena, Dispatch, GpuContext, GpuError};
 use crate::model::blocks::PRIOR_BYTES;
 use crate::nr::geometry::Phase;
-use crate::nr::graph::{Epilogue, Graph, MatRef, Node, Op, TensorId};
+use crate::nr::graph::{Epilogue, Graph, InputMode, MatRef, Node, Op, TensorId};
 use crate::nr::record::attention::prepare_window_attention_qkv;
 use crate::nr::record::bands::window_band;
 use crate::nr::record::gemm::GemmShape;
-use crate::nr::record::gemm_ffn::{prepare_ffn, FfnBindings};
+use crate::nr::record::gemm_ffn::{prepare_ffn, FfnBindings, SeedBindings};
 use crate::nr::record::gemm_norm::{prepare_gemm_norm, NormOutputs};
 use crate::nr::record::{GpuWeights, KernelBuild, KernelPolicy, RecordError};
 use crate::numerics::probe::Identification;
@@ -47,8 +47,9 @@ const GEMM_SHARED_BYTES: u32 = 4 * (64 * 20 + 64 * 20 + 64 * 36);
 ///   normalisation's `96 * heads` columns;
 /// * [`Fusion::NormInAttention`]: a window normalisation whose q', k', v' are exactly what the
 ///   window attention after it reads (`window_attention_coopmat_qkv.comp`);
-/// * [`Fusion::Ffn`]: a C = 32 block's `ffn1` (32 -> 128, SiLU E4, no seed) run inside the
-///   seeded `ffn2` (128 -> 32) that reads its output (`ffn_coopmat.comp`).
+/// * [`Fusion::Ffn`]: a window block's `ffn1` (C -> 128 per expert, SiLU E4, no seed) run
+///   inside the `ffn2` (128 -> 32 per expert) that reads its output (`ffn_coopmat.comp`): the
+///   C = 32 blocks' (one expert, `ffn2` seeded) and the expert blocks' (`ffn2` unseeded).
 ///
 /// The ViT's normalisation stays a launch of its own (its q takes another scale, and in the
 /// attention's staging each ViT workgroup would repeat the keys' work once per query block).
@@ -98,6 +99,7 @@ pub fn fuses(fusion: Fusion, node: &Node, next: &Node) -> bool {
         (
             Fusion::Ffn,
             Op::Gemm {
+                mode: InputMode::Shared,
                 mat,
                 seed: None,
                 partition,
@@ -108,17 +110,26 @@ pub fn fuses(fusion: Fusion, node: &Node, next: &Node) -> bool {
             },
             Op::Gemm {
                 input,
+                mode: mode2,
                 mat: mat2,
-                seed: Some(_),
+                seed: seed2,
                 partition: partition2,
-                epilogue: Epilogue::E4 | Epilogue::Dual,
+                epilogue: epilogue2 @ (Epilogue::E4 | Epilogue::Dual),
                 ..
             },
         ) => {
             let one_chain = |p: &Option<usize>, k: usize| p.is_none_or(|p| p == 0 || p >= k);
+            let experts = mat.groups;
+            // The kernel seeds and writes two outputs for one expert only (the C = 32 blocks).
+            let one_expert_only = seed2.is_some() || *epilogue2 == Epilogue::Dual;
             out == input
-                && (mat.groups, mat.k, mat.n) == (1, 32, 128)
-                && (mat2.groups, mat2.k, mat2.n) == (1, 128, 32)
+                && experts >= 1
+                && mat.k % 32 == 0
+                && mat.k > 0
+                && mat.n == 128
+                && (mat2.groups, mat2.k, mat2.n) == (experts, 128, 32)
+                && (*mode2 == InputMode::Split || experts == 1)
+                && !(one_expert_only && experts != 1)
                 && one_chain(partition, mat.k)
                 && one_chain(partition2, mat2.k)
         }
@@ -397,7 +408,7 @@ impl TensorRoute {
             },
             Op::Gemm {
                 mat: mat2,
-                seed: Some(seed),
+                seed,
                 out,
                 out_raw,
                 ..
@@ -420,12 +431,18 @@ impl TensorRoute {
         let (s1, s2) = (shape(producer)?, shape(node)?);
         let band = bindings.band;
         let tokens = |t: TensorId| bindings.rows(g, t, band.start, band.len(), 1);
+        let seed = match seed {
+            Some(seed) => Some(SeedBindings {
+                skip: tokens(seed.skip),
+                scale: w.binding(seed.scale, 2 * mat2.n as u64 * mat2.groups as u64)?,
+            }),
+            None => None,
+        };
         let b = FfnBindings {
             x: tokens(*input),
             w1: w.matrix(mat1)?,
             w2: w.matrix(mat2)?,
-            skip: tokens(seed.skip),
-            scale: w.binding(seed.scale, 2 * mat2.n as u64)?,
+            seed,
             out: tokens(*out),
             out_raw: out_raw.map(tokens),
             table: w.gemm_table()?,
