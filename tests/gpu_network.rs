@@ -171,12 +171,9 @@ fn tensor_route_with_emulated_tiles_matches_h25() {
     let fusions = std::env::var("OPENNGX_GPU_TENSOR_FUSIONS")
         .unwrap_or_else(|_| "gemm,attention,ffn".to_owned());
     for name in fusions.split(',') {
-        let fusion = match name {
-            "off" => Fusion::Off,
-            "gemm" => Fusion::NormInGemm,
-            "attention" => Fusion::NormInAttention,
-            "ffn" => Fusion::Ffn,
-            other => panic!("OPENNGX_GPU_TENSOR_FUSIONS: unknown fusion `{other}`"),
+        let fusion: Fusion = match name.parse() {
+            Ok(f) => f,
+            Err(e) => panic!("OPENNGX_GPU_TENSOR_FUSIONS: {e}"),
         };
         let route = match TensorRoute::emulated(ctx.capabilities()) {
             Ok(r) => Box::new(r),

@@ -14,15 +14,17 @@
 // f16(skip * scale), its publication gemm_store.glsl's.
 //
 // Work split: 128 invocations = 4 subgroups in a 2 x 2 grid over a 64-row tile of one group
-// (gl_WorkGroupID.y); a subgroup owns 32 rows x 16 columns (two accumulators) of each 32-column
-// result tile. `ffn1` runs four 32-column tiles of h, each over CIN / 32 steps of 32 K (x and
-// W1 staged per step; for CIN = 32 x is staged once), `ffn2` one tile of y. Shared memory is
-// one arena whose regions follow the phases (31,232 bytes for every CIN: it fits lavapipe's
-// 32 KiB, so the emulated build runs there):
-//   h      [64 rows][128 halves]       the whole kernel
-//   result [64 rows][32 halves]        each tile's result, and y's seed
-//   x [64][32] and W1 [32 columns][32 K] (one step)  while h is computed
-//   W2 [32 columns][128 K]                           after that, in their place
+// (gl_WorkGroupID.y). `ffn1` is one pass over K = CIN in steps of 32 (x and the whole of W1's
+// step staged, the next step's bytes loading into registers meanwhile, as in gemm_coopmat);
+// a subgroup owns 32 rows x 64 columns of h (eight accumulators). The accumulators go to h in
+// shared memory as f16 and the epilogue replaces each element with its E4 code widened back, in
+// place. `ffn2` then runs from there: a subgroup owns 32 rows x 16 columns of y (two
+// accumulators). W2 and the seed's operands are loaded into registers at the start, so their
+// latency hides behind `ffn1`. Shared memory is one arena of 32,768 bytes whose regions follow
+// the phases (it fits lavapipe's 32 KiB, so the emulated build runs there):
+//   h      [64 rows][128 halves]                     the whole kernel
+//   x [64][32] (one step), then y's seed and result [64][32]
+//   W1 [128 columns][32 K] (one step), then W2 [32 columns][128 K]
 #ifndef TILE_EMULATED
 #define OPENNGX_F16_NATIVE 1
 #endif
@@ -34,21 +36,19 @@
 layout(local_size_x = 128) in;
 layout(constant_id = 4) const uint EPI = 3u;  // y's publication: 1 = E4, 3 = raw f16 and E4
 layout(constant_id = 5) const uint SEED = 1u; // y's skip: 0 = none, 1 = E4, 2 = f16
-layout(constant_id = 6) const uint CIN = 32u;  // x's channels, K of ffn1: a multiple of 32
+layout(constant_id = 6) const uint CIN = 32u; // x's channels, K of ffn1: a multiple of 32
 
 const uint BM = 64u;
 const uint C = 32u;            // y channels per group, K per step of ffn1
 const uint KSTEPS = CIN / C;   // steps of ffn1
-const uint HID = 128u;         // h channels
+const uint HID = 128u;         // h channels per group
 // Row strides in uints (two halves each), skewed by 16 bytes against bank conflicts.
-const uint XS = C / 2u + 4u;   // x [row][k], W1 [column][k], the result tile [row][column]
+const uint XS = C / 2u + 4u;   // x [row][k], W1 [column][k], the seed/result [row][column]
 const uint HS = HID / 2u + 4u; // h [row][k], W2 [column][k]
 const uint H_AT = 0u;
-const uint C_AT = H_AT + BM * HS;
-const uint X_AT = C_AT + BM * XS;
-const uint W1_AT = X_AT + BM * XS;
-const uint W2_AT = X_AT;
-const uint SHARED = X_AT + max(BM * XS + C * XS, C * HS);
+const uint X_AT = H_AT + BM * HS;
+const uint W_AT = X_AT + BM * XS;
+const uint SHARED = W_AT + max(HID * XS, C * HS);
 shared uint s_m[SHARED];
 
 // x [rows][CIN] and the matrices W1 [groups][128][CIN], W2 [groups][32][128] (E4M3, row-major
@@ -83,121 +83,151 @@ void stage_quad(uvec4 q, uint at) {
     }
 }
 
-// K 32 s .. +31 of W1's columns 32 t .. +31 in this group (two quads each), by invocations
-// 0..63.
-void stage_w1(uint tid, uint t, uint s) {
-    if (tid < 64u) {
-        uint col = 128u * group_id() + 32u * t + (tid >> 1);
-        uint half_ = tid & 1u;
-        stage_quad(w1_quads[(col * CIN + 32u * s) / 16u + half_],
-                   W1_AT + (tid >> 1) * XS + 8u * half_);
+// One step's operands: invocation `tid` brings half `tid & 1` (16 K) of x's row `tid >> 1`
+// and of W1's columns `tid >> 1` and 64 + `tid >> 1` (rows past the end read as zero; their
+// results are never published).
+struct Step {
+    uvec4 x;
+    uvec4 w[2];
+};
+
+Step load_step(uint tid, uint row0, uint ks) {
+    uint r = tid >> 1;
+    uint k = (32u * ks) / 16u + (tid & 1u);
+    Step st;
+    st.x = row0 + r < pc.rows ? x_quads[(row0 + r) * (CIN / 16u) + k] : uvec4(0u);
+    [[unroll]] for (uint j = 0u; j < 2u; j++) {
+        st.w[j] = w1_quads[(HID * group_id() + 64u * j + r) * (CIN / 16u) + k];
+    }
+    return st;
+}
+
+void stage_step(uint tid, Step st) {
+    uint r = tid >> 1;
+    uint at = 8u * (tid & 1u);
+    stage_quad(st.x, X_AT + r * XS + at);
+    [[unroll]] for (uint j = 0u; j < 2u; j++) {
+        stage_quad(st.w[j], W_AT + (64u * j + r) * XS + at);
     }
 }
 
-// K 32 s .. +31 of x's rows (rows past the end stay zero; their results are never published).
-void stage_x(uint tid, uint row0, uint s) {
-    uint r = tid >> 1;
-    uint half_ = tid & 1u;
-    uvec4 q = row0 + r < pc.rows ? x_quads[((row0 + r) * CIN + 32u * s) / 16u + half_] : uvec4(0u);
-    stage_quad(q, X_AT + r * XS + 8u * half_);
-}
-
-// Rows of this invocation's result quads: r(i) = tid / 8 + 16 i, columns 4 (tid % 8) .. + 3.
+// Rows of this invocation's quads of y: r(i) = tid / 8 + 16 i, columns 4 (tid % 8) .. + 3.
 const uint QUADS = BM * C / 512u;
 uint quad_row(uint tid, uint i) { return tid / 8u + 16u * i; }
+// Quads of h per invocation in the epilogue: quad q = tid + 128 i is row q / 32, columns
+// 4 (q % 32) .. + 3.
+const uint H_QUADS = BM * HID / 512u;
 
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint sg = TILE_SUBGROUP;
-    uint sr = sg >> 1;            // rows 32 sr .. + 31
-    uint sc = sg & 1u;            // columns 16 sc .. + 15 of a 32-column tile
+    uint sr = sg >> 1; // rows 32 sr .. + 31
+    uint sc = sg & 1u; // columns 64 sc .. + 63 of h, 16 sc .. + 15 of y
     uint row0 = gl_WorkGroupID.x * BM;
     uint c4 = 4u * (tid % 8u);
+    uint yc = C * group_id() + c4; // y's first channel of this invocation's quads
 
-    // h = E4(SiLU(W1 x)), one 32-column tile at a time, kept widened in the arena.
-    for (uint t = 0u; t < HID / 32u; t++) {
-        TILE_C acc[2];
-        [[unroll]] for (uint i = 0u; i < 2u; i++) {
-            TILE_ZERO_C(acc[i]);
-        }
-        for (uint ks = 0u; ks < KSTEPS; ks++) {
-            // Every subgroup is done with the previous step's x and W1 (and the previous
-            // tile's epilogue with the result) before they are replaced.
-            barrier();
-            if (KSTEPS > 1u || t == 0u) {
-                stage_x(tid, row0, ks);
-            }
-            stage_w1(tid, t, ks);
-            barrier();
-            [[unroll]] for (uint s = 0u; s < C / 16u; s++) {
-                TILE_A fa[2];
-                [[unroll]] for (uint i = 0u; i < 2u; i++) {
-                    TILE_LOAD_A(fa[i], s_m, X_AT + (32u * sr + 16u * i) * XS + 8u * s, XS,
-                                TILE_ROW_MAJOR);
-                }
-                TILE_B fb;
-                TILE_LOAD_B(fb, s_m, W1_AT + 16u * sc * XS + 8u * s, XS, TILE_COL_MAJOR);
-                [[unroll]] for (uint i = 0u; i < 2u; i++) {
-                    acc[i] = TILE_MULADD(fa[i], fb, acc[i]);
-                }
-            }
-        }
-        [[unroll]] for (uint i = 0u; i < 2u; i++) {
-            TILE_STORE_C(acc[i], s_m, C_AT + (32u * sr + 16u * i) * XS + 8u * sc, XS);
-        }
-        barrier();
-        [[unroll]] for (uint i = 0u; i < QUADS; i++) {
-            uint r = quad_row(tid, i);
-            uint at = C_AT + r * XS + c4 / 2u;
-            uint w0 = s_m[at];
-            uint w1 = s_m[at + 1u];
-            uint codes = epilogue_code(w0 & 0xFFFFu) | (epilogue_code(w0 >> 16) << 8)
-                | (epilogue_code(w1 & 0xFFFFu) << 16) | (epilogue_code(w1 >> 16) << 24);
-            uvec2 hw = widen_word(codes);
-            uint hat = H_AT + r * HS + (32u * t + c4) / 2u;
-            s_m[hat] = hw.x;
-            s_m[hat + 1u] = hw.y;
-        }
-    }
-    // h is complete and nobody reads x or W1 any more.
-    barrier();
-
-    // This group's W2 (32 columns x 128 K: eight quads each, two per invocation) where x and
-    // W1 were, and y's seed f16(skip * scale) as the C operand, built as gemm_coopmat.glsl
-    // builds it.
+    // Everything ffn2 reads from memory, in flight while ffn1 runs: this group's W2 (32
+    // columns x 128 K, eight quads each, two per invocation) and the seed's skip and scales.
+    uvec4 w2q[2];
     [[unroll]] for (uint p = 0u; p < 2u; p++) {
         uint slot = tid + 128u * p;
-        uint col = slot >> 3;
-        uint part = slot & 7u;
-        stage_quad(w2_quads[(C * group_id() + col) * 8u + part], W2_AT + col * HS + 8u * part);
+        w2q[p] = w2_quads[(C * group_id() + (slot >> 3)) * 8u + (slot & 7u)];
     }
-    uint yc = C * group_id() + c4; // y's first channel of this invocation's quads
+    uvec2 skip_raw[QUADS];
+    uvec2 scales = uvec2(0u);
+    [[unroll]] for (uint i = 0u; i < QUADS; i++) {
+        skip_raw[i] = uvec2(0u);
+    }
     if (SEED != 0u) {
         uint sat = pc.scale_off + yc;
-        uvec2 scales = uvec2(uint(scale_halves[sat]) | (uint(scale_halves[sat + 1u]) << 16),
-                             uint(scale_halves[sat + 2u]) | (uint(scale_halves[sat + 3u]) << 16));
+        scales = uvec2(uint(scale_halves[sat]) | (uint(scale_halves[sat + 1u]) << 16),
+                       uint(scale_halves[sat + 2u]) | (uint(scale_halves[sat + 3u]) << 16));
         [[unroll]] for (uint i = 0u; i < QUADS; i++) {
             uint r = quad_row(tid, i);
-            uvec2 raw = uvec2(0u);
             if (row0 + r < pc.rows) {
                 uint idx = (row0 + r) * y_channels() + yc;
-                raw = SEED == 1u ? uvec2(skip_words[idx >> 2], 0u)
-                                 : uvec2(skip_words[idx >> 1], skip_words[(idx >> 1) + 1u]);
+                skip_raw[i] = SEED == 1u ? uvec2(skip_words[idx >> 2], 0u)
+                                         : uvec2(skip_words[idx >> 1], skip_words[(idx >> 1) + 1u]);
             }
-            uvec2 sk = SEED == 1u ? widen_word(raw.x) : raw;
-            s_m[C_AT + r * XS + c4 / 2u] = f16_mul_pair(sk.x, scales.x);
-            s_m[C_AT + r * XS + c4 / 2u + 1u] = f16_mul_pair(sk.y, scales.y);
+        }
+    }
+
+    // h = W1 x: one chain per element over K = CIN in order from +0, 16 K per MMA.
+    TILE_C acc[8]; // [row tile i][column tile j] at 4 i + j
+    [[unroll]] for (uint a = 0u; a < 8u; a++) {
+        TILE_ZERO_C(acc[a]);
+    }
+    Step st = load_step(tid, row0, 0u);
+    for (uint ks = 0u; ks < KSTEPS; ks++) {
+        if (ks > 0u) {
+            // Every subgroup is done with the previous step's tiles.
+            barrier();
+        }
+        stage_step(tid, st);
+        barrier();
+        if (ks + 1u < KSTEPS) {
+            st = load_step(tid, row0, ks + 1u);
+        }
+        [[unroll]] for (uint s = 0u; s < C / 16u; s++) {
+            TILE_A fa[2];
+            [[unroll]] for (uint i = 0u; i < 2u; i++) {
+                TILE_LOAD_A(fa[i], s_m, X_AT + (32u * sr + 16u * i) * XS + 8u * s, XS,
+                            TILE_ROW_MAJOR);
+            }
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                TILE_B fb;
+                TILE_LOAD_B(fb, s_m, W_AT + (64u * sc + 16u * j) * XS + 8u * s, XS,
+                            TILE_COL_MAJOR);
+                [[unroll]] for (uint i = 0u; i < 2u; i++) {
+                    acc[4u * i + j] = TILE_MULADD(fa[i], fb, acc[4u * i + j]);
+                }
+            }
+        }
+    }
+    [[unroll]] for (uint i = 0u; i < 2u; i++) {
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+            TILE_STORE_C(acc[4u * i + j], s_m,
+                         H_AT + (32u * sr + 16u * i) * HS + (64u * sc + 16u * j) / 2u, HS);
+        }
+    }
+    // h's f16 results are complete, and nobody reads x or W1 any more.
+    barrier();
+
+    // h = E4(SiLU(.)) widened back, in place; W2 where W1 was, y's seed f16(skip * scale) as
+    // the C operand where x was, built as gemm_coopmat.glsl builds it.
+    [[unroll]] for (uint i = 0u; i < H_QUADS; i++) {
+        uint q = tid + 128u * i;
+        uint at = H_AT + (q / 32u) * HS + 2u * (q % 32u);
+        uint w0 = s_m[at];
+        uint w1 = s_m[at + 1u];
+        uint codes = epilogue_code(w0 & 0xFFFFu) | (epilogue_code(w0 >> 16) << 8)
+            | (epilogue_code(w1 & 0xFFFFu) << 16) | (epilogue_code(w1 >> 16) << 24);
+        uvec2 hw = widen_word(codes);
+        s_m[at] = hw.x;
+        s_m[at + 1u] = hw.y;
+    }
+    [[unroll]] for (uint p = 0u; p < 2u; p++) {
+        uint slot = tid + 128u * p;
+        stage_quad(w2q[p], W_AT + (slot >> 3) * HS + 8u * (slot & 7u));
+    }
+    if (SEED != 0u) {
+        [[unroll]] for (uint i = 0u; i < QUADS; i++) {
+            uint r = quad_row(tid, i);
+            uvec2 sk = SEED == 1u ? widen_word(skip_raw[i].x) : skip_raw[i];
+            s_m[X_AT + r * XS + c4 / 2u] = f16_mul_pair(sk.x, scales.x);
+            s_m[X_AT + r * XS + c4 / 2u + 1u] = f16_mul_pair(sk.y, scales.y);
         }
     }
     barrier();
 
     // y = W2 h from +0 or the seed: eight groups of 16 K in order.
-    TILE_C acc[2];
+    TILE_C yacc[2];
     [[unroll]] for (uint i = 0u; i < 2u; i++) {
         if (SEED != 0u) {
-            TILE_LOAD_C(acc[i], s_m, C_AT + (32u * sr + 16u * i) * XS + 8u * sc, XS);
+            TILE_LOAD_C(yacc[i], s_m, X_AT + (32u * sr + 16u * i) * XS + 8u * sc, XS);
         } else {
-            TILE_ZERO_C(acc[i]);
+            TILE_ZERO_C(yacc[i]);
         }
     }
     for (uint s = 0u; s < HID / 16u; s++) {
@@ -206,21 +236,21 @@ void main() {
             TILE_LOAD_A(fa[i], s_m, H_AT + (32u * sr + 16u * i) * HS + 8u * s, HS, TILE_ROW_MAJOR);
         }
         TILE_B fb;
-        TILE_LOAD_B(fb, s_m, W2_AT + 16u * sc * HS + 8u * s, HS, TILE_COL_MAJOR);
+        TILE_LOAD_B(fb, s_m, W_AT + 16u * sc * HS + 8u * s, HS, TILE_COL_MAJOR);
         [[unroll]] for (uint i = 0u; i < 2u; i++) {
-            acc[i] = TILE_MULADD(fa[i], fb, acc[i]);
+            yacc[i] = TILE_MULADD(fa[i], fb, yacc[i]);
         }
     }
-    // Every subgroup has loaded its seed before any result overwrites it.
-    barrier();
+    // Each subgroup's results replace its own seed tile, which it alone has loaded; the
+    // epilogue below reads other subgroups' tiles.
     [[unroll]] for (uint i = 0u; i < 2u; i++) {
-        TILE_STORE_C(acc[i], s_m, C_AT + (32u * sr + 16u * i) * XS + 8u * sc, XS);
+        TILE_STORE_C(yacc[i], s_m, X_AT + (32u * sr + 16u * i) * XS + 8u * sc, XS);
     }
     barrier();
     [[unroll]] for (uint i = 0u; i < QUADS; i++) {
         uint r = quad_row(tid, i);
         if (row0 + r < pc.rows) {
-            uint at = C_AT + r * XS + c4 / 2u;
+            uint at = X_AT + r * XS + c4 / 2u;
             uint w0 = s_m[at];
             uint w1 = s_m[at + 1u];
             uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);

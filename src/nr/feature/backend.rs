@@ -132,6 +132,7 @@ impl NrBackend {
         // Everything that can fail without touching the command buffer comes first, the
         // route's check of the device included. The kernel builds are chosen here, once.
         let inputs = RouteInputs::read(params)?;
+        let fusion = route_choice::fusion_from_env()?;
         let kernels = KernelBuild::from_env();
         let chosen = route_choice::choose(&ctx, &inputs, kernels)?;
         let route = chosen.route;
@@ -147,6 +148,7 @@ impl NrBackend {
             kernels,
             // Every evaluation runs the prepare pass before the network.
             input_per_frame: true,
+            fusion,
             ..NetworkOptions::default()
         };
         let graph = graph::build(&geometry);
@@ -163,9 +165,11 @@ impl NrBackend {
         })?;
         // How the network runs, for the log: window blocks as strips and the workspace.
         report.detail.push_str(&format!(
-            ", {} window blocks in strips of {} bands, workspace {:.1} MiB",
+            ", {} window blocks in strips of {} bands, fusion {fusion} ({} ops inside another's \
+             kernel), workspace {:.1} MiB",
             launches.strips.strips.len(),
             launches.strips.band_count(),
+            launches.fusions.count(),
             launches.workspace_bytes() as f64 / (1u64 << 20) as f64
         ));
         // Everything that can fail is done before the first command is recorded: a failed

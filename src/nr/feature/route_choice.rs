@@ -12,7 +12,7 @@ use crate::feature::{FeatureError, Route, RouteRequest};
 use crate::gpu::GpuContext;
 use crate::nr::keys;
 use crate::nr::record::KernelBuild;
-use crate::nr::route::{self, NetworkRoute, RouteError, TensorRoute};
+use crate::nr::route::{self, Fusion, NetworkRoute, RouteError, TensorRoute};
 use crate::numerics::Profiles;
 
 use super::errors::gpu_error;
@@ -22,6 +22,25 @@ use super::params::NrCreate;
 pub const ROUTE_ENV: &str = "OPENNGX_ROUTE";
 /// The environment variable that states the tensor route's device features are enabled.
 pub const TENSOR_FEATURES_ENV: &str = "OPENNGX_TENSOR_FEATURES";
+/// The environment variable that chooses which neighbouring ops run as one kernel (a
+/// [`Fusion`] name; the same bytes whatever it says).
+pub const FUSION_ENV: &str = "OPENNGX_FUSION";
+
+/// The fusion `OPENNGX_FUSION` asks for (read once, at creation; unset: none). A name the
+/// library does not know is refused, never ignored. The exact route fuses nothing whatever it
+/// says (`nr::route::fuses`).
+pub fn fusion_from_env() -> Result<Fusion, FeatureError> {
+    match std::env::var(FUSION_ENV) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map_err(|reason| FeatureError::UnsupportedParameter {
+                key: FUSION_ENV.to_owned(),
+                reason,
+            }),
+        Err(_) => Ok(Fusion::Off),
+    }
+}
 
 /// The request and the statement as the creation parameters and the environment give them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,9 +21,9 @@ use super::{need, KernelPolicy};
 /// Rows per workgroup of `ffn_coopmat.comp`.
 const ROWS_PER_GROUP: usize = 64;
 
-/// Shared memory `ffn_coopmat.glsl` takes per workgroup (`SHARED` words: h, the result tile,
-/// and x with a W1 tile or W2 in the same place).
-pub const FFN_SHARED_BYTES: u32 = 4 * (64 * 68 + 64 * 20 + 32 * 68);
+/// Shared memory `ffn_coopmat.glsl` takes per workgroup (`SHARED` words: h, x's step or the
+/// seed and result, W1's step or W2).
+pub const FFN_SHARED_BYTES: u32 = 4 * (64 * 68 + 64 * 20 + 128 * 20);
 
 /// What the fused FFN reads and writes: `x` `[rows][C]` (E4), the matrices `w1`
 /// `[experts][128][C]` and `w2` `[experts][32][128]` (E4), `ffn2`'s seed if it has one (its skip

@@ -81,6 +81,44 @@ pub enum Fusion {
     Ffn,
 }
 
+impl Fusion {
+    /// Every choice, in the order of [`Fusion::name`]'s list.
+    pub const ALL: [Fusion; 4] = [
+        Fusion::Off,
+        Fusion::NormInGemm,
+        Fusion::NormInAttention,
+        Fusion::Ffn,
+    ];
+
+    /// The name `bench --fusion` and `OPENNGX_FUSION` take: `off`, `gemm`, `attention`, `ffn`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fusion::Off => "off",
+            Fusion::NormInGemm => "gemm",
+            Fusion::NormInAttention => "attention",
+            Fusion::Ffn => "ffn",
+        }
+    }
+}
+
+impl std::fmt::Display for Fusion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Fusion {
+    type Err = String;
+
+    /// A [`Fusion::name`]; anything else is refused with the list of names.
+    fn from_str(s: &str) -> Result<Fusion, String> {
+        Fusion::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| format!("`{s}`: expected off, gemm, attention or ffn"))
+    }
+}
+
 /// Whether `route` can run `node` inside the kernel of `next`, the node after it in the schedule,
 /// under `fusion` (the recorder fuses the two only where nothing else reads `node`'s outputs and
 /// both run in the same launches: `nr::record::fusion`). Known without a device, so the

@@ -130,13 +130,7 @@ fn parse_strips(s: &str) -> Result<StripChoice, String> {
 }
 
 fn parse_fusion(s: &str) -> Result<Fusion, String> {
-    match s {
-        "off" => Ok(Fusion::Off),
-        "gemm" => Ok(Fusion::NormInGemm),
-        "attention" => Ok(Fusion::NormInAttention),
-        "ffn" => Ok(Fusion::Ffn),
-        n => Err(format!("`{n}`: expected off, gemm, attention or ffn")),
-    }
+    s.parse()
 }
 
 pub fn run(args: Args) -> ExitCode {
