@@ -544,6 +544,28 @@ fn a_broken_model_directory_is_refused_at_creation() {
     h.assert_validation_clean();
 }
 
+/// `OPENNGX_FUSION` is read at creation: a name the library does not know is refused with
+/// `FAIL_UnsupportedParameter` (never ignored), a known one creates the feature (on lavapipe the
+/// exact route, which fuses nothing).
+#[test]
+fn an_unknown_fusion_is_refused_at_creation() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = Harness::new() else { return };
+    let ngx = Ngx::init(&h);
+    std::env::set_var("OPENNGX_FUSION", "everything");
+    let refused = ngx.create(64, 64).err();
+    std::env::set_var("OPENNGX_FUSION", "ffn");
+    let created = ngx.create(64, 64);
+    std::env::remove_var("OPENNGX_FUSION");
+    assert_eq!(refused, Some(NVSDK_NGX_Result_FAIL_UnsupportedParameter));
+    match created {
+        Ok(f) => release(f),
+        Err(e) => panic!("OPENNGX_FUSION=ffn: creation failed with {e:#x}"),
+    }
+    drop(ngx);
+    h.assert_validation_clean();
+}
+
 /// The route a feature runs follows `OpenNGX.Route`, the application's statement that it
 /// enabled the tensor route's device features, and what the device offers: the exact route when
 /// asked or when the tensor route cannot run (never a cooperative-matrix shader without the

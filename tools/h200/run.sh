@@ -13,8 +13,9 @@
 #   fusion  #14: the window normalisation in the attention's staging (--fusion attention): --check at three
 #           sizes, times with and without it and without strips, the C-ABI replay
 #   fusion_min  the least of it: --check at 512x512 and 1080p, the 1080p times
-#   ffn     #14: the C = 32 FFN as one kernel (--fusion ffn): --check at 512x512 and 1080p, the
-#           1080p and 4K times against the default tensor route
+#   ffn     #14: each window block's ffn1 and ffn2 as one kernel (--fusion ffn): --check at
+#           512x512 and 1080p, the 1080p and 4K times against the default tensor route, the
+#           C-ABI replay with OPENNGX_FUSION=ffn
 #   strips  #14: window blocks in strips (strips_check: bytes; strips_time: times and replays)
 #   tensor  #14: exact and tensor routes, --check at 512x512, 1280x720, 1920x1080; times at
 #           2560x1440 and 3840x2160
@@ -153,6 +154,13 @@ ffn)
     run ffn_time_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion ffn --pipeline-stats
     run default_time_3840x2160 60 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor
     run ffn_time_3840x2160 60 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor --fusion ffn
+    # Through the C ABI with the fusion chosen at creation (OPENNGX_FUSION).
+    if ls -d fixtures/*/ >/dev/null 2>&1; then
+        [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+        for fx in fixtures/*/; do
+            run "ffn_replay_$(basename "$fx")" 120 env OPENNGX_LOG=1 OPENNGX_FUSION=ffn OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
+        done
+    fi
     ;;
 fusion_min)
     # The least of `fusion` (a call with little device time left): the bytes at 512x512 and

@@ -184,3 +184,21 @@ pub fn build(
         Route::Cpu => Err(RouteError::NotADeviceRoute(route)),
     }
 }
+
+#[cfg(test)]
+mod fusion_names {
+    use super::Fusion;
+
+    #[test]
+    fn fusion_names_round_trip_and_unknown_names_are_refused() {
+        for f in Fusion::ALL {
+            assert_eq!(f.name().parse::<Fusion>(), Ok(f));
+            assert_eq!(f.to_string(), f.name());
+        }
+        assert_eq!("ffn".parse::<Fusion>(), Ok(Fusion::Ffn));
+        assert_eq!("attention".parse::<Fusion>(), Ok(Fusion::NormInAttention));
+        let e = "everything".parse::<Fusion>().expect_err("unknown");
+        assert!(e.contains("everything") && e.contains("ffn"), "{e}");
+        assert!("".parse::<Fusion>().is_err());
+    }
+}
