@@ -13,17 +13,18 @@
 // product; each element of y is one chain over K = 128 in order from +0 or the seed
 // f16(skip * scale), its publication gemm_store.glsl's.
 //
-// Work split: 128 invocations = 4 subgroups in a 2 x 2 grid over a 64-row tile of one group
-// (gl_WorkGroupID.y). `ffn1` is one pass over K = CIN in steps of 32 (x and the whole of W1's
-// step staged, the next step's bytes loading into registers meanwhile, as in gemm_coopmat);
-// a subgroup owns 32 rows x 64 columns of h (eight accumulators). The accumulators go to h in
-// shared memory as f16 and the epilogue replaces each element with its E4 code widened back, in
-// place. `ffn2` then runs from there: a subgroup owns 32 rows x 16 columns of y (two
-// accumulators). W2 and the seed's operands are loaded into registers at the start, so their
-// latency hides behind `ffn1`. Shared memory is one arena of 32,768 bytes whose regions follow
-// the phases (it fits lavapipe's 32 KiB, so the emulated build runs there):
-//   h      [64 rows][128 halves]                     the whole kernel
-//   x [64][32] (one step), then y's seed and result [64][32]
+// Work split: 128 invocations = 4 subgroups in a 2 x 2 grid over a BM-row tile of one group
+// (gl_WorkGroupID.y; BM = 64 as the recorder builds it, or 32). `ffn1` is one pass over
+// K = CIN in steps of 32 (x and the whole of W1's step staged, the next step's bytes loading
+// into registers meanwhile, as in gemm_coopmat); a subgroup owns BM / 2 rows x 64 columns of h
+// (eight accumulators for BM = 64). The accumulators go to h in shared memory as f16 and the
+// epilogue replaces each element with its E4 code widened back, in place. `ffn2` then runs from
+// there: a subgroup owns BM / 2 rows x 16 columns of y (two accumulators for BM = 64). W2 and
+// the seed's operands are loaded into registers at the start, so their latency hides behind
+// `ffn1`. Shared memory is one arena (32,768 bytes for BM = 64) whose regions follow the phases
+// (it fits lavapipe's 32 KiB, so the emulated build runs there):
+//   h      [BM rows][128 halves]                     the whole kernel
+//   x [BM][32] (one step), then y's seed and result [BM][32]
 //   W1 [128 columns][32 K] (one step), then W2 [32 columns][128 K]
 #ifndef TILE_EMULATED
 #define OPENNGX_F16_NATIVE 1
@@ -37,8 +38,10 @@ layout(local_size_x = 128) in;
 layout(constant_id = 4) const uint EPI = 3u;  // y's publication: 1 = E4, 3 = raw f16 and E4
 layout(constant_id = 5) const uint SEED = 1u; // y's skip: 0 = none, 1 = E4, 2 = f16
 layout(constant_id = 6) const uint CIN = 32u; // x's channels, K of ffn1: a multiple of 32
+layout(constant_id = 7) const uint BM = 64u;  // rows per workgroup: 32 or 64
 
-const uint BM = 64u;
+const uint SR = BM / 2u;       // rows per subgroup
+const uint RT = SR / 16u;      // row tiles per subgroup
 const uint C = 32u;            // y channels per group, K per step of ffn1
 const uint KSTEPS = CIN / C;   // steps of ffn1
 const uint HID = 128u;         // h channels per group
@@ -95,7 +98,7 @@ Step load_step(uint tid, uint row0, uint ks) {
     uint r = tid >> 1;
     uint k = (32u * ks) / 16u + (tid & 1u);
     Step st;
-    st.x = row0 + r < pc.rows ? x_quads[(row0 + r) * (CIN / 16u) + k] : uvec4(0u);
+    st.x = r < BM && row0 + r < pc.rows ? x_quads[(row0 + r) * (CIN / 16u) + k] : uvec4(0u);
     [[unroll]] for (uint j = 0u; j < 2u; j++) {
         st.w[j] = w1_quads[(HID * group_id() + 64u * j + r) * (CIN / 16u) + k];
     }
@@ -105,7 +108,9 @@ Step load_step(uint tid, uint row0, uint ks) {
 void stage_step(uint tid, Step st) {
     uint r = tid >> 1;
     uint at = 8u * (tid & 1u);
-    stage_quad(st.x, X_AT + r * XS + at);
+    if (r < BM) {
+        stage_quad(st.x, X_AT + r * XS + at);
+    }
     [[unroll]] for (uint j = 0u; j < 2u; j++) {
         stage_quad(st.w[j], W_AT + (64u * j + r) * XS + at);
     }
@@ -121,7 +126,7 @@ const uint H_QUADS = BM * HID / 512u;
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint sg = TILE_SUBGROUP;
-    uint sr = sg >> 1; // rows 32 sr .. + 31
+    uint sr = sg >> 1; // rows SR sr .. + SR - 1
     uint sc = sg & 1u; // columns 64 sc .. + 63 of h, 16 sc .. + 15 of y
     uint row0 = gl_WorkGroupID.x * BM;
     uint c4 = 4u * (tid % 8u);
@@ -154,8 +159,8 @@ void main() {
     }
 
     // h = W1 x: one chain per element over K = CIN in order from +0, 16 K per MMA.
-    TILE_C acc[8]; // [row tile i][column tile j] at 4 i + j
-    [[unroll]] for (uint a = 0u; a < 8u; a++) {
+    TILE_C acc[4u * RT]; // [row tile i][column tile j] at 4 i + j
+    [[unroll]] for (uint a = 0u; a < 4u * RT; a++) {
         TILE_ZERO_C(acc[a]);
     }
     Step st = load_step(tid, row0, 0u);
@@ -170,25 +175,25 @@ void main() {
             st = load_step(tid, row0, ks + 1u);
         }
         [[unroll]] for (uint s = 0u; s < C / 16u; s++) {
-            TILE_A fa[2];
-            [[unroll]] for (uint i = 0u; i < 2u; i++) {
-                TILE_LOAD_A(fa[i], s_m, X_AT + (32u * sr + 16u * i) * XS + 8u * s, XS,
+            TILE_A fa[RT];
+            [[unroll]] for (uint i = 0u; i < RT; i++) {
+                TILE_LOAD_A(fa[i], s_m, X_AT + (SR * sr + 16u * i) * XS + 8u * s, XS,
                             TILE_ROW_MAJOR);
             }
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 TILE_B fb;
                 TILE_LOAD_B(fb, s_m, W_AT + (64u * sc + 16u * j) * XS + 8u * s, XS,
                             TILE_COL_MAJOR);
-                [[unroll]] for (uint i = 0u; i < 2u; i++) {
+                [[unroll]] for (uint i = 0u; i < RT; i++) {
                     acc[4u * i + j] = TILE_MULADD(fa[i], fb, acc[4u * i + j]);
                 }
             }
         }
     }
-    [[unroll]] for (uint i = 0u; i < 2u; i++) {
+    [[unroll]] for (uint i = 0u; i < RT; i++) {
         [[unroll]] for (uint j = 0u; j < 4u; j++) {
             TILE_STORE_C(acc[4u * i + j], s_m,
-                         H_AT + (32u * sr + 16u * i) * HS + (64u * sc + 16u * j) / 2u, HS);
+                         H_AT + (SR * sr + 16u * i) * HS + (64u * sc + 16u * j) / 2u, HS);
         }
     }
     // h's f16 results are complete, and nobody reads x or W1 any more.
@@ -222,29 +227,29 @@ void main() {
     barrier();
 
     // y = W2 h from +0 or the seed: eight groups of 16 K in order.
-    TILE_C yacc[2];
-    [[unroll]] for (uint i = 0u; i < 2u; i++) {
+    TILE_C yacc[RT];
+    [[unroll]] for (uint i = 0u; i < RT; i++) {
         if (SEED != 0u) {
-            TILE_LOAD_C(yacc[i], s_m, X_AT + (32u * sr + 16u * i) * XS + 8u * sc, XS);
+            TILE_LOAD_C(yacc[i], s_m, X_AT + (SR * sr + 16u * i) * XS + 8u * sc, XS);
         } else {
             TILE_ZERO_C(yacc[i]);
         }
     }
     for (uint s = 0u; s < HID / 16u; s++) {
-        TILE_A fa[2];
-        [[unroll]] for (uint i = 0u; i < 2u; i++) {
-            TILE_LOAD_A(fa[i], s_m, H_AT + (32u * sr + 16u * i) * HS + 8u * s, HS, TILE_ROW_MAJOR);
+        TILE_A fa[RT];
+        [[unroll]] for (uint i = 0u; i < RT; i++) {
+            TILE_LOAD_A(fa[i], s_m, H_AT + (SR * sr + 16u * i) * HS + 8u * s, HS, TILE_ROW_MAJOR);
         }
         TILE_B fb;
         TILE_LOAD_B(fb, s_m, W_AT + 16u * sc * HS + 8u * s, HS, TILE_COL_MAJOR);
-        [[unroll]] for (uint i = 0u; i < 2u; i++) {
+        [[unroll]] for (uint i = 0u; i < RT; i++) {
             yacc[i] = TILE_MULADD(fa[i], fb, yacc[i]);
         }
     }
     // Each subgroup's results replace its own seed tile, which it alone has loaded; the
     // epilogue below reads other subgroups' tiles.
-    [[unroll]] for (uint i = 0u; i < 2u; i++) {
-        TILE_STORE_C(yacc[i], s_m, X_AT + (32u * sr + 16u * i) * XS + 8u * sc, XS);
+    [[unroll]] for (uint i = 0u; i < RT; i++) {
+        TILE_STORE_C(yacc[i], s_m, X_AT + (SR * sr + 16u * i) * XS + 8u * sc, XS);
     }
     barrier();
     [[unroll]] for (uint i = 0u; i < QUADS; i++) {

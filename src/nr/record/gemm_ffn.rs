@@ -18,12 +18,13 @@ use crate::numerics::{tables, Profiles};
 use super::gemm::{align_down, GemmShape};
 use super::{need, KernelPolicy};
 
-/// Rows per workgroup of `ffn_coopmat.comp`.
-const ROWS_PER_GROUP: usize = 64;
+/// Rows per workgroup of `ffn_coopmat.comp` (its constant `BM`; the shader also computes 32,
+/// exact in its emulated build, but the device has not timed it).
+const ROWS_PER_GROUP: u32 = 64;
 
 /// Shared memory `ffn_coopmat.glsl` takes per workgroup (`SHARED` words: h, x's step or the
 /// seed and result, W1's step or W2).
-pub const FFN_SHARED_BYTES: u32 = 4 * (64 * 68 + 64 * 20 + 128 * 20);
+pub const FFN_SHARED_BYTES: u32 = 4 * (ROWS_PER_GROUP * 68 + ROWS_PER_GROUP * 20 + 128 * 20);
 
 /// What the fused FFN reads and writes: `x` `[rows][C]` (E4), the matrices `w1`
 /// `[experts][128][C]` and `w2` `[experts][32][128]` (E4), `ffn2`'s seed if it has one (its skip
@@ -146,7 +147,7 @@ pub fn prepare_ffn(
         (None, Some(_)) => return Err(invalid("a skip and scale for an unseeded ffn2".into())),
     };
     let rows32 = u32::try_from(rows).map_err(|_| invalid(format!("{rows} rows")))?;
-    let groups = u32::try_from(s1.rows.div_ceil(ROWS_PER_GROUP))
+    let groups = u32::try_from(s1.rows.div_ceil(ROWS_PER_GROUP as usize))
         .map_err(|_| invalid(format!("{rows} rows")))?;
     let experts32 = u32::try_from(experts).map_err(|_| invalid(format!("{experts} experts")))?;
     let cin32 = u32::try_from(cin).map_err(|_| invalid(format!("{cin} channels")))?;
@@ -160,7 +161,8 @@ pub fn prepare_ffn(
         &PipelineDesc::new(&policy.tile_shader("nr/ffn_coopmat"), 8, 8)
             .with_spec(SpecConstant::u32(4, epi))
             .with_spec(SpecConstant::u32(5, seed))
-            .with_spec(SpecConstant::u32(6, cin32)),
+            .with_spec(SpecConstant::u32(6, cin32))
+            .with_spec(SpecConstant::u32(7, ROWS_PER_GROUP)),
     )?;
     let set = arena.allocate(
         &pipeline,

@@ -67,9 +67,10 @@ pub struct NetworkOptions {
     /// (`strips`; far less memory, the same bytes).
     pub strips: StripChoice,
     /// Which neighbouring ops the route runs as one kernel where it can (`fusion`; the same
-    /// bytes). Off by default: on the H200 the window normalisation in the QKV GEMM's epilogue
-    /// and in the attention's staging are both exact but slower than its own launch
-    /// (docs/performance.md); `bench --fusion` chooses.
+    /// bytes). Off by default: on the H200 and the H100 the window normalisation in the QKV
+    /// GEMM's epilogue or in the attention's staging, and the FFN pair as one kernel, are all
+    /// exact but slower than their own launches (docs/performance.md); `bench --fusion` and,
+    /// for a feature, `OPENNGX_FUSION` choose.
     pub fusion: Fusion,
 }
 
