@@ -14,7 +14,7 @@
 // f16(skip * scale), its publication gemm_store.glsl's.
 //
 // Work split: 128 invocations = 4 subgroups in a 2 x 2 grid over a BM-row tile of one group
-// (gl_WorkGroupID.y; BM = 64 as the recorder builds it, or 32). `ffn1` is one pass over
+// (gl_WorkGroupID.y; BM = 64 as the recorder builds it). `ffn1` is one pass over
 // K = CIN in steps of 32 (x and the whole of W1's step staged, the next step's bytes loading
 // into registers meanwhile, as in gemm_coopmat); a subgroup owns BM / 2 rows x 64 columns of h
 // (eight accumulators for BM = 64). The accumulators go to h in shared memory as f16 and the
@@ -38,7 +38,7 @@ layout(local_size_x = 128) in;
 layout(constant_id = 4) const uint EPI = 3u;  // y's publication: 1 = E4, 3 = raw f16 and E4
 layout(constant_id = 5) const uint SEED = 1u; // y's skip: 0 = none, 1 = E4, 2 = f16
 layout(constant_id = 6) const uint CIN = 32u; // x's channels, K of ffn1: a multiple of 32
-layout(constant_id = 7) const uint BM = 64u;  // rows per workgroup: 32 or 64
+layout(constant_id = 7) const uint BM = 64u;  // rows per workgroup: a multiple of 32
 
 const uint SR = BM / 2u;       // rows per subgroup
 const uint RT = SR / 16u;      // row tiles per subgroup

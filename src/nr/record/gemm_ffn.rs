@@ -18,8 +18,8 @@ use crate::numerics::{tables, Profiles};
 use super::gemm::{align_down, GemmShape};
 use super::{need, KernelPolicy};
 
-/// Rows per workgroup of `ffn_coopmat.comp` (its constant `BM`; the shader also computes 32,
-/// exact in its emulated build, but the device has not timed it).
+/// Rows per workgroup of `ffn_coopmat.comp` (its constant `BM`, a multiple of 32; the tests
+/// cover 64, the value built here).
 const ROWS_PER_GROUP: u32 = 64;
 
 /// Shared memory `ffn_coopmat.glsl` takes per workgroup (`SHARED` words: h, x's step or the
