@@ -115,7 +115,11 @@ impl std::str::FromStr for Fusion {
         Fusion::ALL
             .into_iter()
             .find(|f| f.name() == s)
-            .ok_or_else(|| format!("`{s}`: expected off, gemm, attention or ffn"))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Fusion::ALL.iter().map(|f| f.name()).collect();
+                let (last, rest) = names.split_last().unwrap_or((&"", &[]));
+                format!("`{s}`: expected {} or {last}", rest.join(", "))
+            })
     }
 }
 

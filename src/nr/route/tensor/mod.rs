@@ -431,13 +431,15 @@ impl TensorRoute {
         let (s1, s2) = (shape(producer)?, shape(node)?);
         let band = bindings.band;
         let tokens = |t: TensorId| bindings.rows(g, t, band.start, band.len(), 1);
-        let seed = match seed {
-            Some(seed) => Some(SeedBindings {
-                skip: tokens(seed.skip),
-                scale: w.binding(seed.scale, 2 * mat2.n as u64 * mat2.groups as u64)?,
-            }),
-            None => None,
-        };
+        let seed = seed
+            .map(|seed| {
+                w.binding(seed.scale, 2 * mat2.n as u64 * mat2.groups as u64)
+                    .map(|scale| SeedBindings {
+                        skip: tokens(seed.skip),
+                        scale,
+                    })
+            })
+            .transpose()?;
         let b = FfnBindings {
             x: tokens(*input),
             w1: w.matrix(mat1)?,
