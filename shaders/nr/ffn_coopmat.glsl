@@ -14,15 +14,16 @@
 // f16(skip * scale), its publication gemm_store.glsl's.
 //
 // Work split: 128 invocations = 4 subgroups in a 2 x 2 grid over a BM-row tile of one group
-// (gl_WorkGroupID.y; BM = 64 as the recorder builds it). `ffn1` is one pass over
+// (gl_WorkGroupID.y; BM = 32 as the recorder builds it: on an H100 the frame was 2.2 ms faster
+// than with 64, docs/performance.md). `ffn1` is one pass over
 // K = CIN in steps of 32 (x and the whole of W1's step staged, the next step's bytes loading
 // into registers meanwhile, as in gemm_coopmat); a subgroup owns BM / 2 rows x 64 columns of h
-// (eight accumulators for BM = 64). The accumulators go to h in shared memory as f16 and the
+// (four accumulators for BM = 32). The accumulators go to h in shared memory as f16 and the
 // epilogue replaces each element with its E4 code widened back, in place. `ffn2` then runs from
-// there: a subgroup owns BM / 2 rows x 16 columns of y (two accumulators for BM = 64). W2 and
+// there: a subgroup owns BM / 2 rows x 16 columns of y (one accumulator for BM = 32). W2 and
 // the seed's operands are loaded into registers at the start, so their latency hides behind
-// `ffn1`. Shared memory is one arena (32,768 bytes for BM = 64) whose regions follow the phases
-// (it fits lavapipe's 32 KiB, so the emulated build runs there):
+// `ffn1`. Shared memory is one arena (21,504 bytes for BM = 32, 32,768 for 64) whose regions
+// follow the phases (it fits lavapipe's 32 KiB, so the emulated build runs there):
 //   h      [BM rows][128 halves]                     the whole kernel
 //   x [BM][32] (one step), then y's seed and result [BM][32]
 //   W1 [128 columns][32 K] (one step), then W2 [32 columns][128 K]
@@ -38,7 +39,7 @@ layout(local_size_x = 128) in;
 layout(constant_id = 4) const uint EPI = 3u;  // y's publication: 1 = E4, 3 = raw f16 and E4
 layout(constant_id = 5) const uint SEED = 1u; // y's skip: 0 = none, 1 = E4, 2 = f16
 layout(constant_id = 6) const uint CIN = 32u; // x's channels, K of ffn1: a multiple of 32
-layout(constant_id = 7) const uint BM = 64u;  // rows per workgroup: a multiple of 32
+layout(constant_id = 7) const uint BM = 32u;  // rows per workgroup: a multiple of 32
 
 const uint SR = BM / 2u;       // rows per subgroup
 const uint RT = SR / 16u;      // row tiles per subgroup

@@ -26,7 +26,8 @@ pub const TENSOR_FEATURES_ENV: &str = "OPENNGX_TENSOR_FEATURES";
 /// [`Fusion`] name; the same bytes whatever it says).
 pub const FUSION_ENV: &str = "OPENNGX_FUSION";
 
-/// The fusion `OPENNGX_FUSION` asks for (read once, at creation; unset: none). A name the
+/// The fusion `OPENNGX_FUSION` asks for (read once, at creation; unset: [`Fusion::default`],
+/// each window block's FFN pair as one kernel). A name the
 /// library does not know is refused, never ignored. The exact route fuses nothing whatever it
 /// says (`nr::route::fuses`).
 pub fn fusion_from_env() -> Result<Fusion, FeatureError> {
@@ -38,7 +39,7 @@ pub fn fusion_from_env() -> Result<Fusion, FeatureError> {
                 key: FUSION_ENV.to_owned(),
                 reason,
             }),
-        Err(_) => Ok(Fusion::Off),
+        Err(_) => Ok(Fusion::default()),
     }
 }
 

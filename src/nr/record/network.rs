@@ -67,10 +67,10 @@ pub struct NetworkOptions {
     /// (`strips`; far less memory, the same bytes).
     pub strips: StripChoice,
     /// Which neighbouring ops the route runs as one kernel where it can (`fusion`; the same
-    /// bytes). Off by default: on the H200 and the H100 the window normalisation in the QKV
-    /// GEMM's epilogue or in the attention's staging, and the FFN pair as one kernel, are all
-    /// exact but slower than their own launches (docs/performance.md); `bench --fusion` and,
-    /// for a feature, `OPENNGX_FUSION` choose.
+    /// bytes). By default each window block's FFN pair ([`Fusion::Ffn`], faster on the H100);
+    /// the window normalisation in the QKV GEMM's epilogue or in the attention's staging is
+    /// exact but slower than its own launches (docs/performance.md). `bench --fusion` and, for
+    /// a feature, `OPENNGX_FUSION` choose; the exact route fuses nothing.
     pub fusion: Fusion,
 }
 
@@ -88,7 +88,7 @@ impl Default for NetworkOptions {
             input_per_frame: false,
             max_binding_range: None,
             strips: StripChoice::from_env(),
-            fusion: Fusion::Off,
+            fusion: Fusion::default(),
         }
     }
 }

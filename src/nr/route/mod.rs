@@ -63,11 +63,12 @@ impl NodeBindings<'_> {
 }
 
 /// Which pairs of neighbouring ops a network runs as one kernel where its route can
-/// (`NetworkOptions::fusion`, `bench --fusion`). Every choice publishes the same bytes.
+/// (`NetworkOptions::fusion`, `bench --fusion`, `OPENNGX_FUSION`). Every choice publishes the
+/// same bytes. The default is [`Fusion::Ffn`], the only one measured faster than none
+/// (docs/performance.md); the exact route fuses nothing whatever the choice ([`fuses`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Fusion {
     /// Every op in launches of its own.
-    #[default]
     Off,
     /// The window normalisation as the epilogue of the QKV GEMM before it: the f16 QKV is never
     /// written (`gemm_coopmat_norm.comp`).
@@ -77,7 +78,8 @@ pub enum Fusion {
     NormInAttention,
     /// Each window block's `ffn1` and `ffn2` as one kernel (the C = 32 blocks' whole FFN, the
     /// expert blocks' first two GEMMs per expert): the hidden 128 channels per expert stay in
-    /// shared memory and are never written (`ffn_coopmat.comp`).
+    /// shared memory and are never written (`ffn_coopmat.comp`). The default.
+    #[default]
     Ffn,
 }
 

@@ -84,11 +84,12 @@ pub struct Args {
     /// default: on for both GPU routes), `off`, or the band-local BYTES per band.
     #[arg(long, value_name = "auto|off|BYTES", default_value = "auto", value_parser = parse_strips)]
     pub(crate) strips: StripChoice,
-    /// Which neighbouring ops the route runs as one kernel where it can: `off` (the library's
-    /// default), `gemm` (the tensor route's window normalisation as the QKV GEMM's epilogue) or
-    /// `attention` (the normalisation in the window attention's staging) or `ffn` (the C = 32
-    /// blocks' two FFN GEMMs as one kernel, the hidden channels kept on chip). The same bytes.
-    #[arg(long, value_name = "off|gemm|attention|ffn", default_value = "off", value_parser = parse_fusion)]
+    /// Which neighbouring ops the route runs as one kernel where it can: `off` (none), `gemm`
+    /// (the tensor route's window normalisation as the QKV GEMM's epilogue), `attention` (the
+    /// normalisation in the window attention's staging) or `ffn` (the library's default: each
+    /// window block's first two FFN GEMMs as one kernel, the hidden channels kept on chip). The
+    /// same bytes; the exact route fuses nothing.
+    #[arg(long, value_name = "off|gemm|attention|ffn", default_value = "ffn", value_parser = parse_fusion)]
     pub(crate) fusion: Fusion,
     /// Also print what the driver reports about each kernel (register counts and the like,
     /// through VK_KHR_pipeline_executable_properties where the device has it).
@@ -676,7 +677,8 @@ mod tests {
     #[test]
     fn the_fusion_flag_takes_its_value() {
         let parse = |v: &[&str]| Line::try_parse_from(v.iter().copied()).map(|l| l.args.fusion);
-        assert_eq!(parse(&["bench"]).expect("default"), Fusion::Off);
+        assert_eq!(parse(&["bench"]).expect("default"), Fusion::Ffn);
+        assert_eq!(Fusion::default(), Fusion::Ffn);
         assert_eq!(
             parse(&["bench", "--fusion", "off"]).expect("off"),
             Fusion::Off
