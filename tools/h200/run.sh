@@ -13,8 +13,8 @@
 #   fusion  #14: the window normalisation in the attention's staging (--fusion attention): --check at three
 #           sizes, times with and without it and without strips, the C-ABI replay
 #   fusion_min  the least of it: --check at 512x512 and 1080p, the 1080p times
-#   ffn     #14: each window block's ffn1 and ffn2 as one kernel (--fusion ffn): --check at
-#           512x512 and 1080p, the 1080p and 4K times against the default tensor route, the
+#   ffn     #14: each window block's ffn1 and ffn2 as one kernel (--fusion ffn, the default):
+#           --check at 512x512 and 1080p, the 1080p and 4K times against --fusion off, the
 #           C-ABI replay with OPENNGX_FUSION=ffn
 #   strips  #14: window blocks in strips (strips_check: bytes; strips_time: times and replays)
 #   tensor  #14: exact and tensor routes, --check at 512x512, 1280x720, 1920x1080; times at
@@ -145,14 +145,15 @@ core)
     run core_rr 120 env LD_LIBRARY_PATH="$PWD/ngx-core${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OPENNGX_RR_MODEL_DIR="$PWD/rr-model" ./core_rr rr-fx
     ;;
 ffn)
-    # The C = 32 blocks' FFN as one kernel (`bench --fusion ffn`, ffn_coopmat.glsl; exact on
-    # lavapipe in its emulated build): its bytes at 512x512 and 1080p, then its 1080p and 4K
-    # times against the default in the same call, with its pipeline statistics.
+    # Each window block's FFN pair as one kernel (`bench --fusion ffn`, the default since
+    # session 19; ffn_coopmat.glsl, exact on lavapipe in its emulated build): its bytes at
+    # 512x512 and 1080p, then its 1080p and 4K times against `--fusion off` in the same call,
+    # with its pipeline statistics.
     run ffn_check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route tensor --check --fusion ffn
     run ffn_check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion ffn
-    run default_time_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor
+    run off_time_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion off
     run ffn_time_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion ffn --pipeline-stats
-    run default_time_3840x2160 60 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor
+    run off_time_3840x2160 60 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor --fusion off
     run ffn_time_3840x2160 60 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor --fusion ffn
     # Through the C ABI with the fusion chosen at creation (OPENNGX_FUSION).
     if ls -d fixtures/*/ >/dev/null 2>&1; then
