@@ -89,7 +89,7 @@ pub struct Args {
     /// normalisation in the window attention's staging) or `ffn` (the library's default: each
     /// window block's first two FFN GEMMs as one kernel, the hidden channels kept on chip). The
     /// same bytes; the exact route fuses nothing.
-    #[arg(long, value_name = "off|gemm|attention|ffn", default_value = "ffn", value_parser = parse_fusion)]
+    #[arg(long, value_name = "off|gemm|attention|ffn", default_value_t = Fusion::default(), value_parser = parse_fusion)]
     pub(crate) fusion: Fusion,
     /// Also print what the driver reports about each kernel (register counts and the like,
     /// through VK_KHR_pipeline_executable_properties where the device has it).
