@@ -455,7 +455,9 @@ fn temperature_values(rng: &mut Rng, heads: usize) -> Vec<f32> {
 /// Run the normalisation (`kernel`, or the device's choice with `None`) on `x` and return the
 /// q, k, v bytes. Every output is poisoned first and bound with 32 more bytes than it needs
 /// (a device with robust buffer access, lavapipe, would drop writes past the binding), which
-/// must stay poisoned: the last workgroup's empty units store nothing.
+/// must stay poisoned: the last workgroup's empty units store nothing. With `aligned` every
+/// tensor starts on a 256-byte boundary (the subgroup builds move words); without it, the input
+/// and the outputs start 2, 1, 2 and 3 bytes past one (they move halves and bytes).
 #[allow(clippy::too_many_arguments)]
 fn run_normalize(
     h: &Harness,
@@ -467,7 +469,9 @@ fn run_normalize(
     heads: usize,
     vit: bool,
     tensor: bool,
+    aligned: bool,
 ) -> ([Vec<u8>; 3], Duration) {
+    let skew = |s: usize| if aligned { 0 } else { s };
     // The tensor route's policy takes the subgroup builds of the cooperative kernel.
     let run_policy = if tensor {
         policy(ctx).with_tensor_cores()
@@ -477,14 +481,14 @@ fn run_normalize(
     let c = heads * 32;
     let xb: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
     let mut ins = Staging::default();
-    let sx = ins.put(&xb, 2);
+    let sx = ins.put(&xb, skew(2));
     let st = ins.put(tbytes, 6); // f32 temperatures on a 2-aligned offset
     let srt = ins.put(&tables::gpu()[tables::NORMALIZE], 0);
     let mut outs = Staging::default();
     let (sq, sk, sv) = (
-        outs.reserve(rows * c, 1),
-        outs.reserve(rows * c, 2),
-        outs.reserve(rows * c, 3),
+        outs.reserve(rows * c, skew(1)),
+        outs.reserve(rows * c, skew(2)),
+        outs.reserve(rows * c, skew(3)),
     );
     outs.reserve(32, 0); // poisoned guard after v
     let (got, took) = run_gpu(h, ctx, &ins, &outs, |rec, arena, i, o| {
@@ -543,7 +547,11 @@ fn check_normalize(
     let res = ex.exec(n).unwrap();
     let cpu = t0.elapsed();
 
-    let (got, took) = run_normalize(h, ctx, kernel, &x, &tbytes, rows, heads, vit, false);
+    // The subgroup layout's words where it is named; halves and bytes otherwise.
+    let aligned = kernel == Some(NormalizeKernel::Subgroup);
+    let (got, took) = run_normalize(
+        h, ctx, kernel, &x, &tbytes, rows, heads, vit, false, aligned,
+    );
     println!(
         "{label} ({rows} rows, {heads} heads, vit {vit}, {kernel:?}): gpu {took:?}, cpu {cpu:?}"
     );
@@ -579,29 +587,61 @@ fn normalize_cooperative_window_and_vit() {
 fn normalize_cooperative_partial_workgroups() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
-    check_partial_workgroups(&h, &ctx, false);
+    check_partial_workgroups(&h, &ctx, NormalizeKernel::Cooperative, false);
 }
 
-/// The same counts through the tensor route's subgroup builds (`nr/normalize_{rtz,native}_subgroup`:
-/// a subgroup of 32 per unit, sums through shuffles): on devices with subgroups of 32 and native
-/// f16 (the H200); skipped elsewhere, and says so.
+/// Whether the device runs the subgroup layout of the normalisation; says why where it does not.
+fn subgroup_normalize_runs(ctx: &GpuContext) -> bool {
+    let caps = ctx.capabilities();
+    let runs = NormalizeKernel::subgroups_fit(caps);
+    if !runs {
+        println!(
+            "SKIP: the device lacks subgroups of 8 to 128 lanes with shuffles (subgroup size {}, \
+             shuffles {}), which the subgroup builds of the normalisation need",
+            caps.subgroup_size, caps.subgroup_shuffles
+        );
+    }
+    runs
+}
+
+/// The same counts (16 units per workgroup: every count leaves the last one part-empty, and 1
+/// and 7 rows leave whole subgroups empty) through the subgroup builds
+/// (`nr/normalize_{rtz,native}_subgroup`: eight lanes per unit, sums through shuffles), with
+/// aligned tensors (words) and skewed ones (halves and bytes), under the device's policy and the
+/// tensor route's: the emulated-halves build on lavapipe (subgroups of 8), the fast build the
+/// network runs on GPUs (32).
 #[test]
 fn normalize_subgroup_builds_partial_workgroups() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
-    let caps = ctx.capabilities();
-    if caps.subgroup_size != 32 || !caps.subgroup_shuffles || !caps.native_f16() {
-        println!(
-            "SKIP: the device lacks subgroups of 32 with shuffles or native f16 (subgroup size \
-             {}), which the tensor route's normalisation builds need",
-            caps.subgroup_size
-        );
+    if !subgroup_normalize_runs(&ctx) {
         return;
     }
-    check_partial_workgroups(&h, &ctx, true);
+    for tensor in [false, true] {
+        check_partial_workgroups(&h, &ctx, NormalizeKernel::Subgroup, tensor);
+    }
 }
 
-fn check_partial_workgroups(h: &Harness, ctx: &Arc<GpuContext>, tensor: bool) {
+/// The subgroup layout on a window block's and a ViT block's normalisation of the 64x64 graph.
+#[test]
+fn normalize_subgroup_window_and_vit() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    if !subgroup_normalize_runs(&ctx) {
+        return;
+    }
+    let g = graph_64();
+    let sub = Some(NormalizeKernel::Subgroup);
+    check_normalize(&h, &ctx, &g, "block-9.normalize", 0x5005, sub);
+    check_normalize(&h, &ctx, &g, "block-31.normalize", 0x5006, sub);
+}
+
+fn check_partial_workgroups(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    kernel: NormalizeKernel,
+    tensor: bool,
+) {
     use openngx::numerics::norm;
     for (rows, heads, vit, seed) in [
         (1, 1, false, 0x5101),
@@ -639,12 +679,33 @@ fn check_partial_workgroups(h: &Harness, ctx: &Arc<GpuContext>, tensor: bool) {
                 }
             }
         }
-        let kernel = Some(NormalizeKernel::Cooperative);
-        let (got, took) = run_normalize(h, ctx, kernel, &x, &tbytes, rows, heads, vit, tensor);
-        println!("{rows} rows, {heads} heads, vit {vit}, tensor builds {tensor}: gpu {took:?}");
-        for ((name, got), want) in ["q", "k", "v"].iter().zip(&got).zip(&want) {
-            let what = format!("{rows} rows x {heads} heads {name}");
-            assert_bytes_eq(&what, got, want, c);
+        // The subgroup builds also run with every tensor aligned (their word path).
+        let placements: &[bool] = if kernel == NormalizeKernel::Subgroup {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &aligned in placements {
+            let (got, took) = run_normalize(
+                h,
+                ctx,
+                Some(kernel),
+                &x,
+                &tbytes,
+                rows,
+                heads,
+                vit,
+                tensor,
+                aligned,
+            );
+            println!(
+                "{rows} rows, {heads} heads, vit {vit}, {kernel:?}, tensor policy {tensor}, \
+                 aligned {aligned}: gpu {took:?}"
+            );
+            for ((name, got), want) in ["q", "k", "v"].iter().zip(&got).zip(&want) {
+                let what = format!("{rows} rows x {heads} heads {name} (aligned {aligned})");
+                assert_bytes_eq(&what, got, want, c);
+            }
         }
     }
 }

@@ -42,20 +42,13 @@ layout(std430, binding = 5) readonly buffer Table { uint table_words[]; };
 uint table_e4(uint x) { return (table_words[x >> 2] >> (8u * (x & 3u))) & 0xFFu; }
 uint table_rsqrt(uint x) { return (table_words[16384u + (x >> 1)] >> (16u * (x & 1u))) & 0xFFFFu; }
 
-#ifndef NORM_SUBGROUP
 shared uint s_qk[NORM_UNITS * 64u];  // per unit: q halves at [0, 32), k halves at [32, 64)
 shared uint s_sum[NORM_UNITS * 32u]; // per unit: q's r[0..16) at [0, 16), k's at [16, 32)
 shared uint s_norm[NORM_UNITS * 2u]; // per unit: norm of q, norm of k
-#endif
 
 void main() {
-#ifdef NORM_SUBGROUP
-    uint w = gl_SubgroupID;
-    uint c = gl_SubgroupInvocationID;
-#else
     uint w = gl_LocalInvocationID.x / 32u;
     uint c = gl_LocalInvocationID.x % 32u;
-#endif
     uint unit = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * NORM_UNITS + w;
     bool live = unit < pc.rows * pc.heads;
     uint q = 0u;
@@ -67,24 +60,6 @@ void main() {
         k = uint(qkv[src + 32u]);
         v = uint(qkv[src + 64u]);
     }
-#ifdef NORM_SUBGROUP
-    // One subgroup of 32 per unit (the including shader's devices have subgroups of 32): the
-    // same r[i] and levels through shuffles instead of shared memory and barriers. Lane i < 16
-    // forms q's r[i] from q[i] and q[i + 16] (lane i + 16's), lane 16 + i k's from k[i] (lane
-    // i's) and k[i + 16]; level s adds lane i + s's r to lane i's (s = 8, 4, 2, 1, within each
-    // half), so lanes 0 and 16 end with the sums. Every lane reaches every shuffle.
-    uint part = c / 16u;
-    uint oq = subgroupShuffleXor(q, 16u);
-    uint ok = subgroupShuffleXor(k, 16u);
-    uint lo = part == 0u ? q : ok;
-    uint hi = part == 0u ? oq : k;
-    uint r = f16_fma(lo, lo, f16_mul(hi, hi));
-    [[unroll]] for (uint s = 8u; s >= 1u; s >>= 1) {
-        r = f16_add(r, subgroupShuffleDown(r, s));
-    }
-    uint norm_q = table_rsqrt(subgroupBroadcast(r, 0u));
-    uint norm_k = table_rsqrt(subgroupBroadcast(r, 16u));
-#else
     s_qk[64u * w + c] = q;
     s_qk[64u * w + 32u + c] = k;
     barrier();
@@ -114,7 +89,6 @@ void main() {
     barrier();
     uint norm_q = s_norm[2u * w];
     uint norm_k = s_norm[2u * w + 1u];
-#endif
 
     if (!live) {
         return;

@@ -1,8 +1,7 @@
 #version 450
-// Cosine normalisation of a QKV tensor, cooperative layout (normalize_coop.glsl) with one
-// subgroup of 32 per (row, head) and its sums of squares through shuffles (NORM_SUBGROUP): the
-// tensor route's build (the route requires subgroups of 32), with normalize_rtz.comp's numerics (native f16 adds and multiplies, the fused squares in
-// the RTZ f32 mode). Same bytes as
+// Cosine normalisation of a QKV tensor, eight invocations per (row, head) with the sums of
+// squares through shuffles (normalize_subgroup.glsl), with normalize_rtz.comp's numerics
+// (native f16 adds and multiplies, the fused squares in the RTZ f32 mode). Same bytes as
 // normalize_coop.comp.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -13,8 +12,6 @@
 #extension GL_EXT_spirv_intrinsics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
-#extension GL_KHR_shader_subgroup_shuffle_relative : require
-#extension GL_KHR_shader_subgroup_ballot : require
 // SPIR-V RoundingModeRTZ (4463) for 32-bit floats; RoundingModeRTE (4462) and DenormPreserve
 // (4459) for 16-bit floats (capabilities 4468, 4467, 4464).
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4468], 4463, 32);
@@ -23,4 +20,4 @@ spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [44
 #define OPENNGX_F32_RTZ 1
 #define OPENNGX_F16_NATIVE 1
 #define NORM_SUBGROUP 1
-#include "normalize_coop.glsl"
+#include "normalize_subgroup.glsl"

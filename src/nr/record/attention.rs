@@ -18,8 +18,8 @@
 use std::sync::Arc;
 
 use crate::gpu::{
-    BufferBinding, DescriptorArena, Dispatch, GpuContext, GpuError, PipelineDesc, Recorder,
-    SpecConstant,
+    BufferBinding, Capabilities, DescriptorArena, Dispatch, GpuContext, GpuError, PipelineDesc,
+    Recorder, SpecConstant,
 };
 use crate::model::blocks::PRIOR_BYTES;
 use crate::nr::geometry::{Phase, Size};
@@ -66,16 +66,31 @@ pub enum NormalizeKernel {
     /// fused f16 form) on devices for the RTZ builds, `nr/normalize_native` (native f16
     /// adds and multiplies) where the device allows it
     /// ([`KernelPolicy::native_f16`]), else `nr/normalize_coop` (the same body with emulated
-    /// halves, which the tests run on devices without native f16). The tensor route, whose
-    /// devices have subgroups of 32, takes `nr/normalize_{rtz,native}_subgroup`: the same body
-    /// with one subgroup per unit and its sums through shuffles.
+    /// halves, which the tests run on devices without native f16).
     Cooperative,
+    /// The same operations with eight invocations per (row, head), four channels each, 16 units
+    /// per workgroup and the sums through shuffles (`shaders/nr/normalize_subgroup.glsl`), on
+    /// devices whose subgroups allow it ([`NormalizeKernel::subgroups_fit`]):
+    /// `nr/normalize_{rtz,native}_subgroup` for the fast builds, which the network runs there,
+    /// and `nr/normalize_coop_subgroup` (emulated halves) for the tests on devices without
+    /// native f16. A lane works on twelve channels at once where the cooperative layout's works
+    /// on three, which is what GPUs wait on here.
+    Subgroup,
 }
 
 impl NormalizeKernel {
     /// (row, head) units per workgroup of the cooperative kernel (`NORM_UNITS` in
     /// `shaders/nr/normalize_coop.glsl`).
     const UNITS: u64 = 4;
+    /// The same for its subgroup builds (`shaders/nr/normalize_subgroup.glsl`).
+    const SUBGROUP_UNITS: u64 = 16;
+
+    /// Whether the cooperative kernel's subgroup builds run on a device with `caps`: they keep
+    /// their shuffles within aligned groups of eight lanes of a workgroup of 128, so the
+    /// subgroups must be a multiple of 8 that divides 128, with shuffles in compute shaders.
+    pub fn subgroups_fit(caps: &Capabilities) -> bool {
+        caps.subgroup_shuffles && matches!(caps.subgroup_size, 8 | 16 | 32 | 64 | 128)
+    }
 }
 
 /// [`Op::Normalize`](crate::nr::graph::Op::Normalize): cosine normalisation of the f16 `qkv`
@@ -116,15 +131,37 @@ pub fn prepare_normalize(
     let (k, k_off) = bind_aligned(ctx, "normalize k", k, n, 1)?;
     let (v, v_off) = bind_aligned(ctx, "normalize v", v, n, 1)?;
     let units = rows as u64 * heads as u64;
+    if kernel == NormalizeKernel::Subgroup && !NormalizeKernel::subgroups_fit(ctx.capabilities()) {
+        return Err(GpuError::invalid(
+            "normalize",
+            format!(
+                "the subgroup layout needs subgroups of 8 to 128 lanes with shuffles (the device \
+                 has {} lanes, shuffles {})",
+                ctx.capabilities().subgroup_size,
+                ctx.capabilities().subgroup_shuffles
+            ),
+        ));
+    }
+    // The subgroup builds move whole words where every offset is a multiple of 4 elements.
+    let words = [qkv_off, q_off, k_off, v_off].iter().all(|o| o % 4 == 0);
     let (shader, groups) = match kernel {
         NormalizeKernel::PerPart => ("nr/normalize", grid(ctx, "normalize", units * 3)?),
-        NormalizeKernel::Cooperative => (
-            // The tensor route's devices have subgroups of 32: one per (row, head), shuffles.
-            if policy.tensor_cores() && policy.rtz_mode() {
+        NormalizeKernel::Subgroup => (
+            if policy.rtz_mode() {
                 "nr/normalize_rtz_subgroup"
-            } else if policy.tensor_cores() && policy.native_f16() {
+            } else if policy.native_f16() {
                 "nr/normalize_native_subgroup"
-            } else if policy.rtz_mode() {
+            } else {
+                "nr/normalize_coop_subgroup"
+            },
+            grid_of(
+                ctx,
+                "normalize",
+                units.div_ceil(NormalizeKernel::SUBGROUP_UNITS),
+            )?,
+        ),
+        NormalizeKernel::Cooperative => (
+            if policy.rtz_mode() {
                 "nr/normalize_rtz"
             } else if policy.native_f16() {
                 "nr/normalize_native"
@@ -135,13 +172,16 @@ pub fn prepare_normalize(
         ),
     };
     let mut buffers = vec![qkv, temps, q, k, v];
-    if kernel == NormalizeKernel::Cooperative {
+    if kernel != NormalizeKernel::PerPart {
         need("normalize table", &table, tables::NORMALIZE.len() as u64)?;
         buffers.push(table);
     }
-    let pipeline = ctx.pipeline(
-        &PipelineDesc::new(shader, buffers.len() as u32, 28).with_spec(SpecConstant::bool(0, vit)),
-    )?;
+    let mut desc =
+        PipelineDesc::new(shader, buffers.len() as u32, 28).with_spec(SpecConstant::bool(0, vit));
+    if kernel == NormalizeKernel::Subgroup {
+        desc = desc.with_spec(SpecConstant::bool(1, words));
+    }
+    let pipeline = ctx.pipeline(&desc)?;
     let set = arena.allocate(&pipeline, &buffers)?;
     let push = push_bytes(&[rows, heads, qkv_off, t_off, q_off, k_off, v_off]);
     Ok(prepared(pipeline, set, push, groups))

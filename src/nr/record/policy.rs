@@ -62,6 +62,7 @@ pub struct KernelPolicy {
     /// (`tile_mma.glsl`), so devices without cooperative matrices (lavapipe) can check them byte
     /// for byte. For tests only: they are far slower than the device's builds.
     emulated_tiles: bool,
+    subgroup_normalize: bool,
 }
 
 impl KernelPolicy {
@@ -75,6 +76,9 @@ impl KernelPolicy {
             window_rows: 0,
             gemm_tiles: 0,
             emulated_tiles: false,
+            subgroup_normalize: fast
+                && (caps.rtz_kernels() || caps.native_f16())
+                && NormalizeKernel::subgroups_fit(caps),
         }
     }
 
@@ -170,6 +174,7 @@ impl KernelPolicy {
         window_rows: 0,
         gemm_tiles: 0,
         emulated_tiles: false,
+        subgroup_normalize: false,
     };
 
     /// Whether a kernel that computes its MMA terms in the RTZ f32 mode may run for a profile
@@ -190,9 +195,12 @@ impl KernelPolicy {
         self.native_f16
     }
 
-    /// The normalisation layout the network runs: cooperative where native f16 is allowed.
+    /// The normalisation layout the network runs: the subgroup layout where the device's
+    /// subgroups allow it, else the cooperative one where native f16 is allowed.
     pub fn normalize_kernel(&self) -> NormalizeKernel {
-        if self.native_f16 {
+        if self.subgroup_normalize && (self.rtz_mode || self.native_f16) {
+            NormalizeKernel::Subgroup
+        } else if self.native_f16 {
             NormalizeKernel::Cooperative
         } else {
             NormalizeKernel::PerPart
