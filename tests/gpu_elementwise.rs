@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::kernels::{range, run_gpu, slice, sparse_model, Staging};
+use common::kernels::{policy, range, run_gpu, slice, sparse_model, Staging};
 use common::{Harness, Rng};
 use openngx::gpu::{DescriptorArena, GpuBuffer, GpuError, MemoryKind, Recorder};
 use openngx::nr::geometry::{Geometry, Size};
@@ -136,31 +136,41 @@ fn pool_every_transition() {
         ex.set_tensor(input, TensorData::F16(x.clone())).unwrap();
         let want = out_bytes(&ex.exec(n).unwrap(), out);
 
-        let mut ins = Staging::default();
-        let sx = ins.put(&le_bytes(&x), 2);
-        let mut outs = Staging::default();
-        let so = outs.reserve(g.rows(out) * c, 3);
-        let (got, took) = run_gpu(&h, &ctx, &ins, &outs, |rec, arena, i, o| {
-            record_pool(
-                &ctx,
-                rec,
-                arena,
-                range(i, sx),
-                range(o, so),
-                si,
-                so_,
-                c as u32,
-            )
-        });
-        println!(
-            "{} ({}x{} -> {}x{}, C{c}): gpu {took:?}",
-            n.label, si.w, si.h, so_.w, so_.h
-        );
-        if 2 * so_.w > si.w || 2 * so_.h > si.h {
-            zero_filled += 1;
+        // Skewed tensors (halves and bytes), then aligned ones (whole words).
+        for aligned in [false, true] {
+            let skew = |s: usize| if aligned { 0 } else { s };
+            let mut ins = Staging::default();
+            let sx = ins.put(&le_bytes(&x), skew(2));
+            let mut outs = Staging::default();
+            let so = outs.reserve(g.rows(out) * c, skew(3));
+            let (got, took) = run_gpu(&h, &ctx, &ins, &outs, |rec, arena, i, o| {
+                record_pool(
+                    &ctx,
+                    rec,
+                    arena,
+                    policy(&ctx),
+                    range(i, sx),
+                    range(o, so),
+                    si,
+                    so_,
+                    c as u32,
+                )
+            });
+            println!(
+                "{} ({}x{} -> {}x{}, C{c}, aligned {aligned}): gpu {took:?}",
+                n.label, si.w, si.h, so_.w, so_.h
+            );
+            if 2 * so_.w > si.w || 2 * so_.h > si.h {
+                zero_filled += 1;
+            }
+            assert!(distinct(&want) > 100, "{}: not informative", n.label);
+            assert_bytes_eq(
+                &format!("{} (aligned {aligned})", n.label),
+                slice(&got, so),
+                &want,
+                c,
+            );
         }
-        assert!(distinct(&want) > 100, "{}: not informative", n.label);
-        assert_bytes_eq(&n.label, slice(&got, so), &want, c);
     }
     assert!(zero_filled > 0, "no pool crossed the input edge");
 }
@@ -209,52 +219,61 @@ fn upmerge_every_decoder_transition() {
         ex.set_tensor(skip, skipd).unwrap();
         let res = ex.exec(n).unwrap();
 
-        let mut ins = Staging::default();
-        let sl = ins.put(&le_bytes(&lowd), 2);
-        let ss = ins.put(&skip_bytes, 1);
-        let sw = ins.put(&sc, 10);
-        let mut outs = Staging::default();
-        let so = outs.reserve(g.rows(out) * c, 7);
-        let sr = outs.reserve(g.rows(out) * c * 2, 6);
-        let (got, took) = run_gpu(&h, &ctx, &ins, &outs, |rec, arena, i, o| {
-            record_upmerge(
-                &ctx,
-                rec,
-                arena,
-                range(i, sl),
-                range(i, ss),
-                skip_dtype,
-                range(i, sw),
-                range(o, so),
-                out_raw.map(|_| range(o, sr)),
-                size_of(&g, low),
-                size_of(&g, out),
-                c as u32,
-            )
-        });
-        println!(
-            "{} (C{c}, raw {}): gpu {took:?}",
-            n.label,
-            out_raw.is_some()
-        );
-        let want = out_bytes(&res, out);
-        assert!(distinct(&want) > 100, "{}: not informative", n.label);
-        assert_bytes_eq(&n.label, slice(&got, so), &want, c);
-        match out_raw {
-            Some(r) => {
-                with_raw += 1;
-                assert_bytes_eq(
-                    &format!("{} raw", n.label),
-                    slice(&got, sr),
-                    &out_bytes(&res, r),
-                    2 * c,
-                );
+        // Skewed tensors (halves and bytes), then aligned ones (whole words; the scale stays
+        // 2-aligned as weight slices may be).
+        for aligned in [false, true] {
+            let skew = |s: usize| if aligned { 0 } else { s };
+            let mut ins = Staging::default();
+            let sl = ins.put(&le_bytes(&lowd), skew(2));
+            let ss = ins.put(&skip_bytes, skew(1));
+            let sw = ins.put(&sc, 10);
+            let mut outs = Staging::default();
+            let so = outs.reserve(g.rows(out) * c, skew(7));
+            let sr = outs.reserve(g.rows(out) * c * 2, skew(6));
+            let (got, took) = run_gpu(&h, &ctx, &ins, &outs, |rec, arena, i, o| {
+                record_upmerge(
+                    &ctx,
+                    rec,
+                    arena,
+                    policy(&ctx),
+                    range(i, sl),
+                    range(i, ss),
+                    skip_dtype,
+                    range(i, sw),
+                    range(o, so),
+                    out_raw.map(|_| range(o, sr)),
+                    size_of(&g, low),
+                    size_of(&g, out),
+                    c as u32,
+                )
+            });
+            println!(
+                "{} (C{c}, raw {}, aligned {aligned}): gpu {took:?}",
+                n.label,
+                out_raw.is_some()
+            );
+            let want = out_bytes(&res, out);
+            assert!(distinct(&want) > 100, "{}: not informative", n.label);
+            assert_bytes_eq(&n.label, slice(&got, so), &want, c);
+            match out_raw {
+                Some(r) => {
+                    with_raw += 1;
+                    assert_bytes_eq(
+                        &format!("{} raw", n.label),
+                        slice(&got, sr),
+                        &out_bytes(&res, r),
+                        2 * c,
+                    );
+                }
+                // Without a raw output nothing may be written there.
+                None => assert!(slice(&got, sr).iter().all(|&b| b == 0xA5)),
             }
-            // Without a raw output nothing may be written there.
-            None => assert!(slice(&got, sr).iter().all(|&b| b == 0xA5)),
         }
     }
-    assert_eq!(with_raw, 1, "only block 66 keeps the raw f16 merge");
+    assert_eq!(
+        with_raw, 2,
+        "only block 66 keeps the raw f16 merge (two placements)"
+    );
 }
 
 #[test]
@@ -285,39 +304,44 @@ fn post_blend_block_70() {
     ex.set_tensor(skip, TensorData::E4(skipd.clone())).unwrap();
     let res = ex.exec(n).unwrap();
 
-    let mut ins = Staging::default();
-    let sl = ins.put(&lowd, 3);
-    let ss = ins.put(&skipd, 1);
-    let si = ins.put(&is, 2);
-    let sa = ins.put(&asc, 14);
-    let mut outs = Staging::default();
-    let sr = outs.reserve(g.rows(out) * 64, 2);
-    let so = outs.reserve(g.rows(out) * 32, 5);
-    let (got, took) = run_gpu(&h, &ctx, &ins, &outs, |rec, arena, i, o| {
-        record_post_blend(
-            &ctx,
-            rec,
-            arena,
-            range(i, sl),
-            range(i, ss),
-            range(i, si),
-            range(i, sa),
-            range(o, sr),
-            range(o, so),
-            size_of(&g, low),
-            size_of(&g, out),
-        )
-    });
-    println!("block-70.blend: gpu {took:?}");
-    let want = out_bytes(&res, out);
-    assert!(distinct(&want) > 100, "post blend: not informative");
-    assert_bytes_eq("post blend", slice(&got, so), &want, 32);
-    assert_bytes_eq(
-        "post blend raw",
-        slice(&got, sr),
-        &out_bytes(&res, out_raw),
-        64,
-    );
+    // Skewed tensors (bytes and halves), then aligned ones (whole words).
+    for aligned in [false, true] {
+        let skew = |s: usize| if aligned { 0 } else { s };
+        let mut ins = Staging::default();
+        let sl = ins.put(&lowd, skew(3));
+        let ss = ins.put(&skipd, skew(1));
+        let si = ins.put(&is, 2);
+        let sa = ins.put(&asc, 14);
+        let mut outs = Staging::default();
+        let sr = outs.reserve(g.rows(out) * 64, skew(2));
+        let so = outs.reserve(g.rows(out) * 32, skew(5));
+        let (got, took) = run_gpu(&h, &ctx, &ins, &outs, |rec, arena, i, o| {
+            record_post_blend(
+                &ctx,
+                rec,
+                arena,
+                policy(&ctx),
+                range(i, sl),
+                range(i, ss),
+                range(i, si),
+                range(i, sa),
+                range(o, sr),
+                range(o, so),
+                size_of(&g, low),
+                size_of(&g, out),
+            )
+        });
+        println!("block-70.blend (aligned {aligned}): gpu {took:?}");
+        let want = out_bytes(&res, out);
+        assert!(distinct(&want) > 100, "post blend: not informative");
+        assert_bytes_eq("post blend", slice(&got, so), &want, 32);
+        assert_bytes_eq(
+            "post blend raw",
+            slice(&got, sr),
+            &out_bytes(&res, out_raw),
+            64,
+        );
+    }
 }
 
 #[test]
@@ -339,6 +363,7 @@ fn rejects_bad_shapes() {
             &ctx,
             &mut rec,
             &mut arena,
+            policy(&ctx),
             b,
             b,
             s8,
@@ -349,6 +374,7 @@ fn rejects_bad_shapes() {
             &ctx,
             &mut rec,
             &mut arena,
+            policy(&ctx),
             b,
             odd,
             Size::new(16, 8),
@@ -359,6 +385,7 @@ fn rejects_bad_shapes() {
             &ctx,
             &mut rec,
             &mut arena,
+            policy(&ctx),
             odd,
             b,
             Size::new(4, 4),
@@ -369,6 +396,7 @@ fn rejects_bad_shapes() {
             &ctx,
             &mut rec,
             &mut arena,
+            policy(&ctx),
             b,
             b,
             DType::F32,
@@ -383,6 +411,7 @@ fn rejects_bad_shapes() {
             &ctx,
             &mut rec,
             &mut arena,
+            policy(&ctx),
             b,
             b,
             b,

@@ -28,9 +28,9 @@
 #           of a 64x64 fixture in two lives; core_rr.c, RR's 3-frame fixture), both fixtures
 #           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
-#   checks  #14: the tensor route's bytes after a kernel change: the numerics and attention tests,
-#           --check at 512x512 (both routes), 1280x720 and 1080p, both fusions at 512x512, the
-#           C-ABI replay (about 3 minutes)
+#   checks  #14: the tensor route's bytes after a kernel change: the numerics, attention and
+#           elementwise tests, --check at 512x512 (both routes), 1280x720 and 1080p, both
+#           fusions at 512x512, the C-ABI replay (about 3 minutes)
 #   ab      #14: times of this build against base/openngx (OPENNGX_BUNDLE_BASELINE) in one call,
 #           1080p and 4K, with this build's per-op profile, and the 1080p frame times alone
 #   parity  the exact route on a 3-frame h25 fixture written on the device by the CPU reference
@@ -232,6 +232,7 @@ rr_dynamic)
 checks)
     run gpu_numerics 120 ./gpu_numerics --nocapture
     run gpu_attention 120 ./gpu_attention --nocapture
+    run gpu_elementwise 120 ./gpu_elementwise --nocapture
     run check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check
     run check_1280x720 120 ./openngx bench --width 1280 --height 720 --frames 3 --route tensor --check
     run check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check

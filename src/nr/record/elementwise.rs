@@ -23,6 +23,8 @@ use crate::gpu::{
 use crate::nr::geometry::Size;
 use crate::nr::graph::DType;
 
+use super::KernelPolicy;
+
 /// Invocations per workgroup of every kernel of this module and of `attention`.
 pub(crate) const LOCAL: u64 = 64;
 
@@ -129,12 +131,29 @@ fn tokens(s: Size) -> u64 {
     s.w as u64 * s.h as u64
 }
 
+/// The build of elementwise kernel `name` under `policy`: its `_rtz` build (native f16 and the
+/// fast fused form, the same bytes) where the policy allows the RTZ kernels.
+fn build(policy: KernelPolicy, name: &str) -> String {
+    if policy.rtz_mode() {
+        format!("{name}_rtz")
+    } else {
+        name.to_owned()
+    }
+}
+
+/// Whether every offset (in its tensor's elements) is a multiple of 4, so the elementwise
+/// kernels move four channels as whole words (their `WORDS` constant).
+fn words(offsets: &[u32]) -> bool {
+    offsets.iter().all(|o| o % 4 == 0)
+}
+
 /// [`Op::Pool`](crate::nr::graph::Op::Pool): 2x2 pool of the raw f16 `input` (`[in_size][C]`)
 /// into E4 `out` (`[out_size][C]`); output tokens whose 2x2 source leaves the input are 0.
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_pool(
     ctx: &Arc<GpuContext>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     input: BufferBinding,
     out: BufferBinding,
     in_size: Size,
@@ -145,7 +164,10 @@ pub fn prepare_pool(
     let c = channels as u64;
     let (input, in_off) = bind_aligned(ctx, "pool input", input, tokens(in_size) * c * 2, 2)?;
     let (out, out_off) = bind_aligned(ctx, "pool output", out, tokens(out_size) * c, 1)?;
-    let pipeline = ctx.pipeline(&PipelineDesc::new("nr/pool", 2, 28))?;
+    let pipeline = ctx.pipeline(
+        &PipelineDesc::new(&build(policy, "nr/pool"), 2, 28)
+            .with_spec(SpecConstant::bool(0, words(&[in_off, out_off]))),
+    )?;
     let set = arena.allocate(&pipeline, &[input, out])?;
     let push = push_bytes(&[
         in_size.w, in_size.h, out_size.w, out_size.h, channels, in_off, out_off,
@@ -160,13 +182,14 @@ pub fn record_pool(
     ctx: &Arc<GpuContext>,
     rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     input: BufferBinding,
     out: BufferBinding,
     in_size: Size,
     out_size: Size,
     channels: u32,
 ) -> Result<(), GpuError> {
-    prepare_pool(ctx, arena, input, out, in_size, out_size, channels)?.record(rec)
+    prepare_pool(ctx, arena, policy, input, out, in_size, out_size, channels)?.record(rec)
 }
 
 /// [`Op::UpMerge`](crate::nr::graph::Op::UpMerge): `merged = f16(up + skip * scale[c])` with
@@ -177,6 +200,7 @@ pub fn record_pool(
 pub fn prepare_upmerge(
     ctx: &Arc<GpuContext>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     low: BufferBinding,
     skip: BufferBinding,
     skip_dtype: DType,
@@ -214,10 +238,15 @@ pub fn prepare_upmerge(
         Some(r) => bind_aligned(ctx, "upmerge raw output", r, n * 2, 2)?,
         None => (out, 0),
     };
+    // The skip's offset is in bytes: four of its elements are 4 (E4) or 8 (f16) of them. The
+    // scale is read as bytes either way.
+    let aligned =
+        skip_off % (4 * skip_dtype.size() as u32) == 0 && words(&[low_off, out_off, raw_off]);
     let pipeline = ctx.pipeline(
-        &PipelineDesc::new("nr/upmerge", 5, 36)
+        &PipelineDesc::new(&build(policy, "nr/upmerge"), 5, 36)
             .with_spec(SpecConstant::bool(0, skip_f16))
-            .with_spec(SpecConstant::bool(1, out_raw.is_some())),
+            .with_spec(SpecConstant::bool(1, out_raw.is_some()))
+            .with_spec(SpecConstant::bool(2, aligned)),
     )?;
     let set = arena.allocate(&pipeline, &[low, skip, scale, out, raw])?;
     let push = push_bytes(&[
@@ -233,6 +262,7 @@ pub fn record_upmerge(
     ctx: &Arc<GpuContext>,
     rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     low: BufferBinding,
     skip: BufferBinding,
     skip_dtype: DType,
@@ -244,7 +274,7 @@ pub fn record_upmerge(
     channels: u32,
 ) -> Result<(), GpuError> {
     prepare_upmerge(
-        ctx, arena, low, skip, skip_dtype, scale, out, out_raw, low_size, size, channels,
+        ctx, arena, policy, low, skip, skip_dtype, scale, out, out_raw, low_size, size, channels,
     )?
     .record(rec)
 }
@@ -256,6 +286,7 @@ pub fn record_upmerge(
 pub fn prepare_post_blend(
     ctx: &Arc<GpuContext>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     low: BufferBinding,
     skip: BufferBinding,
     input_scale: BufferBinding,
@@ -282,7 +313,12 @@ pub fn prepare_post_blend(
     let (asc, as_off) = bind_aligned(ctx, "post blend adapter scale", adapter_scale, C * 2, 1)?;
     let (raw, raw_off) = bind_aligned(ctx, "post blend raw output", out_raw, n * 2, 2)?;
     let (out, out_off) = bind_aligned(ctx, "post blend output", out, n, 1)?;
-    let pipeline = ctx.pipeline(&PipelineDesc::new("nr/post_blend", 6, 40))?;
+    let pipeline = ctx.pipeline(
+        &PipelineDesc::new(&build(policy, "nr/post_blend"), 6, 40).with_spec(SpecConstant::bool(
+            0,
+            words(&[low_off, skip_off, raw_off, out_off]),
+        )),
+    )?;
     let set = arena.allocate(&pipeline, &[low, skip, is, asc, raw, out])?;
     let push = push_bytes(&[
         size.w, size.h, low_size.w, C as u32, low_off, skip_off, is_off, as_off, raw_off, out_off,
@@ -297,6 +333,7 @@ pub fn record_post_blend(
     ctx: &Arc<GpuContext>,
     rec: &mut Recorder<'_>,
     arena: &mut DescriptorArena,
+    policy: KernelPolicy,
     low: BufferBinding,
     skip: BufferBinding,
     input_scale: BufferBinding,
@@ -309,6 +346,7 @@ pub fn record_post_blend(
     prepare_post_blend(
         ctx,
         arena,
+        policy,
         low,
         skip,
         input_scale,

@@ -253,6 +253,7 @@ impl NetworkRoute for ExactRoute {
                 prepare_pool(
                     ctx,
                     arena,
+                    policy,
                     sub(*input, fi, si.h, si.w),
                     sub(*out, fo, so.h, so.w),
                     si,
@@ -273,6 +274,7 @@ impl NetworkRoute for ExactRoute {
                 prepare_upmerge(
                     ctx,
                     arena,
+                    policy,
                     sub(*low, fl, sl.h, sl.w),
                     b(*skip),
                     g.tensors[*skip].dtype,
@@ -297,6 +299,7 @@ impl NetworkRoute for ExactRoute {
                 prepare_post_blend(
                     ctx,
                     arena,
+                    policy,
                     sub(*low, fl, sl.h, sl.w),
                     b(*skip),
                     w.binding(*input_scale, 64)?,
