@@ -99,6 +99,10 @@ uint f16_from_f32_rtz(float x) { return f16_from_f32_bits(floatBitsToUint(x), tr
 
 uint f16_canon(uint h) { return f16_is_nan(h) ? F16_QNAN : h; }
 
+// Half i (0..3) of four halves packed as two words (low half first), as the kernels that move
+// four channels in one 8-byte load unpack them.
+uint f16_quad_half(uvec2 p, uint i) { return (p[i >> 1] >> (16u * (i & 1u))) & 0xFFFFu; }
+
 uint f16_neg(uint h) { return h ^ 0x8000u; }
 
 #ifdef OPENNGX_F32_RTZ

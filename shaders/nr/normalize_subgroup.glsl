@@ -53,8 +53,6 @@ uvec2 load_quad(uint unit, uint part, uint j) {
                  uint(qkv[at + 2u]) | (uint(qkv[at + 3u]) << 16));
 }
 
-uint half_of(uvec2 p, uint i) { return (p[i >> 1] >> (16u * (i & 1u))) & 0xFFFFu; }
-
 void main() {
     uint lane = gl_SubgroupInvocationID;
     uint j = lane % 8u;
@@ -78,8 +76,8 @@ void main() {
     uvec2 hi = is_q ? oq : k;
     uint r[4];
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
-        uint l = half_of(lo, i);
-        uint h = half_of(hi, i);
+        uint l = f16_quad_half(lo, i);
+        uint h = f16_quad_half(hi, i);
         r[i] = f16_fma(l, l, f16_mul(h, h));
     }
     // s = 8 (lane j ^ 2) and s = 4 (lane j ^ 1), r[c] first as in norm.glsl.
@@ -87,7 +85,7 @@ void main() {
         uvec2 mine = uvec2(r[0] | (r[1] << 16), r[2] | (r[3] << 16));
         uvec2 other = subgroupShuffleXor(mine, d);
         [[unroll]] for (uint i = 0u; i < 4u; i++) {
-            r[i] = f16_add(r[i], half_of(other, i));
+            r[i] = f16_add(r[i], f16_quad_half(other, i));
         }
     }
     r[0] = f16_add(r[0], r[2]);
@@ -105,13 +103,13 @@ void main() {
     uint kw = 0u;
     uint vw = 0u;
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
-        uint x = f16_mul(half_of(q, i), norm_q);
+        uint x = f16_mul(f16_quad_half(q, i), norm_q);
         if (VIT) {
             x = f16_mul(x, NORM_VIT_Q_SCALE);
         }
         qw |= table_e4(f16_mul(x, t)) << (8u * i);
-        kw |= table_e4(f16_mul(half_of(k, i), norm_k)) << (8u * i);
-        vw |= table_e4(half_of(v, i)) << (8u * i);
+        kw |= table_e4(f16_mul(f16_quad_half(k, i), norm_k)) << (8u * i);
+        vw |= table_e4(f16_quad_half(v, i)) << (8u * i);
     }
     uint dst = 32u * unit + 4u * j;
     if (WORDS) {

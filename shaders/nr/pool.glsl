@@ -34,8 +34,6 @@ uvec2 load4(uint at) {
                  uint(inh[at + 2u]) | (uint(inh[at + 3u]) << 16));
 }
 
-uint half_of(uvec2 p, uint i) { return (p[i >> 1] >> (16u * (i & 1u))) & 0xFFFFu; }
-
 void main() {
     uint idx = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 64u
         + gl_LocalInvocationID.x;
@@ -60,8 +58,8 @@ void main() {
         uvec2 c = load4(bottom);
         uvec2 d = load4(bottom + pc.channels);
         for (uint i = 0u; i < 4u; i++) {
-            uint e = e4m3_from_f16(
-                pool2x2(half_of(a, i), half_of(b, i), half_of(c, i), half_of(d, i)));
+            uint e = e4m3_from_f16(pool2x2(f16_quad_half(a, i), f16_quad_half(b, i),
+                                           f16_quad_half(c, i), f16_quad_half(d, i)));
             word |= e << (8u * i);
         }
     }

@@ -1,7 +1,8 @@
 //! GPU record functions of the attention ops: [`Op::Normalize`], [`Op::WindowAttention`] and
 //! [`Op::VitAttention`] (kernels `shaders/nr/{normalize,window_attention,vit_attention}.comp`
-//! and their builds: `normalize_native`/`normalize_coop` for the cooperative normalisation, the
-//! `*_rtz` attention builds).
+//! and their builds: `normalize_{rtz,native,coop}` for the cooperative normalisation and
+//! `normalize_{rtz,native,coop}_subgroup` for its subgroup layout, the `*_rtz` attention
+//! builds).
 //!
 //! The attention MMAs (`S = prior + q.k`, `O = P.V`) follow the FP8 MMA profile of the run
 //! ([`Profile::F13`] native or [`Profile::H25`]), passed to the kernels as specialization

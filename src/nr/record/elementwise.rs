@@ -1,6 +1,7 @@
 //! GPU record functions of the elementwise graph ops: [`Op::Pool`], [`Op::UpMerge`] and
-//! [`Op::PostBlend`] (kernels `shaders/nr/{pool,upmerge,post_blend}.comp`), plus the small binding
-//! and grid helpers the attention records share.
+//! [`Op::PostBlend`] (kernels `shaders/nr/{pool,upmerge,post_blend}.glsl`, each built portable
+//! and as `*_rtz` for the policies that allow the RTZ kernels), plus the small binding and grid
+//! helpers the attention records share.
 //!
 //! `prepare_*` builds a [`Dispatch`] once; `record_*` prepares and records it. Neither places
 //! barriers: the caller orders a dispatch against producers and consumers (`Recorder::compute_to_compute`). Tensors are `[rows][C]` row-major

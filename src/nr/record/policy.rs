@@ -62,6 +62,8 @@ pub struct KernelPolicy {
     /// (`tile_mma.glsl`), so devices without cooperative matrices (lavapipe) can check them byte
     /// for byte. For tests only: they are far slower than the device's builds.
     emulated_tiles: bool,
+    /// The normalisation runs its subgroup layout ([`NormalizeKernel::Subgroup`]): the fast
+    /// builds are allowed and the device's subgroups fit it.
     subgroup_normalize: bool,
 }
 
@@ -76,9 +78,7 @@ impl KernelPolicy {
             window_rows: 0,
             gemm_tiles: 0,
             emulated_tiles: false,
-            subgroup_normalize: fast
-                && (caps.rtz_kernels() || caps.native_f16())
-                && NormalizeKernel::subgroups_fit(caps),
+            subgroup_normalize: fast && caps.native_f16() && NormalizeKernel::subgroups_fit(caps),
         }
     }
 
@@ -198,7 +198,7 @@ impl KernelPolicy {
     /// The normalisation layout the network runs: the subgroup layout where the device's
     /// subgroups allow it, else the cooperative one where native f16 is allowed.
     pub fn normalize_kernel(&self) -> NormalizeKernel {
-        if self.subgroup_normalize && (self.rtz_mode || self.native_f16) {
+        if self.subgroup_normalize {
             NormalizeKernel::Subgroup
         } else if self.native_f16 {
             NormalizeKernel::Cooperative
