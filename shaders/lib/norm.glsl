@@ -5,6 +5,7 @@
 #ifndef OPENNGX_NORM_GLSL
 #define OPENNGX_NORM_GLSL
 #include "f16.glsl"
+#include "ops.glsl"
 #include "recip.glsl"
 
 const uint NORM_VIT_Q_SCALE = 0x45A8u; // 5.65625 = f16(sqrt 32)
@@ -12,7 +13,7 @@ const uint NORM_VIT_Q_SCALE = 0x45A8u; // 5.65625 = f16(sqrt 32)
 uint norm_sum_squares(uint v[32]) {
     uint r[16];
     for (int c = 0; c < 16; c++) {
-        r[c] = f16_fma(v[c], v[c], f16_mul(v[c + 16], v[c + 16]));
+        r[c] = sumsq_pair(v[c], v[c + 16]);
     }
     for (int s = 8; s >= 1; s >>= 1) {
         for (int c = 0; c < s; c++) {

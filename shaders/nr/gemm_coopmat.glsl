@@ -26,6 +26,7 @@
 #include "f16.glsl"
 #include "e4m3.glsl"
 #include "e4m3_widen.glsl"
+#include "ops.glsl"
 #include "tile_mma.glsl"
 
 // Columns per workgroup: 32 or 64.
@@ -179,7 +180,7 @@ void norm_epilogue(uint tid, uint row0, uint col0) {
         [[unroll]] for (uint c = 0u; c < 16u; c++) {
             uint lo = (x[c >> 1] >> (16u * (c & 1u))) & 0xFFFFu;
             uint hi = (x[8u + (c >> 1)] >> (16u * (c & 1u))) & 0xFFFFu;
-            sq[c] = f16_fma(lo, lo, f16_mul(hi, hi));
+            sq[c] = sumsq_pair(lo, hi);
         }
         [[unroll]] for (uint s = 8u; s >= 1u; s >>= 1) {
             [[unroll]] for (uint c = 0u; c < s; c++) {

@@ -64,12 +64,12 @@ void main() {
     s_qk[64u * w + 32u + c] = k;
     barrier();
 
-    // r[i] = f16_fma(x[i], x[i], f16_mul(x[i + 16], x[i + 16])) of vector `part` (0 q, 1 k).
+    // r[i] = sumsq_pair(x[i], x[i + 16]) of vector `part` (0 q, 1 k).
     uint part = c / 16u;
     uint i = c % 16u;
     uint lo = s_qk[64u * w + 32u * part + i];
     uint hi = s_qk[64u * w + 32u * part + i + 16u];
-    uint r = f16_fma(lo, lo, f16_mul(hi, hi));
+    uint r = sumsq_pair(lo, hi);
     uint base = 32u * w + 16u * part;
     s_sum[base + i] = r;
     barrier();

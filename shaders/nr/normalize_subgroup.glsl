@@ -78,7 +78,7 @@ void main() {
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
         uint l = f16_quad_half(lo, i);
         uint h = f16_quad_half(hi, i);
-        r[i] = f16_fma(l, l, f16_mul(h, h));
+        r[i] = sumsq_pair(l, h);
     }
     // s = 8 (lane j ^ 2) and s = 4 (lane j ^ 1), r[c] first as in norm.glsl.
     [[unroll]] for (uint d = 2u; d >= 1u; d >>= 1) {

@@ -39,6 +39,7 @@ int token_of(uint t) { return token_in(gl_WorkGroupID.y, t); }
 #ifdef NORM_FUSED
 // By its path from shaders/nr and shaders/test alike (includes resolve from the shader).
 #include "../nr/norm_temperature.glsl"
+#include "ops.glsl"
 
 // Half `h` (channels 16 h .. 16 h + 15, as 8 words) of part `p` (0 q, 1 k, 2 v) of token `tok`'s
 // QKV row of this workgroup's head; zeros for a token outside the level.
@@ -80,7 +81,7 @@ void stage_normalized(int qtok, int ktok, uint h, uint at) {
     [[unroll]] for (uint c = 0u; c < 16u; c++) {
         uint a = half_of(lo, c);
         uint b = half_of(hi, c);
-        r[c] = f16_fma(a, a, f16_mul(b, b));
+        r[c] = sumsq_pair(a, b);
     }
     [[unroll]] for (uint s = 8u; s >= 1u; s >>= 1) {
         [[unroll]] for (uint c = 0u; c < s; c++) {
