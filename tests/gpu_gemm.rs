@@ -365,8 +365,8 @@ fn schedule_gemm_variants_match_the_reference() {
 /// The tensor route's GEMM kernel (`gemm_coopmat.glsl`) in its emulated build
 /// (`KernelPolicy::with_emulated_tiles`: every 16x16x16 MMA in integer arithmetic as the H25
 /// model) on every kind of GEMM node it runs, against the CPU reference in H25: its tiling, its
-/// split-K partitions, its seeds, its epilogues and its row-tile loop (one and three tiles per
-/// workgroup), byte for byte, on any device. Only the MMA itself is the device's in the
+/// split-K partitions, its seeds, its epilogues and its row-tile loop (three tiles per
+/// workgroup; with one, the chains of several K steps load two steps ahead), byte for byte, on any device. Only the MMA itself is the device's in the
 /// real build; `bench --route tensor --check` covers that on the H200.
 #[test]
 fn coopmat_gemm_kernel_matches_h25_emulated() {

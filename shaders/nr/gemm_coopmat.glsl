@@ -16,7 +16,8 @@
 // Work split: 128 invocations = 4 subgroups of 32 in a 2 x 2 grid; a workgroup owns BM = 64
 // rows x BN (32 or 64) columns of one group, a subgroup BM/2 x BN/2 (BM/32 x BN/32
 // accumulators). Per step of BK = 32 K the tile's E4M3 bytes are widened to f16 (exactly, in
-// arithmetic: widen_halves) into shared memory while the next step's bytes load into registers. Every tile and result goes
+// arithmetic: widen_halves) into shared memory while the next step's bytes (with AHEAD 2 the
+// step after it) load into registers. Every tile and result goes
 // through shared memory because the element layout of a KHR cooperative matrix is the
 // implementation's: the seed is built there and loaded as the C operand, and the result is
 // stored there for the epilogue (gemm_store.glsl), which needs each element's row and column.
@@ -37,6 +38,10 @@ layout(constant_id = 5) const uint SEED = 0u;  // 0 = none, 1 = E4 skip, 2 = f16
 layout(constant_id = 6) const uint SPLIT = 0u; // 1 when PART < K
 // 1: the workgroup runs several row tiles (see main); 0: one.
 layout(constant_id = 7) const uint PERSIST = 0u;
+// 2: a workgroup of one row tile (PERSIST 0) loads its A and B bytes two K steps ahead instead
+// of one (8 more registers; `nr::record::gemm` sets it for chains of several steps). The MMAs
+// and so the bytes are the same.
+layout(constant_id = 8) const uint AHEAD = 1u;
 
 // Rows per workgroup (128 was measured slower at 1080p: fewer workgroups per SM).
 const uint BM = 64u;
@@ -267,10 +272,16 @@ void main() {
                        scale_half(sat + 2u) | (scale_half(sat + 3u) << 16));
     }
 
-    // The first tile's first step and skip words.
+    // The first tile's first step (and with AHEAD 2 its second) and skip words.
+    bool ahead2 = PERSIST == 0u && AHEAD == 2u;
     uvec4 pre[PER];
+    uvec4 pre2[PER];
     [[unroll]] for (uint p = 0u; p < PER; p++) {
         pre[p] = load_slot(tid + 128u * p, kbeg, kend, tile * BM, col0, abase, bbase);
+        pre2[p] = uvec4(0u);
+        if (ahead2) {
+            pre2[p] = load_slot(tid + 128u * p, kbeg + BK, kend, tile * BM, col0, abase, bbase);
+        }
     }
     uvec2 raw[QUADS];
     if (seeded) {
@@ -322,8 +333,16 @@ void main() {
                 }
             }
             barrier();
-            // The next step's bytes, or after the last step the next tile's first.
-            if (kb + BK < kend) {
+            // The next step's bytes, or after the last step the next tile's first; with AHEAD 2
+            // the next step's are already here and the one after it loads.
+            if (ahead2) {
+                [[unroll]] for (uint p = 0u; p < PER; p++) {
+                    pre[p] = pre2[p];
+                    if (kb + 2u * BK < kend) {
+                        pre2[p] = load_slot(tid + 128u * p, kb + 2u * BK, kend, row0, col0, abase, bbase);
+                    }
+                }
+            } else if (kb + BK < kend) {
                 [[unroll]] for (uint p = 0u; p < PER; p++) {
                     pre[p] = load_slot(tid + 128u * p, kb + BK, kend, row0, col0, abase, bbase);
                 }

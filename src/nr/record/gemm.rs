@@ -412,7 +412,9 @@ pub fn prepare_gemm(
             .with_spec(SpecConstant::u32(6, (parts > 1) as u32));
     }
     if policy.tensor_cores() {
-        desc = desc.with_spec(SpecConstant::u32(7, (per_workgroup > 1) as u32));
+        desc = desc
+            .with_spec(SpecConstant::u32(7, (per_workgroup > 1) as u32))
+            .with_spec(SpecConstant::u32(8, gemm_ahead(part, per_workgroup)));
     }
     let pipeline = ctx.pipeline(&desc)?;
     // A split-K GEMM writes its partials where the raw output goes (binding 5).
@@ -462,6 +464,19 @@ pub fn prepare_gemm(
         groups,
         then,
     })
+}
+
+/// K steps the cooperative-matrix GEMM loads ahead (`AHEAD` in `gemm_coopmat.glsl`): 2 for a
+/// workgroup of one row tile whose chain (`chain` K: the whole K or a split-K partition) has at
+/// least two steps, else 1. On an H100 at 1080p this took the ViT's split-K GEMMs, the split-512
+/// level's and the expert blocks' W3 from 3.9 to 3.1 ms for 8 more registers; the unseeded QKV
+/// and FFN-input GEMMs moved by 0.01-0.03 ms (docs/performance.md, session 21).
+fn gemm_ahead(chain: usize, per_workgroup: usize) -> u32 {
+    if per_workgroup == 1 && chain > COOPMAT_BK {
+        2
+    } else {
+        1
+    }
 }
 
 /// Row tiles per workgroup of the cooperative-matrix GEMM (`gemm_coopmat.glsl` runs tiles x, x +
@@ -751,7 +766,22 @@ pub fn prepare_node(
 
 #[cfg(test)]
 mod tests {
-    use super::{tiles_per_workgroup, MIN_WORKGROUPS};
+    use super::{gemm_ahead, tiles_per_workgroup, MIN_WORKGROUPS};
+
+    /// Two K steps ahead only where a workgroup runs one row tile over a chain of two steps or
+    /// more (the loop over row tiles has its own prefetch of the next tile).
+    #[test]
+    fn loads_two_steps_ahead_for_long_chains_of_one_tile() {
+        // The ViT's contraction (partitions of 1024), the split-512 level's 512x512, W3 at C128.
+        for chain in [1024, 512, 256, 128, 64] {
+            assert_eq!(gemm_ahead(chain, 1), 2, "{chain}");
+            assert_eq!(gemm_ahead(chain, 3), 1, "{chain}");
+        }
+        // One step: nothing further to load.
+        for chain in [16, 32] {
+            assert_eq!(gemm_ahead(chain, 1), 1, "{chain}");
+        }
+    }
 
     /// The full-resolution GEMMs get several row tiles per workgroup, the small ones one; every
     /// grid covers every tile and keeps at least MIN_WORKGROUPS workgroups where it had them.
