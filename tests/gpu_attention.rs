@@ -312,7 +312,17 @@ fn window_attention_coopmat_window_loop_h25() {
 // ------------------------------------------------------------------------------------------------
 // ViT attention
 
-fn check_vit(h: &Harness, ctx: &Arc<GpuContext>, g: &Graph, profiles: Profiles, seed: u64) {
+/// The ViT attention of `g` against the CPU reference in `profiles`, run under `policy` with q,
+/// k, v and the output `skews` bytes into their staging buffers.
+fn check_vit(
+    h: &Harness,
+    ctx: &Arc<GpuContext>,
+    g: &Graph,
+    profiles: Profiles,
+    seed: u64,
+    policy: KernelPolicy,
+    skews: [usize; 4],
+) {
     let label = "block-31.attention";
     let n = node(g, label);
     let Op::VitAttention {
@@ -344,18 +354,18 @@ fn check_vit(h: &Harness, ctx: &Arc<GpuContext>, g: &Graph, profiles: Profiles, 
     let cpu = t0.elapsed();
 
     let mut ins = Staging::default();
-    let sq = ins.put(&qd, 3);
-    let sk = ins.put(&kd, 0);
-    let sv = ins.put(&vd, 7);
+    let sq = ins.put(&qd, skews[0]);
+    let sk = ins.put(&kd, skews[1]);
+    let sv = ins.put(&vd, skews[2]);
     let st = ins.put(&tables::gpu()[tables::ATTENTION], 0);
     let mut outs = Staging::default();
-    let so = outs.reserve(tokens * c, 9);
+    let so = outs.reserve(tokens * c, skews[3]);
     let (got, took) = run_gpu(h, ctx, &ins, &outs, |rec, arena, i, o| {
         record_vit_attention(
             ctx,
             rec,
             arena,
-            policy(ctx),
+            policy,
             range(i, sq),
             range(i, sk),
             range(i, sv),
@@ -367,8 +377,10 @@ fn check_vit(h: &Harness, ctx: &Arc<GpuContext>, g: &Graph, profiles: Profiles, 
         )
     });
     println!(
-        "vit attention ({tokens} tokens, {heads} heads, {}): gpu {took:?}, cpu {cpu:?}",
-        profiles.name
+        "vit attention ({tokens} tokens, {heads} heads, {}, {}, skews {skews:?}): gpu {took:?}, \
+         cpu {cpu:?}",
+        profiles.name,
+        policy.describe()
     );
     assert!(distinct(&want) > 100, "vit: output is not informative");
     assert_bytes_eq(label, slice(&got, so), &want, c);
@@ -381,12 +393,12 @@ fn vit_attention_f13() {
     let g = graph_64();
     let l5 = g.geometry.level(Level::L(5));
     assert_eq!(l5.w * l5.h, 64, "64x64 has 64 ViT tokens");
-    check_vit(&h, &ctx, &g, Profiles::NATIVE, 0x7001);
+    check_vit(&h, &ctx, &g, Profiles::NATIVE, 0x7001, policy(&ctx), SKEWED);
     // 640x320: L5 is 12x8 = 96 tokens, padded to 128 keys (32 zero rows removed at the end).
     let g = graph::build(&Geometry::new(640, 320).unwrap());
     let l5 = g.geometry.level(Level::L(5));
     assert_eq!(l5.w * l5.h, 96, "640x320 has 96 ViT tokens");
-    check_vit(&h, &ctx, &g, Profiles::NATIVE, 0x7002);
+    check_vit(&h, &ctx, &g, Profiles::NATIVE, 0x7002, policy(&ctx), SKEWED);
 }
 
 #[test]
@@ -394,7 +406,27 @@ fn vit_attention_padded_h25() {
     let Some(h) = Harness::new() else { return };
     let ctx = h.context();
     let g = graph::build(&Geometry::new(640, 320).unwrap());
-    check_vit(&h, &ctx, &g, Profiles::H25, 0x7003);
+    check_vit(&h, &ctx, &g, Profiles::H25, 0x7003, policy(&ctx), SKEWED);
+}
+
+/// Offsets of q, k, v and the output off a word (the byte paths) and on one (k and v one key
+/// block ahead, word stores).
+const SKEWED: [usize; 4] = [3, 0, 7, 9];
+const ALIGNED: [usize; 4] = [0, 4, 8, 0];
+
+/// The tensor route's ViT attention (`vit_attention_coopmat.glsl`) at 640x320 (96 tokens: two
+/// key blocks, the second padded) against the CPU reference in h25, with k and v on words (the
+/// next block's words loading during this one) and off them. The device's build where the
+/// probe identifies h25, else the emulated build (lavapipe).
+#[test]
+fn vit_attention_coopmat_h25() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    let g = graph::build(&Geometry::new(640, 320).unwrap());
+    let tiles = common::kernels::tile_policy(&ctx);
+    for (i, skews) in [ALIGNED, SKEWED].into_iter().enumerate() {
+        check_vit(&h, &ctx, &g, Profiles::H25, 0x7011 + i as u64, tiles, skews);
+    }
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@
 // queries 16 s .. +15 for the whole kernel, so after the shared K/V staging of a block every
 // step runs within the subgroup (subgroup barriers only): its S rows, the exp weights, P and the
 // tree of each query on two lanes (keys with bit 2 clear / set, the tree's halves t[0..3] and
-// t[4..7], swapped with one shuffle). Q, K, V (E4M3 widened exactly through a code table), S and
+// t[4..7], swapped with one shuffle). Where k and v start on a word, the next block's K and V
+// words load into registers while a block computes. Q, K, V (E4M3 widened exactly through a code table), S and
 // P live in shared memory, because a KHR cooperative matrix's element layout is the
 // implementation's.
 #extension GL_GOOGLE_include_directive : require

@@ -94,6 +94,21 @@ void stage_row(uint which, int tok, uint h, uint at) {
     }
 }
 
+// The raw words of this invocation's staging row of key block `kb` (key row tid / 2, half
+// tid % 2): k in 0..3, v in 4..7, zeros past the last token (code 0 widens to +0, what
+// stage_row stores there). For k and v on words, loaded one block ahead.
+void fetch_kv(uint kb, out uint w[8]) {
+    uint key = 64u * kb + (gl_LocalInvocationID.x >> 1);
+    uint h = gl_LocalInvocationID.x & 1u;
+    bool in_range = key < pc.tokens;
+    uint ki = (row_at(pc.k_off, key) + 16u * h) >> 2;
+    uint vi = (row_at(pc.v_off, key) + 16u * h) >> 2;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        w[i] = in_range ? kwords[ki + i] : 0u;
+        w[4u + i] = in_range ? vwords[vi + i] : 0u;
+    }
+}
+
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint sg = TILE_SUBGROUP;
@@ -123,6 +138,14 @@ void main() {
     uint half_ = lane & 1u;
     uint total = F16_POS_ZERO;
 
+    // With k and v on words, the next block's words load while this one computes (the chain
+    // over the key blocks is the kernel's latency); each block is staged exactly as stage_row
+    // stages it.
+    bool ahead = ((pc.k_off | pc.v_off) & 3u) == 0u;
+    uint next[8];
+    if (ahead) {
+        fetch_kv(0u, next);
+    }
     [[dont_unroll]] for (uint kb = 0u; kb < blocks; kb++) {
         // Every subgroup is done with the previous block's K and V.
         barrier();
@@ -131,10 +154,24 @@ void main() {
             uint key = 64u * kb + r;
             int ktok = key < pc.tokens ? int(key) : -1;
             uint at = r * CS + 8u * (tid & 1u);
-            stage_row(1u, ktok, tid & 1u, at);
-            stage_row(2u, ktok, tid & 1u, at);
+            if (ahead) {
+                [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                    uvec2 pk = widen_word(next[i]);
+                    uvec2 pv = widen_word(next[4u + i]);
+                    s_k[at + 2u * i] = pk.x;
+                    s_k[at + 2u * i + 1u] = pk.y;
+                    s_v[at + 2u * i] = pv.x;
+                    s_v[at + 2u * i + 1u] = pv.y;
+                }
+            } else {
+                stage_row(1u, ktok, tid & 1u, at);
+                stage_row(2u, ktok, tid & 1u, at);
+            }
         }
         barrier();
+        if (ahead && kb + 1u < blocks) {
+            fetch_kv(kb + 1u, next);
+        }
 
         // S = Q K^T for the subgroup's 16 queries x 64 keys, chains from +0.
         [[unroll]] for (uint kt = 0u; kt < 4u; kt++) {
