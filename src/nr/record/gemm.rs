@@ -469,7 +469,7 @@ pub fn prepare_gemm(
 /// K steps the cooperative-matrix GEMM loads ahead (`AHEAD` in `gemm_coopmat.glsl`): 2 for a
 /// workgroup of one row tile whose chain (`chain` K: the whole K or a split-K partition) has at
 /// least two steps, else 1. On an H100 at 1080p this took the ViT's split-K GEMMs, the split-512
-/// level's and the expert blocks' W3 from 3.9 to 3.1 ms for 8 more registers; the unseeded QKV
+/// level's and the expert blocks' W3 from 5.7 to 4.9 ms for 8 more registers; the unseeded QKV
 /// and FFN-input GEMMs moved by 0.01-0.03 ms (docs/performance.md, session 21).
 fn gemm_ahead(chain: usize, per_workgroup: usize) -> u32 {
     if per_workgroup == 1 && chain > COOPMAT_BK {
