@@ -17,10 +17,10 @@
 // rows x BN (32 or 64) columns of one group, a subgroup BM/2 x BN/2 (BM/32 x BN/32
 // accumulators). Per step of BK = 32 K the tile's E4M3 bytes are widened to f16 (exactly, in
 // arithmetic: widen_halves) into shared memory while the next step's bytes (with AHEAD 2 the
-// step after it) load into registers. Every tile and result goes
-// through shared memory because the element layout of a KHR cooperative matrix is the
-// implementation's: the seed is built there and loaded as the C operand, and the result is
-// stored there for the epilogue (gemm_store.glsl), which needs each element's row and column.
+// step after it) load into registers. Every tile and result goes through shared memory because
+// the element layout of a KHR cooperative matrix is the implementation's: the seed is built
+// there and loaded as the C operand, and the result is stored there for the epilogue
+// (gemm_store.glsl), which needs each element's row and column.
 #ifndef TILE_EMULATED
 #define OPENNGX_F16_NATIVE 1
 #endif

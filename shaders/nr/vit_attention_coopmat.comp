@@ -12,9 +12,9 @@
 // step runs within the subgroup (subgroup barriers only): its S rows, the exp weights, P and the
 // tree of each query on two lanes (keys with bit 2 clear / set, the tree's halves t[0..3] and
 // t[4..7], swapped with one shuffle). Where k and v start on a word, the next block's K and V
-// words load into registers while a block computes. Q, K, V (E4M3 widened exactly through a code table), S and
-// P live in shared memory, because a KHR cooperative matrix's element layout is the
-// implementation's.
+// words load into registers while a block computes. Q, K, V (E4M3 widened exactly through a
+// code table), S and P live in shared memory, because a KHR cooperative matrix's element layout
+// is the implementation's.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require

@@ -96,13 +96,14 @@ void stage_row(uint which, int tok, uint h, uint at) {
 
 // The raw words of this invocation's staging row of key block `kb` (key row tid / 2, half
 // tid % 2): k in 0..3, v in 4..7, zeros past the last token (code 0 widens to +0, what
-// stage_row stores there). For k and v on words, loaded one block ahead.
+// stage_row stores there). For k and v on words, loaded one block ahead. A padded key's index
+// is 0, so no address past the tensors is ever formed, even for a load the compiler hoists.
 void fetch_kv(uint kb, out uint w[8]) {
     uint key = 64u * kb + (gl_LocalInvocationID.x >> 1);
     uint h = gl_LocalInvocationID.x & 1u;
     bool in_range = key < pc.tokens;
-    uint ki = (row_at(pc.k_off, key) + 16u * h) >> 2;
-    uint vi = (row_at(pc.v_off, key) + 16u * h) >> 2;
+    uint ki = in_range ? (row_at(pc.k_off, key) + 16u * h) >> 2 : 0u;
+    uint vi = in_range ? (row_at(pc.v_off, key) + 16u * h) >> 2 : 0u;
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
         w[i] = in_range ? kwords[ki + i] : 0u;
         w[4u + i] = in_range ? vwords[vi + i] : 0u;
