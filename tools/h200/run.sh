@@ -31,13 +31,15 @@
 #   checks  #14: the tensor route's bytes after a kernel change: the numerics, attention and
 #           elementwise tests, --check at 512x512 (both routes), 1280x720 and 1080p, both
 #           fusions at 512x512, the C-ABI replay (about 3 minutes)
+#   checks_min  the least of checks after a small kernel change: the attention tests, --check at
+#           512x512 and 1080p on the tensor route, the C-ABI replay (about 1.5 minutes)
 #   ab      #14: times of this build against base/openngx (OPENNGX_BUNDLE_BASELINE) in one call,
 #           1080p and 4K, with this build's per-op profile, and the 1080p frame times alone
 #   parity  the exact route on a 3-frame h25 fixture written on the device by the CPU reference
 #           (`parity --route gpu`; the carried fixtures are the C harness's, without the
 #           features parity reads); PARITY_SIZE=WxH, 512x512 by default
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn tensor strips strips_check strips_time rr replay profile rr_dynamic core checks ab parity)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -245,6 +247,15 @@ checks)
         done
     fi
     ;;
+checks_min)
+    run gpu_attention 120 ./gpu_attention --nocapture
+    run check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route tensor --check
+    run check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
+    [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+    for fx in fixtures/*/; do
+        [ -d "$fx" ] && run "replay_$(basename "$fx")" 120 env OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
+    done
+    ;;
 parity)
     size="${PARITY_SIZE:-512x512}"
     [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
@@ -263,7 +274,7 @@ ab)
     run ab_base_frame_1920x1080 60 ./base/openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
     ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, ab, parity)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, parity)" >&2
     exit 2
     ;;
 esac
