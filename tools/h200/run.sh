@@ -68,6 +68,15 @@ run() { # name seconds command...
     echo "$n rc=$? $((SECONDS - s)) s" | tee -a "$OUT/summary.txt"
     if [ -n "${PACK:-}" ]; then tar -C "$OUT" -czf "$PACK" .; fi
 }
+# The C harness's replay of each carried fixture through the public C ABI (the model
+# synthesised first); nothing where the bundle carries none.
+replay_fixtures() {
+    ls -d fixtures/*/ >/dev/null 2>&1 || return 0
+    [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+    for fx in fixtures/*/; do
+        run "replay_$(basename "$fx")" 120 env OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
+    done
+}
 for part in "$@"; do
 case "$part" in
 life|soak)
@@ -131,11 +140,7 @@ rr)
     ;;
 replay)
     ls -d fixtures/*/ >/dev/null 2>&1 || { echo "run.sh: no fixtures in the bundle (OPENNGX_BUNDLE_FIXTURES)" >&2; exit 2; }
-    [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
-    for fx in fixtures/*/; do
-        n="$(basename "$fx")"
-        run "replay_$n" 120 env OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
-    done
+    replay_fixtures
     ;;
 core)
     [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
@@ -240,21 +245,13 @@ checks)
     run check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
     run check_gemm_512x512 90 ./openngx bench --width 512 --height 512 --frames 3 --route tensor --check --fusion gemm
     run check_attention_512x512 90 ./openngx bench --width 512 --height 512 --frames 3 --route tensor --check --fusion attention
-    if ls -d fixtures/*/ >/dev/null 2>&1; then
-        [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
-        for fx in fixtures/*/; do
-            run "replay_$(basename "$fx")" 120 env OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
-        done
-    fi
+    replay_fixtures
     ;;
 checks_min)
     run gpu_attention 120 ./gpu_attention --nocapture
     run check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route tensor --check
     run check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
-    [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
-    for fx in fixtures/*/; do
-        [ -d "$fx" ] && run "replay_$(basename "$fx")" 120 env OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
-    done
+    replay_fixtures
     ;;
 parity)
     size="${PARITY_SIZE:-512x512}"
