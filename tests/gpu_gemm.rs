@@ -531,6 +531,136 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
     }
 }
 
+/// A C = 32 block's attention half as one kernel (`attention_block_coopmat.glsl`,
+/// `Fusion::Block`: QKV GEMM, normalisation, window attention, projection) against the CPU
+/// reference running the four ops in h25, on random and adversarial y and skip: blocks of all
+/// four window phases, at the field and at level 0, with the dual and the E4 epilogue, the
+/// output byte for byte. The device's build where the tensor route runs with the probe's h25,
+/// else the emulated build (lavapipe), as the line printed says.
+#[test]
+fn attention_block_kernel_matches_the_four_ops_h25() {
+    use openngx::nr::record::attention_block::{self, BlockBindings};
+    use openngx::nr::route::tensor::attention_block as is_attention_block;
+    let Some(at) = At64::new() else { return };
+    let (gpu, g, weights, cpu) = (&at.gpu, &at.g, &*at.weights, &at.cpu);
+    let policy = common::kernels::tile_policy(&gpu.ctx);
+    let mut epilogues = Vec::new();
+    for (i, block) in [0usize, 2, 3, 4, 70].into_iter().enumerate() {
+        let at = |label: String| match g.nodes.iter().position(|n| n.label == label) {
+            Some(i) => i,
+            None => panic!("no node `{label}`"),
+        };
+        let first = at(format!("block-{block}.qkv"));
+        let nodes = &g.nodes[first..first + 4];
+        assert!(is_attention_block(g, nodes), "block {block}");
+        assert_eq!(nodes[3].label, format!("block-{block}.proj"));
+        let (
+            Op::Gemm {
+                input: y, mat: wq, ..
+            },
+            Op::Normalize { temperatures, .. },
+            Op::WindowAttention {
+                q, priors, phase, ..
+            },
+            Op::Gemm {
+                mat: wp,
+                seed: Some(seed),
+                epilogue,
+                out,
+                out_raw,
+                ..
+            },
+        ) = (&nodes[0].op, &nodes[1].op, &nodes[2].op, &nodes[3].op)
+        else {
+            panic!("block {block}: not the attention half");
+        };
+        epilogues.push(*epilogue);
+        let size = g.geometry.level(g.tensors[*q].level);
+        for adversarial in [false, true] {
+            let mut rng = Rng(0xB10C + 2 * i as u64 + adversarial as u64);
+            let yd = random_tensor(g, *y, &mut rng, adversarial);
+            let skd = random_tensor(g, seed.skip, &mut rng, adversarial);
+            let mut ex = Executor::new(g, cpu, Profiles::H25);
+            ex.set_tensor(*y, yd.clone()).expect("y");
+            ex.set_tensor(seed.skip, skd.clone()).expect("skip");
+            let mut want = Vec::new();
+            for node in nodes {
+                want = ex.exec(node).expect("reference");
+                for (t, d) in &want {
+                    ex.set_tensor(*t, d.clone()).expect("output");
+                }
+            }
+            let up = |name: &str, d: &[u8], kind| host_buffer(&gpu.ctx, name, d, kind);
+            let yb = up("y", &bytes(&yd), MemoryKind::Upload);
+            let skb = up("skip", &bytes(&skd), MemoryKind::Upload);
+            let outs: Vec<(TensorId, GpuBuffer)> = std::iter::once(*out)
+                .chain(*out_raw)
+                .map(|t| {
+                    let n = g.rows(t) * g.tensors[t].channels * g.tensors[t].dtype.size();
+                    (
+                        t,
+                        up(&g.tensors[t].name, &vec![0xA5; n], MemoryKind::Readback),
+                    )
+                })
+                .collect();
+            let b = BlockBindings {
+                y: yb.binding(),
+                wqkv: weights.matrix(wq).expect("wqkv"),
+                wproj: weights.matrix(wp).expect("wproj"),
+                skip: skb.binding(),
+                scale: weights.binding(seed.scale, 64).expect("scale"),
+                temperature: weights.binding(*temperatures, 4).expect("temperature"),
+                prior: weights.binding(*priors, 8192).expect("prior"),
+                out: outs[0].1.binding(),
+                out_raw: outs.get(1).map(|(_, b)| b.binding()),
+                table: weights.attention_table().expect("table"),
+            };
+            let mut arena = DescriptorArena::new(&gpu.ctx, 1, 10).expect("arena");
+            let dispatch = match attention_block::prepare_attention_block(
+                &gpu.ctx,
+                &mut arena,
+                policy,
+                Profiles::H25,
+                &b,
+                size,
+                *phase as u32,
+                *epilogue,
+            ) {
+                Ok(d) => d,
+                Err(e) => panic!("block {block}: prepare: {e}"),
+            };
+            gpu.h.submit(|cmd| {
+                // SAFETY: as in `Gpu::weights`.
+                let mut rec = unsafe { Recorder::new(&gpu.ctx, cmd) }.expect("recorder");
+                dispatch.record(&mut rec).expect("record");
+                rec.to_host();
+            });
+            assert_eq!(want.len(), outs.len(), "block {block}");
+            for (t, w) in want {
+                let w = bytes(&w);
+                let Some((_, buf)) = outs.iter().find(|(o, _)| *o == t) else {
+                    panic!("block {block}: no buffer for `{}`", g.tensors[t].name);
+                };
+                let mut got = buf.read_all().expect("read back");
+                got.truncate(w.len());
+                if let Some(at) = first_mismatch(&w, &got) {
+                    panic!(
+                        "block {block} (phase {phase}, adversarial {adversarial}) `{}`: byte {at} \
+                         gpu {:#04x} cpu {:#04x}",
+                        g.tensors[t].name, got[at], w[at]
+                    );
+                }
+            }
+            println!(
+                "block {block} attention half (phase {phase}, {epilogue:?}, adversarial \
+                 {adversarial}): exact, {}",
+                policy.describe()
+            );
+        }
+    }
+    assert!(epilogues.contains(&Epilogue::Dual) && epilogues.contains(&Epilogue::E4));
+}
+
 /// A GEMM with hand-made operands (adversarial weights too) against `numerics::gemm_e4m3`.
 #[allow(clippy::too_many_arguments)]
 fn check_synthetic(

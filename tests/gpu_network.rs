@@ -19,6 +19,7 @@ use openngx::model::{LoadOptions, Model};
 use openngx::nr::geometry::Geometry;
 use openngx::nr::graph;
 use openngx::nr::record::network::{Keep, NetworkOptions, NetworkRecorder};
+use openngx::nr::record::strips::StripChoice;
 use openngx::nr::record::GpuWeights;
 use openngx::nr::reference;
 use openngx::numerics::Profiles;
@@ -147,10 +148,11 @@ fn assert_matches(
 /// The tensor route's whole schedule with its cooperative-matrix kernels in their emulated
 /// builds (`TensorRoute::emulated`: every MMA in integer arithmetic as the H25 model, the
 /// device builds' bytes) against the CPU reference in h25 at 64x64: all 75 boundaries and the
-/// head, byte for byte, with each fusion (`OPENNGX_GPU_TENSOR_FUSIONS=off,gemm,attention,ffn`;
-/// by default `gemm`, `attention` and `ffn`, which between them run every emulated kernel: the
-/// window normalisation as the QKV GEMM's epilogue, then inside the attention's staging, then
-/// the C = 32 FFNs as one kernel). On
+/// head, byte for byte, with each fusion
+/// (`OPENNGX_GPU_TENSOR_FUSIONS=off,gemm,attention,ffn,block`; by default `gemm`, `attention`
+/// and `block`, which between them run every emulated kernel: the window normalisation as the
+/// QKV GEMM's epilogue, then inside the attention's staging, then the window blocks' FFN pairs
+/// and the C = 32 blocks' attention halves as one kernel each). On
 /// lavapipe this is the route's wiring and every one of its kernels, checked without tensor
 /// cores; the device's MMA is the probe's and `bench --route tensor --check`'s to prove.
 #[test]
@@ -169,7 +171,7 @@ fn tensor_route_with_emulated_tiles_matches_h25() {
     let t_cpu = t.elapsed().as_secs_f64();
     let weights = upload_weights(&h, &ctx, &model);
     let fusions = std::env::var("OPENNGX_GPU_TENSOR_FUSIONS")
-        .unwrap_or_else(|_| "gemm,attention,ffn".to_owned());
+        .unwrap_or_else(|_| "gemm,attention,block".to_owned());
     for name in fusions.split(',') {
         let fusion: Fusion = match name.parse() {
             Ok(f) => f,
@@ -179,11 +181,20 @@ fn tensor_route_with_emulated_tiles_matches_h25() {
             Ok(r) => Box::new(r),
             Err(e) => panic!("emulated tensor route: {e}"),
         };
+        // The C = 32 blocks' attention halves also run per band of window rows in strips: 32 MiB
+        // strips make the field's two blocks strips at 64x64, as the default strips do at
+        // 1080p (30 launches more). Strips of 64 KiB (every window block one, a window row per
+        // band) passed too, but took 14 minutes on lavapipe.
+        let strips = match fusion {
+            Fusion::Block => StripChoice::Budget(32 << 20),
+            _ => StripChoice::Auto,
+        };
         let opts = NetworkOptions {
             profiles: Profiles::H25,
             keep: Keep::Boundaries,
             readback: true,
             fusion,
+            strips,
             ..NetworkOptions::default()
         };
         let mut net =
@@ -191,6 +202,17 @@ fn tensor_route_with_emulated_tiles_matches_h25() {
                 Ok(n) => n,
                 Err(e) => panic!("network recorder: {e}"),
             };
+        if fusion == Fusion::Block {
+            let in_strips = (0..g.nodes.len())
+                .filter(|&i| net.fusions().runs_inside_next(i) && net.strips().of_node[i].is_some())
+                .count();
+            assert!(in_strips > 0, "no fused node runs in a strip");
+            println!(
+                "fusion block: {} nodes fused, {in_strips} of them in {} strips",
+                net.fusions().count(),
+                net.strips().strips.len()
+            );
+        }
         let t_gpu = evaluate(&h, &ctx, &mut net, &feats);
         assert_matches(
             &net,

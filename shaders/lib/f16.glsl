@@ -99,6 +99,15 @@ uint f16_from_f32_rtz(float x) { return f16_from_f32_bits(floatBitsToUint(x), tr
 
 uint f16_canon(uint h) { return f16_is_nan(h) ? F16_QNAN : h; }
 
+// f16_canon of both halves of a word: a half is NaN when its magnitude exceeds 0x7C00, i.e.
+// when adding 0x03FF sets its bit 15 (no carry crosses into the other half). The tensor cores
+// return a NaN accumulator as their own NaN (the model keeps 0x7E00): the tensor route's kernels
+// canonicalise the f16 results they publish with this.
+uint f16_canon_pair(uint w) {
+    uint nan = ((((w & 0x7FFF7FFFu) + 0x03FF03FFu) & 0x80008000u) >> 15) * 0xFFFFu;
+    return (w & ~nan) | ((F16_QNAN | (F16_QNAN << 16)) & nan);
+}
+
 // Half i (0..3) of four halves packed as two words (low half first), as the kernels that move
 // four channels in one 8-byte load unpack them.
 uint f16_quad_half(uvec2 p, uint i) { return (p[i >> 1] >> (16u * (i & 1u))) & 0xFFFFu; }
@@ -150,13 +159,10 @@ uint f16_mul(uint a, uint b) {
 }
 
 // f16_mul of both halves of a and b at once (one packed multiply; each half rounds on its own),
-// NaN halves canonicalised: a half is NaN when its magnitude exceeds 0x7C00, i.e. when adding
-// 0x03FF sets its bit 15 (no carry crosses into the other half).
+// NaN halves canonicalised.
 uint f16_mul_pair(uint a, uint b) {
     precise f16vec2 p = f16_bitcast_from_u32(a) * f16_bitcast_from_u32(b);
-    uint w = f16_bitcast_to_u32(p);
-    uint nan = ((((w & 0x7FFF7FFFu) + 0x03FF03FFu) & 0x80008000u) >> 15) * 0xFFFFu;
-    return (w & ~nan) | ((F16_QNAN | (F16_QNAN << 16)) & nan);
+    return f16_canon_pair(f16_bitcast_to_u32(p));
 }
 #else
 // f16(a + b), one rounding.

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir="${1:-.devcarry-h200}"
 target="${CARGO_TARGET_DIR:-/var/cache/openngx/target}"
-tests=(feature_soak feature_nr gpu_frame gpu_rr rr_replay rr_dynamic gpu_numerics gpu_attention gpu_elementwise)
+tests=(feature_soak feature_nr gpu_frame gpu_rr rr_replay rr_dynamic gpu_numerics gpu_attention gpu_elementwise gpu_gemm)
 rm -rf "$dir" && mkdir -p "$dir/stage/layer"
 # Each integration test's executable, as cargo reports it (the newest build of each).
 json="$(CARGO_TARGET_DIR=$target cargo test --workspace --no-run --message-format=json 2>/dev/null)"

@@ -262,7 +262,7 @@ pub fn window_rows_per_group(columns: u32, rows: u32, heads: u32) -> u32 {
 /// `phase`, checked against the device: one per window column, head and window row, or with
 /// the cooperative-matrix kernels one per [`window_rows_per_group`] window rows (or the
 /// policy's own count).
-fn window_grid(
+pub(crate) fn window_grid(
     ctx: &GpuContext,
     size: Size,
     heads: u32,

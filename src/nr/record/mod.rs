@@ -20,6 +20,7 @@
 //! [`Dispatch`] built once) and a `record_*` convenience that prepares and records.
 
 pub mod attention;
+pub mod attention_block;
 pub mod bands;
 pub mod elementwise;
 pub mod fusion;

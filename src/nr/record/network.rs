@@ -263,17 +263,30 @@ impl NetworkRecorder {
                 prepared.push(Vec::new());
                 continue;
             }
-            let fused = fusions.producer_of(i).map(|p| &graph.nodes[p]);
+            let start = fusions.chain_start(i);
+            let fused = &graph.nodes[start..i];
             let tensor = |t: TensorId| workspace.binding(t);
             let mut launches = Vec::with_capacity(bands[i].len());
             for (k, &band) in bands[i].iter().enumerate() {
                 let origin = |t: TensorId| strips.origin(t, k);
+                // A fused chain runs in the same launches as its last node (the plan fuses
+                // nodes of one strip, or of one launch each): band `k` of every node.
+                let fused_bands = (start..i)
+                    .map(|j| bands[j].get(k).copied())
+                    .collect::<Option<Vec<Band>>>()
+                    .ok_or_else(|| {
+                        RecordError::Graph(format!(
+                            "{}: a node fused into it has fewer launches",
+                            node.label
+                        ))
+                    })?;
                 let bindings = NodeBindings {
                     tensor: &tensor,
                     origin: &origin,
                     scratch: workspace.scratch(i),
                     band,
                     fused,
+                    fused_bands: &fused_bands,
                 };
                 launches.push(route.prepare(ctx, &mut arena, &graph, node, &weights, &bindings)?);
             }

@@ -148,7 +148,7 @@ impl NetworkRoute for ExactRoute {
     ) -> Result<Dispatch, RecordError> {
         let policy = self.kernels;
         let band = bindings.band;
-        if let Some(f) = bindings.fused {
+        if let Some(f) = bindings.fused.first() {
             return Err(RecordError::Graph(format!(
                 "{}: the exact route runs no node inside another (asked to run `{}` in it)",
                 node.label, f.label

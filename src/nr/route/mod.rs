@@ -35,10 +35,14 @@ pub struct NodeBindings<'a> {
     /// them unless the node's tensors exceed the device's limits. The route binds the band's
     /// sub-ranges and sizes.
     pub band: Band,
-    /// The node before this one when the route runs it inside this launch ([`fuses`] held and
-    /// the recorder fused the two: `nr::record::fusion`): this launch then also computes that
-    /// node's work, from its inputs, and its outputs are never written.
-    pub fused: Option<&'a Node>,
+    /// The nodes before this one, in schedule order, that the route runs inside this launch
+    /// (a pair of [`fuses`] or a longer [`chain`] that the recorder fused:
+    /// `nr::record::fusion`); empty for none. This launch then also computes their work, from
+    /// their inputs, and their outputs are never written.
+    pub fused: &'a [Node],
+    /// The band of each of [`Self::fused`] that this launch computes (its band axis's rows,
+    /// as [`Self::band`] is this node's).
+    pub fused_bands: &'a [Band],
 }
 
 impl NodeBindings<'_> {
@@ -81,24 +85,32 @@ pub enum Fusion {
     /// shared memory and are never written (`ffn_coopmat.comp`). The default.
     #[default]
     Ffn,
+    /// [`Fusion::Ffn`], and each C = 32 window block's attention half (the QKV GEMM, the window
+    /// normalisation, the window attention and the projection) as one kernel per launch: the
+    /// f16 QKV, q', k', v' and the attention output stay in shared memory and are never
+    /// written (`attention_block_coopmat.comp`).
+    Block,
 }
 
 impl Fusion {
     /// Every choice, in the order of [`Fusion::name`]'s list.
-    pub const ALL: [Fusion; 4] = [
+    pub const ALL: [Fusion; 5] = [
         Fusion::Off,
         Fusion::NormInGemm,
         Fusion::NormInAttention,
         Fusion::Ffn,
+        Fusion::Block,
     ];
 
-    /// The name `bench --fusion` and `OPENNGX_FUSION` take: `off`, `gemm`, `attention`, `ffn`.
+    /// The name `bench --fusion` and `OPENNGX_FUSION` take: `off`, `gemm`, `attention`, `ffn`,
+    /// `block`.
     pub fn name(self) -> &'static str {
         match self {
             Fusion::Off => "off",
             Fusion::NormInGemm => "gemm",
             Fusion::NormInAttention => "attention",
             Fusion::Ffn => "ffn",
+            Fusion::Block => "block",
         }
     }
 }
@@ -133,6 +145,17 @@ pub fn fuses(route: Route, fusion: Fusion, node: &Node, next: &Node) -> bool {
     match route {
         Route::Tensor => tensor::fuses(fusion, node, next),
         Route::Exact | Route::Cpu => false,
+    }
+}
+
+/// How many nodes of `graph`'s schedule from node `i` on `route` runs as one kernel under
+/// `fusion`: 2 for a pair of [`fuses`], more for a longer chain the route has a kernel for, 1
+/// for none. The recorder checks every link of a chain as it checks a pair
+/// (`nr::record::fusion`); where one fails, nothing of the chain is fused.
+pub fn chain(route: Route, fusion: Fusion, graph: &Graph, i: usize) -> usize {
+    match route {
+        Route::Tensor => tensor::chain(fusion, graph, i),
+        Route::Exact | Route::Cpu => 1,
     }
 }
 

@@ -57,8 +57,9 @@ fn the_tensor_route_fuses_each_window_normalisation_into_its_attention() {
         );
         if f.runs_inside_next(i) {
             assert!(matches!(g.nodes[i + 1].op, Op::WindowAttention { .. }));
-            assert_eq!(f.producer_of(i + 1), Some(i));
-            assert_eq!(f.producer_of(i), None);
+            assert_eq!(f.chain_start(i + 1), i);
+            assert_eq!(f.chain_end(i), i + 1);
+            assert_eq!(f.chain_start(i), i);
         }
     }
     assert!(g
@@ -280,9 +281,22 @@ fn ranges_may_not_cut_a_fused_pair() {
     assert_eq!(f.cut_by(&(0..1)), None);
     assert_eq!(f.cut_by(&(1..3)), None);
     assert_eq!(f.cut_by(&(0..4)), None);
-    assert_eq!(f.producer_of(2), Some(1));
-    assert_eq!(f.producer_of(0), None);
+    assert_eq!(f.chain_start(2), 1);
+    assert_eq!(f.chain_start(0), 0);
+    assert_eq!(f.chain_end(1), 2);
     assert_eq!(f.count(), 1);
+    // A chain of three links: no range may start or end inside it.
+    let f = Fusions {
+        into_next: vec![false, true, true, true, false],
+    };
+    assert_eq!(f.chain_start(4), 1);
+    assert_eq!(f.chain_end(1), 4);
+    assert_eq!(f.chain_end(2), 4);
+    for cut in 2..=4 {
+        assert_eq!(f.cut_by(&(0..cut)), Some((cut - 1, cut)), "0..{cut}");
+    }
+    assert_eq!(f.cut_by(&(1..5)), None);
+    assert_eq!(f.cut_by(&(0..1)), None);
 }
 
 /// The tensor route's plan with its default strips (`StripChoice::Auto`: the default budget,
@@ -296,12 +310,7 @@ fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
     const WEIGHTS_MIB: f64 = 141.4;
     for (w, h, target_mib) in [(1920, 1080, 450.0), (3840, 2160, 1228.8)] {
         let g = build(&Geometry::new(w, h).expect("size"));
-        for fusion in [
-            Fusion::Off,
-            Fusion::NormInGemm,
-            Fusion::NormInAttention,
-            Fusion::Ffn,
-        ] {
+        for fusion in Fusion::ALL {
             let opts = NetworkOptions {
                 route: Route::Tensor,
                 keep: Keep::Head,
@@ -326,10 +335,12 @@ fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
             assert!(!l.strips.strips.is_empty());
             assert_eq!(l.workspace_bytes(), every.workspace_bytes(), "{w}x{h}");
             assert!(l.workspace_bytes() < off.workspace_bytes());
-            // Every window normalisation, or the 46 window blocks' FFN pairs, or nothing.
+            // Every window normalisation, or the 46 window blocks' FFN pairs (and with them
+            // three nodes of each C = 32 block outside the field's strips), or nothing.
             let want = match fusion {
                 Fusion::Off => 0..=0,
                 Fusion::Ffn => 46..=46,
+                Fusion::Block => 46 + 3 * 8..=46 + 3 * 10,
                 Fusion::NormInGemm | Fusion::NormInAttention => 61..=usize::MAX,
             };
             assert!(want.contains(&l.fusions.count()), "{fusion:?}");

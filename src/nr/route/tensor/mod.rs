@@ -23,8 +23,9 @@ use crate::feature::Route;
 use crate::gpu::{Capabilities, CoopMatrixShape, DescriptorArena, Dispatch, GpuContext, GpuError};
 use crate::model::blocks::PRIOR_BYTES;
 use crate::nr::geometry::Phase;
-use crate::nr::graph::{Epilogue, Graph, InputMode, MatRef, Node, Op, TensorId};
+use crate::nr::graph::{DType, Epilogue, Graph, InputMode, MatRef, Node, Op, TensorId};
 use crate::nr::record::attention::prepare_window_attention_qkv;
+use crate::nr::record::attention_block::{prepare_attention_block, BlockBindings};
 use crate::nr::record::bands::window_band;
 use crate::nr::record::gemm::GemmShape;
 use crate::nr::record::gemm_ffn::{prepare_ffn, FfnBindings, SeedBindings};
@@ -97,7 +98,7 @@ pub fn fuses(fusion: Fusion, node: &Node, next: &Node) -> bool {
             },
         ) => (q, k, v, heads) == (q2, k2, v2, h2),
         (
-            Fusion::Ffn,
+            Fusion::Ffn | Fusion::Block,
             Op::Gemm {
                 mode: InputMode::Shared,
                 mat,
@@ -132,6 +133,82 @@ pub fn fuses(fusion: Fusion, node: &Node, next: &Node) -> bool {
                 && !(one_expert_only && experts != 1)
                 && one_chain(partition, mat.k)
                 && one_chain(partition2, mat2.k)
+        }
+        _ => false,
+    }
+}
+
+/// How many nodes of `graph` from node `i` on the route runs as one kernel under `fusion`
+/// (`nr::route::chain`): under [`Fusion::Block`] a C = 32 block's attention half
+/// ([`attention_block`]) is 4; otherwise a pair of [`fuses`] is 2, and 1 means none.
+pub fn chain(fusion: Fusion, graph: &Graph, i: usize) -> usize {
+    let nodes = graph.nodes.get(i..).unwrap_or_default();
+    if fusion == Fusion::Block && nodes.len() >= 4 && attention_block(graph, &nodes[..4]) {
+        return 4;
+    }
+    match nodes {
+        [node, next, ..] if fuses(fusion, node, next) => 2,
+        _ => 1,
+    }
+}
+
+/// Whether `nodes` are a C = 32 window block's attention half as `attention_block_coopmat.comp`
+/// runs it: the QKV GEMM (32 -> 96, one group, one chain, f16, unseeded), the window
+/// normalisation of its output (one head), the window attention of those q', k', v', and the
+/// projection of its output (32 -> 32, one chain) seeded from a raw f16 skip, published E4 or
+/// dual.
+pub fn attention_block(graph: &Graph, nodes: &[Node]) -> bool {
+    let [qkv, norm, attention, proj] = nodes else {
+        return false;
+    };
+    let one_chain = |p: &Option<usize>| p.is_none_or(|p| p == 0 || p >= 32);
+    match (&qkv.op, &norm.op, &attention.op, &proj.op) {
+        (
+            Op::Gemm {
+                mode: InputMode::Shared,
+                mat,
+                seed: None,
+                partition,
+                epilogue: Epilogue::F16,
+                out: qkv_out,
+                out_raw: None,
+                ..
+            },
+            Op::Normalize {
+                qkv: norm_in,
+                heads: 1,
+                vit: false,
+                q,
+                k,
+                v,
+                ..
+            },
+            Op::WindowAttention {
+                q: q2,
+                k: k2,
+                v: v2,
+                heads: 1,
+                out: att,
+                ..
+            },
+            Op::Gemm {
+                input: proj_in,
+                mode: InputMode::Shared,
+                mat: pmat,
+                seed: Some(seed),
+                partition: ppart,
+                epilogue: Epilogue::E4 | Epilogue::Dual,
+                ..
+            },
+        ) => {
+            qkv_out == norm_in
+                && (q, k, v) == (q2, k2, v2)
+                && att == proj_in
+                && (mat.groups, mat.k, mat.n) == (1, 32, 96)
+                && (pmat.groups, pmat.k, pmat.n) == (1, 32, 32)
+                && one_chain(partition)
+                && one_chain(ppart)
+                && graph.tensors[seed.skip].dtype == DType::F16
         }
         _ => false,
     }
@@ -301,8 +378,9 @@ impl NetworkRoute for TensorRoute {
         let (sets, buffers) = self.exact.descriptor_budget(node);
         match node.op {
             Op::Normalize { .. } => (sets, buffers.max(9)),
-            // A C = 32 `ffn2` may run its `ffn1` too (8 buffers: `gemm_ffn`).
-            Op::Gemm { .. } => (sets, buffers.max(8)),
+            // A C = 32 `ffn2` may run its `ffn1` too (8 buffers: `gemm_ffn`), a projection its
+            // block's attention half (10: `attention_block`).
+            Op::Gemm { .. } => (sets, buffers.max(10)),
             _ => (sets, buffers),
         }
     }
@@ -316,8 +394,20 @@ impl NetworkRoute for TensorRoute {
         w: &GpuWeights,
         bindings: &NodeBindings<'_>,
     ) -> Result<Dispatch, RecordError> {
-        if let Some(producer) = bindings.fused {
-            return self.prepare_fused(ctx, arena, g, producer, node, w, bindings);
+        match bindings.fused {
+            [] => {}
+            [producer] => return self.prepare_fused(ctx, arena, g, producer, node, w, bindings),
+            [qkv, norm, attention] => {
+                let nodes = [qkv.clone(), norm.clone(), attention.clone(), node.clone()];
+                return self.prepare_block(ctx, arena, g, &nodes, w, bindings);
+            }
+            chain => {
+                return Err(RecordError::Graph(format!(
+                    "{}: the tensor route has no kernel for {} nodes inside it",
+                    node.label,
+                    chain.len()
+                )))
+            }
         }
         // The exact route's op table under this route's policy: the GEMMs and the window and
         // ViT attention take their cooperative-matrix kernels, the rest the exact kernels in h25.
@@ -385,6 +475,80 @@ impl TensorRoute {
             *heads as u32,
             u32::from(phase.0),
             &self.exact.profiles().fp8,
+        )?)
+    }
+
+    /// A C = 32 block's attention half (`nodes`: QKV GEMM, normalisation, window attention,
+    /// projection; [`attention_block`]) as one launch over the attention's band of windows.
+    fn prepare_block(
+        &self,
+        ctx: &Arc<GpuContext>,
+        arena: &mut DescriptorArena,
+        g: &Graph,
+        nodes: &[Node; 4],
+        w: &GpuWeights,
+        bindings: &NodeBindings<'_>,
+    ) -> Result<Dispatch, RecordError> {
+        let (
+            true,
+            Op::Gemm {
+                input: y,
+                mat: wqkv,
+                ..
+            },
+            Op::Normalize { temperatures, .. },
+            Op::WindowAttention {
+                q, priors, phase, ..
+            },
+            Op::Gemm {
+                mat: wproj,
+                seed: Some(seed),
+                epilogue,
+                out,
+                out_raw,
+                ..
+            },
+        ) = (
+            attention_block(g, nodes),
+            &nodes[0].op,
+            &nodes[1].op,
+            &nodes[2].op,
+            &nodes[3].op,
+        )
+        else {
+            return Err(RecordError::Graph(format!(
+                "{}: `{}`, `{}` and `{}` are not the C = 32 attention half it can run",
+                nodes[3].label, nodes[0].label, nodes[1].label, nodes[2].label
+            )));
+        };
+        // The launch covers the attention's band of window rows.
+        let band = bindings.fused_bands.get(2).copied().ok_or_else(|| {
+            RecordError::Graph(format!("{}: no band for its attention", nodes[3].label))
+        })?;
+        let level = g.geometry.level(g.tensors[*q].level);
+        let (first, part, phase) = window_band(level, Phase(*phase as u8), band);
+        let b = |t| bindings.rows(g, t, first, part.h, level.w);
+        let blocks = BlockBindings {
+            y: b(*y),
+            wqkv: w.matrix(wqkv)?,
+            wproj: w.matrix(wproj)?,
+            skip: b(seed.skip),
+            scale: w.binding(seed.scale, 64)?,
+            temperature: w.binding(*temperatures, 4)?,
+            prior: w.binding(*priors, PRIOR_BYTES as u64)?,
+            out: b(*out),
+            out_raw: out_raw.map(b),
+            table: w.attention_table()?,
+        };
+        Ok(prepare_attention_block(
+            ctx,
+            arena,
+            self.policy,
+            self.exact.profiles(),
+            &blocks,
+            part,
+            u32::from(phase.0),
+            *epilogue,
         )?)
     }
 

@@ -86,10 +86,11 @@ pub struct Args {
     pub(crate) strips: StripChoice,
     /// Which neighbouring ops the route runs as one kernel where it can: `off` (none), `gemm`
     /// (the tensor route's window normalisation as the QKV GEMM's epilogue), `attention` (the
-    /// normalisation in the window attention's staging) or `ffn` (the library's default: each
-    /// window block's first two FFN GEMMs as one kernel, the hidden channels kept on chip). The
-    /// same bytes; the exact route fuses nothing.
-    #[arg(long, value_name = "off|gemm|attention|ffn", default_value_t = Fusion::default(), value_parser = parse_fusion)]
+    /// normalisation in the window attention's staging), `ffn` (the library's default: each
+    /// window block's first two FFN GEMMs as one kernel, the hidden channels kept on chip) or
+    /// `block` (`ffn`, and each C = 32 block's QKV GEMM, normalisation, attention and projection
+    /// as one kernel). The same bytes; the exact route fuses nothing.
+    #[arg(long, value_name = "off|gemm|attention|ffn|block", default_value_t = Fusion::default(), value_parser = parse_fusion)]
     pub(crate) fusion: Fusion,
     /// Also print what the driver reports about each kernel (register counts and the like,
     /// through VK_KHR_pipeline_executable_properties where the device has it).
@@ -694,6 +695,10 @@ mod tests {
         assert_eq!(
             parse(&["bench", "--fusion", "ffn"]).expect("ffn"),
             Fusion::Ffn
+        );
+        assert_eq!(
+            parse(&["bench", "--fusion", "block"]).expect("block"),
+            Fusion::Block
         );
         assert!(parse(&["bench", "--fusion", "on"]).is_err());
         assert!(parse(&["bench", "--fusion"]).is_err());
