@@ -101,8 +101,8 @@ uint f16_canon(uint h) { return f16_is_nan(h) ? F16_QNAN : h; }
 
 // f16_canon of both halves of a word: a half is NaN when its magnitude exceeds 0x7C00, i.e.
 // when adding 0x03FF sets its bit 15 (no carry crosses into the other half). The tensor cores
-// return a NaN accumulator as their own NaN (the model keeps 0x7E00): the tensor route's kernels
-// canonicalise the f16 results they publish with this.
+// return a NaN accumulator (a NaN seed) as their own NaN where the model keeps 0x7E00;
+// attention_block_coopmat.glsl canonicalises its raw f16 output with this (docs/numerics.md).
 uint f16_canon_pair(uint w) {
     uint nan = ((((w & 0x7FFF7FFFu) + 0x03FF03FFu) & 0x80008000u) >> 15) * 0xFFFFu;
     return (w & ~nan) | ((F16_QNAN | (F16_QNAN << 16)) & nan);
@@ -159,10 +159,13 @@ uint f16_mul(uint a, uint b) {
 }
 
 // f16_mul of both halves of a and b at once (one packed multiply; each half rounds on its own),
-// NaN halves canonicalised.
+// NaN halves canonicalised as f16_canon_pair does (spelled out here: the device builds of the
+// GEMMs were proven and timed with this text).
 uint f16_mul_pair(uint a, uint b) {
     precise f16vec2 p = f16_bitcast_from_u32(a) * f16_bitcast_from_u32(b);
-    return f16_canon_pair(f16_bitcast_to_u32(p));
+    uint w = f16_bitcast_to_u32(p);
+    uint nan = ((((w & 0x7FFF7FFFu) + 0x03FF03FFu) & 0x80008000u) >> 15) * 0xFFFFu;
+    return (w & ~nan) | ((F16_QNAN | (F16_QNAN << 16)) & nan);
 }
 #else
 // f16(a + b), one rounding.

@@ -19,6 +19,9 @@
 #   block   #14: each C = 32 block's attention half as one kernel (--fusion block): gpu_gemm
 #           (the kernel against the four ops among them), --check at 512x512 and 1080p, the 1080p and 4K
 #           times against --fusion ffn (the default), the C-ABI replay with OPENNGX_FUSION=block
+#   block_min  the least of block (a call with little device time left): the kernel tests
+#           (attention half, FFN pair), --check at 512x512 (both routes) and 1080p with
+#           --fusion block and at 1080p by default, the 1080p and 4K times, both replays
 #   strips  #14: window blocks in strips (strips_check: bytes; strips_time: times and replays)
 #   tensor  #14: exact and tensor routes, --check at 512x512, 1280x720, 1920x1080; times at
 #           2560x1440 and 3840x2160
@@ -42,7 +45,7 @@
 #           (`parity --route gpu`; the carried fixtures are the C harness's, without the
 #           features parity reads); PARITY_SIZE=WxH, 512x512 by default
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab parity)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -195,6 +198,26 @@ block)
         done
     fi
     ;;
+block_min)
+    run gpu_gemm_block 60 ./gpu_gemm attention_block --nocapture
+    run gpu_gemm_ffn 60 ./gpu_gemm ffn_kernel --nocapture
+    run block_check_512x512 60 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check --fusion block
+    run block_check_1920x1080 120 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion block
+    run ffn_time_1920x1080 40 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion ffn
+    run block_time_1920x1080 40 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion block --pipeline-stats
+    run ffn_frame_1920x1080 40 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion ffn --timing frame
+    run block_frame_1920x1080 40 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --fusion block --timing frame
+    run ffn_time_3840x2160 40 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor --fusion ffn --timing frame
+    run block_time_3840x2160 40 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor --fusion block --timing frame
+    run check_1920x1080 120 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
+    if ls -d fixtures/*/ >/dev/null 2>&1; then
+        [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+        for fx in fixtures/*/; do
+            run "block_replay_$(basename "$fx")" 60 env OPENNGX_LOG=1 OPENNGX_FUSION=block OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
+        done
+    fi
+    replay_fixtures
+    ;;
 fusion_min)
     # The least of `fusion` (a call with little device time left): the bytes at 512x512 and
     # 1080p, the 1080p time of both routes and of the tensor route without its fusion and strips.
@@ -296,7 +319,7 @@ ab)
     run ab_base_frame_1920x1080 60 ./base/openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
     ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, parity)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, block_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, parity)" >&2
     exit 2
     ;;
 esac

@@ -88,7 +88,8 @@ pub enum Fusion {
     /// [`Fusion::Ffn`], and each C = 32 window block's attention half (the QKV GEMM, the window
     /// normalisation, the window attention and the projection) as one kernel per launch: the
     /// f16 QKV, q', k', v' and the attention output stay in shared memory and are never
-    /// written (`attention_block_coopmat.comp`).
+    /// written (`attention_block_coopmat.comp`). Exact, and slower on the H100 (1080p 41.24
+    /// against 36.94 ms: docs/performance.md, session 22).
     Block,
 }
 

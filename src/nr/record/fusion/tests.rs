@@ -156,6 +156,67 @@ fn the_tensor_route_runs_each_window_blocks_ffn_pair_as_one_kernel() {
     }
 }
 
+/// With [`Fusion::Block`] the tensor route also runs each C = 32 block's QKV GEMM,
+/// normalisation and window attention inside its projection (blocks 0-4 and 66-70), in whole
+/// launches and in strips alike: the chain starts at the QKV GEMM, the projection runs it, the
+/// chain's inputs (y and the skip) stay live to the projection, and nothing is fused when every
+/// tensor is kept.
+#[test]
+fn the_tensor_route_runs_each_c32_attention_half_as_one_kernel() {
+    let g = build(&Geometry::new(1920, 1080).expect("size"));
+    let c32 = |b: usize| b <= 4 || (66..=70).contains(&b);
+    let halves = ["qkv", "normalize", "attention"];
+    for strips in [StripChoice::Off, StripChoice::Auto] {
+        let l = launches_with(
+            &g,
+            Route::Tensor,
+            Fusion::Block,
+            Keep::Head,
+            strips,
+            &large(),
+        );
+        let f = &l.fusions;
+        assert_eq!(f.count(), 46 + 3 * 10, "{strips:?}");
+        let last = f.last_use(&g);
+        for (i, node) in g.nodes.iter().enumerate() {
+            let part = node.label.rsplit('.').next().unwrap_or_default();
+            let in_half = c32(node.block) && halves.contains(&part);
+            let ffn1 = node.label.ends_with(".ffn1") && (node.block <= 22 || node.block >= 48);
+            assert_eq!(f.runs_inside_next(i), in_half || ffn1, "{}", node.label);
+            if c32(node.block) && part == "qkv" {
+                let proj = &g.nodes[i + 3];
+                assert_eq!(proj.label, format!("block-{}.proj", node.block));
+                assert_eq!(f.chain_start(i + 3), i);
+                assert_eq!(f.chain_end(i), i + 3);
+                let (
+                    Op::Gemm { input: y, .. },
+                    Op::Gemm {
+                        seed: Some(seed), ..
+                    },
+                ) = (&node.op, &proj.op)
+                else {
+                    panic!("{}: not a GEMM and a seeded projection", node.label);
+                };
+                assert!(last[*y].is_some_and(|l| l >= i + 3), "{}", node.label);
+                assert!(
+                    last[seed.skip].is_some_and(|l| l >= i + 3),
+                    "{}",
+                    proj.label
+                );
+            }
+        }
+        let all = launches_with(
+            &g,
+            Route::Tensor,
+            Fusion::Block,
+            Keep::All,
+            strips,
+            &large(),
+        );
+        assert_eq!(all.fusions.count(), 0, "{strips:?}");
+    }
+}
+
 /// Kept outputs (verify's `Keep::All`) are never fused away, boundaries alone do not stop it.
 #[test]
 fn kept_outputs_are_not_fused() {

@@ -6,10 +6,11 @@
 //! against the CPU reference run in `h25`. The input adapter's f16 GEMM is one H25 group per
 //! output (K = 16), so it runs on the cooperative matrices too. The ops without a
 //! cooperative-matrix kernel yet (head, element-wise, the ViT's normalisation) run the exact
-//! route's kernels in the same profiles, so the route is exact as a whole. With a fusion chosen
-//! (`NetworkOptions::fusion`, off by default: on the H200 both are exact but slower, see
-//! docs/performance.md) the window normalisation runs as the QKV GEMM's epilogue or in the
-//! window attention's staging ([`fuses`]).
+//! route's kernels in the same profiles, so the route is exact as a whole. Under the network's
+//! fusion (`NetworkOptions::fusion`; by default each window block's FFN pair, docs/performance.md
+//! has the others' times) it runs neighbouring nodes as one kernel ([`fuses`], [`chain`]): the
+//! window normalisation as the QKV GEMM's epilogue or in the window attention's staging, a
+//! window block's FFN pair, or a C = 32 block's attention half.
 
 pub mod probe;
 
@@ -50,7 +51,9 @@ const GEMM_SHARED_BYTES: u32 = 4 * (64 * 20 + 64 * 20 + 64 * 36);
 ///   window attention after it reads (`window_attention_coopmat_qkv.comp`);
 /// * [`Fusion::Ffn`]: a window block's `ffn1` (C -> 128 per expert, SiLU E4, no seed) run
 ///   inside the `ffn2` (128 -> 32 per expert) that reads its output (`ffn_coopmat.comp`): the
-///   C = 32 blocks' (one expert, `ffn2` seeded) and the expert blocks' (`ffn2` unseeded).
+///   C = 32 blocks' (one expert, `ffn2` seeded) and the expert blocks' (`ffn2` unseeded);
+///   [`Fusion::Block`] fuses these pairs too (and, as a [`chain`], each C = 32 block's
+///   attention half).
 ///
 /// The ViT's normalisation stays a launch of its own (its q takes another scale, and in the
 /// attention's staging each ViT workgroup would repeat the keys' work once per query block).
