@@ -265,6 +265,56 @@ impl At64 {
         })
     }
 
+    /// A readback buffer per tensor of `outs`, filled with 0xA5 (the kernel must write every
+    /// byte a test compares).
+    fn output_buffers(&self, outs: impl Iterator<Item = TensorId>) -> Vec<(TensorId, GpuBuffer)> {
+        let g = &self.g;
+        outs.map(|t| {
+            let n = g.rows(t) * g.tensors[t].channels * g.tensors[t].dtype.size();
+            let b = host_buffer(
+                &self.gpu.ctx,
+                &g.tensors[t].name,
+                &vec![0xA5; n],
+                MemoryKind::Readback,
+            );
+            (t, b)
+        })
+        .collect()
+    }
+
+    /// Records `dispatch` alone, runs it and compares every tensor of `want` with its buffer
+    /// in `outs`, byte for byte (`what` names the case in a failure).
+    fn run_and_compare(
+        &self,
+        what: &str,
+        dispatch: &openngx::gpu::Dispatch,
+        want: Vec<(TensorId, TensorData)>,
+        outs: &[(TensorId, GpuBuffer)],
+    ) {
+        let (gpu, g) = (&self.gpu, &self.g);
+        gpu.h.submit(|cmd| {
+            // SAFETY: as in `Gpu::weights`.
+            let mut rec = unsafe { Recorder::new(&gpu.ctx, cmd) }.expect("recorder");
+            dispatch.record(&mut rec).expect("record");
+            rec.to_host();
+        });
+        assert_eq!(want.len(), outs.len(), "{what}: outputs");
+        for (t, w) in want {
+            let w = bytes(&w);
+            let Some((_, buf)) = outs.iter().find(|(o, _)| *o == t) else {
+                panic!("{what}: no buffer for `{}`", g.tensors[t].name);
+            };
+            let mut got = buf.read_all().expect("read back");
+            got.truncate(w.len());
+            if let Some(at) = first_mismatch(&w, &got) {
+                panic!(
+                    "{what} `{}`: byte {at} gpu {:#04x} cpu {:#04x}",
+                    g.tensors[t].name, got[at], w[at]
+                );
+            }
+        }
+    }
+
     /// Check the node labelled `label` under `policy` in each (adversarial, profiles) of
     /// `configs`, on random or adversarial inputs drawn from `seed`.
     fn check_node(
@@ -416,13 +466,13 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
     // C = 32 with an E4 and an f16 skip (seeded, dual), and expert blocks of 2 and 8 experts
     // (unseeded, E4; K = 64 and 256 in steps of 32).
     for (i, block) in [1usize, 66, 5, 15].into_iter().enumerate() {
-        let at = |label: String| match g.nodes.iter().position(|n| n.label == label) {
+        let node_at = |label: String| match g.nodes.iter().position(|n| n.label == label) {
             Some(i) => i,
             None => panic!("no node `{label}`"),
         };
         let (n1, n2) = (
-            at(format!("block-{block}.ffn1")),
-            at(format!("block-{block}.ffn2")),
+            node_at(format!("block-{block}.ffn1")),
+            node_at(format!("block-{block}.ffn2")),
         );
         let (node1, node2) = (&g.nodes[n1], &g.nodes[n2]);
         let (
@@ -467,16 +517,7 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
             let up = |name: &str, d: &[u8], kind| host_buffer(&gpu.ctx, name, d, kind);
             let xb = up("x", &bytes(&xd), MemoryKind::Upload);
             let skb = skd.map(|d| up("skip", &bytes(&d), MemoryKind::Upload));
-            let outs: Vec<(TensorId, GpuBuffer)> = std::iter::once(*out)
-                .chain(*out_raw)
-                .map(|t| {
-                    let n = g.rows(t) * g.tensors[t].channels * g.tensors[t].dtype.size();
-                    (
-                        t,
-                        up(&g.tensors[t].name, &vec![0xA5; n], MemoryKind::Readback),
-                    )
-                })
-                .collect();
+            let outs = at.output_buffers(std::iter::once(*out).chain(*out_raw));
             let b = FfnBindings {
                 x: xb.binding(),
                 w1: weights.matrix(m1).expect("w1"),
@@ -502,27 +543,12 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
                 Ok(d) => d,
                 Err(e) => panic!("block {block}: prepare: {e}"),
             };
-            gpu.h.submit(|cmd| {
-                // SAFETY: as in `Gpu::weights`.
-                let mut rec = unsafe { Recorder::new(&gpu.ctx, cmd) }.expect("recorder");
-                dispatch.record(&mut rec).expect("record");
-                rec.to_host();
-            });
-            for (t, w) in want {
-                let w = bytes(&w);
-                let Some((_, buf)) = outs.iter().find(|(o, _)| *o == t) else {
-                    panic!("block {block}: no buffer for `{}`", g.tensors[t].name);
-                };
-                let mut got = buf.read_all().expect("read back");
-                got.truncate(w.len());
-                if let Some(at) = first_mismatch(&w, &got) {
-                    panic!(
-                        "block {block} (adversarial {adversarial}) `{}`: byte {at} gpu {:#04x} \
-                         cpu {:#04x}",
-                        g.tensors[t].name, got[at], w[at]
-                    );
-                }
-            }
+            at.run_and_compare(
+                &format!("block {block} ffn (adversarial {adversarial})"),
+                &dispatch,
+                want,
+                &outs,
+            );
             println!(
                 "block {block} ffn (adversarial {adversarial}): exact, {}",
                 policy.describe()
@@ -548,11 +574,11 @@ fn attention_block_kernel_matches_the_four_ops_h25() {
     let policy = common::kernels::tile_policy(&gpu.ctx);
     let mut epilogues = Vec::new();
     for (i, block) in [0usize, 2, 3, 4, 70].into_iter().enumerate() {
-        let at = |label: String| match g.nodes.iter().position(|n| n.label == label) {
+        let node_at = |label: String| match g.nodes.iter().position(|n| n.label == label) {
             Some(i) => i,
             None => panic!("no node `{label}`"),
         };
-        let first = at(format!("block-{block}.qkv"));
+        let first = node_at(format!("block-{block}.qkv"));
         let nodes = &g.nodes[first..first + 4];
         assert!(is_attention_block(g, nodes), "block {block}");
         assert_eq!(nodes[3].label, format!("block-{block}.proj"));
@@ -600,16 +626,7 @@ fn attention_block_kernel_matches_the_four_ops_h25() {
             let up = |name: &str, d: &[u8], kind| host_buffer(&gpu.ctx, name, d, kind);
             let yb = up("y", &bytes(&yd), MemoryKind::Upload);
             let skb = up("skip", &bytes(&skd), MemoryKind::Upload);
-            let outs: Vec<(TensorId, GpuBuffer)> = std::iter::once(*out)
-                .chain(*out_raw)
-                .map(|t| {
-                    let n = g.rows(t) * g.tensors[t].channels * g.tensors[t].dtype.size();
-                    (
-                        t,
-                        up(&g.tensors[t].name, &vec![0xA5; n], MemoryKind::Readback),
-                    )
-                })
-                .collect();
+            let outs = at.output_buffers(std::iter::once(*out).chain(*out_raw));
             let b = BlockBindings {
                 y: yb.binding(),
                 wqkv: weights.matrix(wq).expect("wqkv"),
@@ -636,28 +653,12 @@ fn attention_block_kernel_matches_the_four_ops_h25() {
                 Ok(d) => d,
                 Err(e) => panic!("block {block}: prepare: {e}"),
             };
-            gpu.h.submit(|cmd| {
-                // SAFETY: as in `Gpu::weights`.
-                let mut rec = unsafe { Recorder::new(&gpu.ctx, cmd) }.expect("recorder");
-                dispatch.record(&mut rec).expect("record");
-                rec.to_host();
-            });
-            assert_eq!(want.len(), outs.len(), "block {block}");
-            for (t, w) in want {
-                let w = bytes(&w);
-                let Some((_, buf)) = outs.iter().find(|(o, _)| *o == t) else {
-                    panic!("block {block}: no buffer for `{}`", g.tensors[t].name);
-                };
-                let mut got = buf.read_all().expect("read back");
-                got.truncate(w.len());
-                if let Some(at) = first_mismatch(&w, &got) {
-                    panic!(
-                        "block {block} (phase {phase}, adversarial {adversarial}) `{}`: byte {at} \
-                         gpu {:#04x} cpu {:#04x}",
-                        g.tensors[t].name, got[at], w[at]
-                    );
-                }
-            }
+            at.run_and_compare(
+                &format!("block {block} (phase {phase}, adversarial {adversarial})"),
+                &dispatch,
+                want,
+                &outs,
+            );
             println!(
                 "block {block} attention half (phase {phase}, {epilogue:?}, adversarial \
                  {adversarial}): exact, {}",
