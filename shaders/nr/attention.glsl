@@ -47,10 +47,7 @@ layout(std430, binding = 4) writeonly buffer Out { uint8_t outb[]; };
 // weight of score x as the half at byte 196608 + 2x, the ViT's at 327680 + 2x. One load each
 // instead of exp_window's ~40 integer operations and the E4M3 encoding's ~20, per score.
 layout(std430, binding = TABLE_BINDING) readonly buffer Tables { uint table_words[]; };
-uint table_e4(uint h) { return (table_words[h >> 2] >> (8u * (h & 3u))) & 0xFFu; }
-uint table_half(uint at) { return (table_words[at >> 1] >> (16u * (at & 1u))) & 0xFFFFu; }
-uint exp_window_table(uint s) { return table_half(98304u + s); }
-uint exp_vit_table(uint s) { return table_half(163840u + s); }
+#include "tables.glsl"
 
 #if ATTN_VIT
 layout(push_constant) uniform Push {

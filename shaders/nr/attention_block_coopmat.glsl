@@ -63,10 +63,7 @@ layout(std430, binding = 7) writeonly buffer Out { uint out_words[]; };
 layout(std430, binding = 8) writeonly buffer OutRaw { uint raw_words[]; };
 // numerics::tables::ATTENTION (E4 at byte x, the normalisation's rsqrt, the exp weights).
 layout(std430, binding = 9) readonly buffer Tables { uint table_words[]; };
-uint table_e4(uint h) { return (table_words[h >> 2] >> (8u * (h & 3u))) & 0xFFu; }
-uint table_half(uint at) { return (table_words[at >> 1] >> (16u * (at & 1u))) & 0xFFFFu; }
-uint exp_window_table(uint s) { return table_half(98304u + s); }
-uint rsqrt_table(uint x) { return table_half(32768u + x); }
+#include "tables.glsl"
 
 layout(push_constant) uniform Push {
     uint width;

@@ -144,8 +144,7 @@ void store_slot(uint slot, uvec4 w) {
 uint scale_half(uint idx) { return uint(scale_halves[idx]); }
 
 #ifdef GEMM_NORM
-uint table_e4(uint x) { return (table_words[x >> 2] >> (8u * (x & 3u))) & 0xFFu; }
-uint table_rsqrt(uint x) { return (table_words[16384u + (x >> 1)] >> (16u * (x & 1u))) & 0xFFFFu; }
+#include "tables.glsl"
 
 #include "norm_temperature.glsl"
 
@@ -192,7 +191,7 @@ void norm_epilogue(uint tid, uint row0, uint col0) {
                 sq[c] = f16_add(sq[c], sq[c + s]);
             }
         }
-        uint norm = table_rsqrt(sq[0]);
+        uint norm = rsqrt_table(sq[0]);
         uint t = part == 0u ? norm_temperature(head) : 0u;
         [[unroll]] for (uint i = 0u; i < 8u; i++) {
             uint word = 0u;

@@ -39,8 +39,7 @@ layout(constant_id = 0) const bool VIT = false;
 // instead of the estimate-and-correct sequence, which two lanes of each unit ran while the
 // others waited, and one per E4M3 encoding.
 layout(std430, binding = 5) readonly buffer Table { uint table_words[]; };
-uint table_e4(uint x) { return (table_words[x >> 2] >> (8u * (x & 3u))) & 0xFFu; }
-uint table_rsqrt(uint x) { return (table_words[16384u + (x >> 1)] >> (16u * (x & 1u))) & 0xFFFFu; }
+#include "tables.glsl"
 
 shared uint s_qk[NORM_UNITS * 64u];  // per unit: q halves at [0, 32), k halves at [32, 64)
 shared uint s_sum[NORM_UNITS * 32u]; // per unit: q's r[0..16) at [0, 16), k's at [16, 32)
@@ -84,7 +83,7 @@ void main() {
     }
     if (i == 0u) {
         uint sum = f16_add(r, s_sum[base + 1u]);
-        s_norm[2u * w + part] = table_rsqrt(sum);
+        s_norm[2u * w + part] = rsqrt_table(sum);
     }
     barrier();
     uint norm_q = s_norm[2u * w];

@@ -40,8 +40,7 @@ layout(std430, binding = 3) writeonly buffer KWords { uint k_words[]; };
 layout(std430, binding = 4) writeonly buffer VWords { uint v_words[]; };
 
 layout(std430, binding = 5) readonly buffer Table { uint table_words[]; };
-uint table_e4(uint x) { return (table_words[x >> 2] >> (8u * (x & 3u))) & 0xFFu; }
-uint table_rsqrt(uint x) { return (table_words[16384u + (x >> 1)] >> (16u * (x & 1u))) & 0xFFFFu; }
+#include "tables.glsl"
 
 // Channels 4j .. 4j + 3 of vector `part` (0 q, 1 k, 2 v) of unit `unit`, as two f16 pairs.
 uvec2 load_quad(uint unit, uint part, uint j) {
@@ -92,8 +91,8 @@ void main() {
     r[1] = f16_add(r[1], r[3]);
     r[0] = f16_add(r[0], r[1]);
     uint first = lane - j;
-    uint norm_q = table_rsqrt(subgroupShuffle(r[0], first));
-    uint norm_k = table_rsqrt(subgroupShuffle(r[0], first + 4u));
+    uint norm_q = rsqrt_table(subgroupShuffle(r[0], first));
+    uint norm_k = rsqrt_table(subgroupShuffle(r[0], first + 4u));
 
     if (!live) {
         return;

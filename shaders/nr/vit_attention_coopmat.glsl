@@ -24,9 +24,7 @@ layout(std430, binding = 3) writeonly buffer Out { uint8_t outb[]; };
 layout(std430, binding = 3) writeonly buffer OutWords { uint out_words[]; };
 // numerics::tables::ATTENTION (see attention.glsl).
 layout(std430, binding = 4) readonly buffer Tables { uint table_words[]; };
-uint table_e4(uint h) { return (table_words[h >> 2] >> (8u * (h & 3u))) & 0xFFu; }
-uint table_half(uint at) { return (table_words[at >> 1] >> (16u * (at & 1u))) & 0xFFFFu; }
-uint exp_vit_table(uint s) { return table_half(163840u + s); }
+#include "tables.glsl"
 
 layout(push_constant) uniform Push {
     uint tokens;

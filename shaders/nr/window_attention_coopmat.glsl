@@ -57,11 +57,7 @@ layout(std430, binding = 4) writeonly buffer OutWords { uint out_words[]; };
 // numerics::tables::ATTENTION (see attention.glsl).
 layout(std430, binding = 5) readonly buffer Tables { uint table_words[]; };
 #endif
-uint table_e4(uint h) { return (table_words[h >> 2] >> (8u * (h & 3u))) & 0xFFu; }
-uint table_half(uint at) { return (table_words[at >> 1] >> (16u * (at & 1u))) & 0xFFFFu; }
-uint exp_window_table(uint s) { return table_half(98304u + s); }
-// rsqrt(x) of numerics::tables (the normalisation's), inside the ATTENTION range.
-uint rsqrt_table(uint x) { return table_half(32768u + x); }
+#include "tables.glsl"
 
 layout(push_constant) uniform Push {
     uint width;

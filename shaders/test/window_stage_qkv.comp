@@ -23,9 +23,7 @@ layout(std430, binding = 1) readonly buffer Temps { uint8_t temps[]; };
 // numerics::tables::ATTENTION.
 layout(std430, binding = 2) readonly buffer Tables { uint table_words[]; };
 layout(std430, binding = 3) writeonly buffer Staged { uint staged[]; };
-uint table_e4(uint h) { return (table_words[h >> 2] >> (8u * (h & 3u))) & 0xFFu; }
-uint table_half(uint at) { return (table_words[at >> 1] >> (16u * (at & 1u))) & 0xFFFFu; }
-uint rsqrt_table(uint x) { return table_half(32768u + x); }
+#include "tables.glsl"
 
 layout(push_constant) uniform Push {
     uint width;
