@@ -23,6 +23,9 @@
 #           (attention half, FFN pair), --check at 512x512 (both routes) and 1080p with
 #           --fusion block and at 1080p by default, the 1080p and 4K times, both replays
 #   strips  #14: window blocks in strips (strips_check: bytes; strips_time: times and replays)
+#   budget  #14: the default strips' band-local bytes per field token (`--strips per-token:N`):
+#           the frame times at 1080p (32, 40, 48, 64) and 4K (32, 40, 48), this build's
+#           default (`auto`) among them, and its bytes at 1080p
 #   tensor  #14: exact and tensor routes, --check at 512x512, 1280x720, 1920x1080; times at
 #           2560x1440 and 3840x2160
 #   rr      #17: gpu_rr op by op (small and 1280x720 -> 3840x2160), layer timings at 720p and
@@ -34,8 +37,8 @@
 #           of a 64x64 fixture in two lives; core_rr.c, RR's 3-frame fixture), both fixtures
 #           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
-#   checks  #14: the tensor route's bytes after a kernel change: the numerics, attention and
-#           elementwise tests, --check at 512x512 (both routes), 1280x720 and 1080p, both
+#   checks  #14: the tensor route's bytes after a kernel change: the numerics, GEMM (the fused
+#           kernels' among them), attention and elementwise tests, --check at 512x512 (both routes), 1280x720 and 1080p, both
 #           fusions at 512x512, the C-ABI replay (about 3 minutes)
 #   checks_min  the least of checks after a small kernel change: the attention tests, --check at
 #           512x512 and 1080p on the tensor route, the C-ABI replay (about 1.5 minutes)
@@ -45,7 +48,7 @@
 #           (`parity --route gpu`; the carried fixtures are the C harness's, without the
 #           features parity reads); PARITY_SIZE=WxH, 512x512 by default
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab parity)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -218,6 +221,17 @@ block_min)
     fi
     replay_fixtures
     ;;
+budget)
+    # Fewer, larger bands: fewer launches for more workspace (the bench prints both).
+    for n in 32 40 48 64; do
+        run "budget_${n}_1920x1080" 40 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame --strips "per-token:$n"
+    done
+    run budget_auto_1920x1080 40 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
+    for n in 32 40 48; do
+        run "budget_${n}_3840x2160" 50 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor --timing frame --strips "per-token:$n"
+    done
+    run budget_check_1920x1080 120 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
+    ;;
 fusion_min)
     # The least of `fusion` (a call with little device time left): the bytes at 512x512 and
     # 1080p, the 1080p time of both routes and of the tensor route without its fusion and strips.
@@ -286,6 +300,7 @@ rr_dynamic)
     ;;
 checks)
     run gpu_numerics 120 ./gpu_numerics --nocapture
+    run gpu_gemm 150 ./gpu_gemm --nocapture
     run gpu_attention 120 ./gpu_attention --nocapture
     run gpu_elementwise 120 ./gpu_elementwise --nocapture
     run check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check
@@ -319,7 +334,7 @@ ab)
     run ab_base_frame_1920x1080 60 ./base/openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
     ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, block_min, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, parity)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, block_min, budget, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, parity)" >&2
     exit 2
     ;;
 esac

@@ -34,16 +34,23 @@ use super::workspace::scratch_bytes;
 /// The least band-local bytes per band of the default budget ([`default_budget`]).
 pub const DEFAULT_BUDGET: u64 = 64 << 20;
 
-/// Band-local bytes per band per token of the field in the default budget.
-const BUDGET_PER_FIELD_TOKEN: u64 = 32;
+/// Band-local bytes per band per token of the field in the default budget. 48 is the most
+/// that keeps the tensor route's feature within the memory targets at both 1080p
+/// (418.9 of 450 MiB) and 4K (1206.4 of 1228.8 MiB); each band fewer saves a launch of every
+/// node of the strip (docs/performance.md, session 23).
+pub const BUDGET_PER_FIELD_TOKEN: u64 = 40;
 
-/// The default budget of a schedule: 32 bytes per field token, at least [`DEFAULT_BUDGET`]
-/// (67.5 MiB at 1920x1080, 270 MiB at 3840x2160). The field's whole tensors a strip cannot band
-/// (the f32 input, the field block's output) take about 100 bytes per field token, so the bands
-/// stay a modest share of the workspace while their count, and so the launches, stays near
-/// 1 200 at 1080p and 4K (`docs/performance.md`, "Strips").
+/// The default budget of a schedule: [`BUDGET_PER_FIELD_TOKEN`] bytes per field token, at
+/// least [`DEFAULT_BUDGET`] (101.2 MiB at 1920x1080, 405 MiB at 3840x2160).
 pub fn default_budget(graph: &Graph) -> u64 {
-    (graph.rows(graph.features) as u64 * BUDGET_PER_FIELD_TOKEN).max(DEFAULT_BUDGET)
+    budget_per_token(graph, BUDGET_PER_FIELD_TOKEN)
+}
+
+/// `per_token` bytes per field token, at least [`DEFAULT_BUDGET`].
+pub fn budget_per_token(graph: &Graph, per_token: u64) -> u64 {
+    (graph.rows(graph.features) as u64)
+        .saturating_mul(per_token)
+        .max(DEFAULT_BUDGET)
 }
 
 /// Whether a network runs its window blocks as strips.
@@ -51,9 +58,13 @@ pub fn default_budget(graph: &Graph) -> u64 {
 pub enum StripChoice {
     /// The route's default: strips of the [`default_budget`] on the GPU routes, only those the
     /// workspace needs ([`Strips::pruned`]; docs/performance.md). The tensor route's bytes in
-    /// strips are checked on the H200, and they cost it about 5 % of its time at 1080p for the
-    /// memory targets (`fusion::tests`).
+    /// strips are checked on the H200, and they cost it launches for the memory targets
+    /// (`fusion::tests`).
     Auto,
+    /// As [`StripChoice::Auto`], with this many band-local bytes per field token instead of
+    /// [`BUDGET_PER_FIELD_TOKEN`] (`bench --strips per-token:N`): the trade of memory for
+    /// launches, pruned the same way.
+    PerToken(u64),
     /// No strips: every node over all its rows (in the bands of `bands` where a limit needs).
     Off,
     /// Strips with at most this many band-local bytes per band.
@@ -75,16 +86,22 @@ impl StripChoice {
     }
 
     /// Whether only the strips the workspace needs are kept ([`Strips::pruned`]): for the
-    /// default; an explicit budget keeps every strip it makes (the tests' way to run many).
+    /// default and its per-token variant; an explicit budget keeps every strip it makes (the
+    /// tests' way to run many).
     pub fn prunes(self) -> bool {
-        self == StripChoice::Auto
+        matches!(self, StripChoice::Auto | StripChoice::PerToken(_))
     }
 
     /// The budget of `graph` on `route` (`None`: no strips).
     pub fn budget(self, route: Route, graph: &Graph) -> Option<u64> {
         match (self, route) {
             (StripChoice::Auto, Route::Exact | Route::Tensor) => Some(default_budget(graph)),
-            (StripChoice::Auto, Route::Cpu) | (StripChoice::Off, _) => None,
+            (StripChoice::PerToken(n), Route::Exact | Route::Tensor) => {
+                Some(budget_per_token(graph, n.max(1)))
+            }
+            (StripChoice::Auto | StripChoice::PerToken(_), Route::Cpu) | (StripChoice::Off, _) => {
+                None
+            }
             (StripChoice::Budget(b), _) => Some(b.max(1)),
         }
     }
@@ -206,8 +223,7 @@ impl Strips {
     /// the workspace (`bytes` of a set of strips: the plan the recorder would make with them,
     /// fusions included, since a fused pair frees other bytes than an unfused one) does not grow
     /// without it. The workspace is the peak of live bytes, so strips away from the peak only
-    /// add launches: at 1080p and 4K the field's two blocks stay (844 launches instead of 1140,
-    /// the same 268.1 and 1008.8 MiB).
+    /// add launches: at 1080p and 4K the field's two blocks stay (`tests`).
     pub fn pruned(self, graph: &Graph, bytes: impl Fn(&Strips) -> u64) -> Strips {
         let full = bytes(&self);
         let mut order: Vec<usize> = (0..self.strips.len()).collect();

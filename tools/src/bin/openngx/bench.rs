@@ -81,8 +81,9 @@ pub struct Args {
     #[arg(long, value_name = "BYTES")]
     pub(crate) max_binding_range: Option<u64>,
     /// Window blocks as strips (band by band, band-sized intermediates): `auto` (the route's
-    /// default: on for both GPU routes), `off`, or the band-local BYTES per band.
-    #[arg(long, value_name = "auto|off|BYTES", default_value = "auto", value_parser = parse_strips)]
+    /// default: on for both GPU routes), `per-token:N` (the default's pruned strips with N
+    /// band-local bytes per field token), `off`, or the band-local BYTES per band (every strip).
+    #[arg(long, value_name = "auto|per-token:N|off|BYTES", default_value = "auto", value_parser = parse_strips)]
     pub(crate) strips: StripChoice,
     /// Which neighbouring ops the route runs as one kernel where it can: `off` (none), `gemm`
     /// (the tensor route's window normalisation as the QKV GEMM's epilogue), `attention` (the
@@ -124,10 +125,16 @@ fn parse_strips(s: &str) -> Result<StripChoice, String> {
     match s {
         "auto" => Ok(StripChoice::Auto),
         "off" | "0" => Ok(StripChoice::Off),
+        n if n.starts_with("per-token:") => n["per-token:".len()..]
+            .parse::<u64>()
+            .ok()
+            .filter(|&b| b > 0)
+            .map(StripChoice::PerToken)
+            .ok_or_else(|| format!("`{n}`: expected per-token:N with N > 0 bytes")),
         n => n
             .parse::<u64>()
             .map(StripChoice::Budget)
-            .map_err(|_| format!("`{n}`: expected auto, off or a number of bytes")),
+            .map_err(|_| format!("`{n}`: expected auto, per-token:N, off or a number of bytes")),
     }
 }
 
@@ -665,7 +672,7 @@ impl Drop for TempDir {
 
 #[cfg(test)]
 mod tests {
-    use super::{stage, Args, Fusion, Timing};
+    use super::{stage, Args, Fusion, StripChoice, Timing};
     use clap::Parser;
 
     /// The bench's flags as the command line gives them.
@@ -702,6 +709,33 @@ mod tests {
         );
         assert!(parse(&["bench", "--fusion", "on"]).is_err());
         assert!(parse(&["bench", "--fusion"]).is_err());
+    }
+
+    #[test]
+    fn the_strips_flag_takes_its_value() {
+        let parse = |v: &[&str]| Line::try_parse_from(v.iter().copied()).map(|l| l.args.strips);
+        assert_eq!(parse(&["bench"]).expect("default"), StripChoice::Auto);
+        assert_eq!(
+            parse(&["bench", "--strips", "off"]).expect("off"),
+            StripChoice::Off
+        );
+        assert_eq!(
+            parse(&["bench", "--strips", "70778880"]).expect("bytes"),
+            StripChoice::Budget(70778880)
+        );
+        assert_eq!(
+            parse(&["bench", "--strips", "per-token:48"]).expect("per token"),
+            StripChoice::PerToken(48)
+        );
+        for bad in [
+            "per-token:0",
+            "per-token:",
+            "per-token:x",
+            "per-token",
+            "-1",
+        ] {
+            assert!(parse(&["bench", "--strips", bad]).is_err(), "{bad}");
+        }
     }
 
     #[test]
