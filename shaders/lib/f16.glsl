@@ -102,7 +102,8 @@ uint f16_canon(uint h) { return f16_is_nan(h) ? F16_QNAN : h; }
 // f16_canon of both halves of a word: a half is NaN when its magnitude exceeds 0x7C00, i.e.
 // when adding 0x03FF sets its bit 15 (no carry crosses into the other half). The tensor cores
 // return a NaN accumulator (a NaN seed) as their own NaN where the model keeps 0x7E00;
-// attention_block_coopmat.glsl canonicalises its raw f16 output with this (docs/numerics.md).
+// attention_block_coopmat.glsl and ffn_coopmat.glsl canonicalise their raw f16 outputs with
+// this (docs/numerics.md).
 uint f16_canon_pair(uint w) {
     uint nan = ((((w & 0x7FFF7FFFu) + 0x03FF03FFu) & 0x80008000u) >> 15) * 0xFFFFu;
     return (w & ~nan) | ((F16_QNAN | (F16_QNAN << 16)) & nan);

@@ -259,6 +259,12 @@ void main() {
             uint at = X_AT + r * XS + c4 / 2u;
             uint w0 = s_m[at];
             uint w1 = s_m[at + 1u];
+            if (EPI == 3u) {
+                // The raw f16 y: a NaN seed comes back from the tensor cores as their own NaN,
+                // where the model keeps 0x7E00 (docs/numerics.md); E4 codes every NaN alike.
+                w0 = f16_canon_pair(w0);
+                w1 = f16_canon_pair(w1);
+            }
             uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
             gemm_store_quad(EPI, (row0 + r) * y_channels() + yc, h);
         }
