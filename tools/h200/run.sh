@@ -38,8 +38,9 @@
 #           written on the device by the CPU reference
 #   rr_dynamic  #17: the dynamic-resolution test alone
 #   checks  #14: the tensor route's bytes after a kernel change: the numerics, GEMM (the fused
-#           kernels' among them), attention and elementwise tests, --check at 512x512 (both routes), 1280x720 and 1080p, both
-#           fusions at 512x512, the C-ABI replay (about 3 minutes)
+#           kernels' among them), attention and elementwise tests, --check at 512x512 (both
+#           routes), 1280x720 and 1080p, both fusions at 512x512, the C-ABI replay (about 3.5
+#           minutes)
 #   checks_min  the least of checks after a small kernel change: the attention tests, --check at
 #           512x512 and 1080p on the tensor route, the C-ABI replay (about 1.5 minutes)
 #   ab      #14: times of this build against base/openngx (OPENNGX_BUNDLE_BASELINE) in one call,

@@ -34,14 +34,15 @@ use super::workspace::scratch_bytes;
 /// The least band-local bytes per band of the default budget ([`default_budget`]).
 pub const DEFAULT_BUDGET: u64 = 64 << 20;
 
-/// Band-local bytes per band per token of the field in the default budget. 48 is the most
-/// that keeps the tensor route's feature within the memory targets at both 1080p
-/// (418.9 of 450 MiB) and 4K (1206.4 of 1228.8 MiB); each band fewer saves a launch of every
-/// node of the strip (docs/performance.md, session 23).
+/// Band-local bytes per band per token of the field in the default budget. 40 is the most
+/// that keeps the tensor route's feature within the memory targets at 1080p (411.4 of
+/// 450 MiB) and 4K (1161.4 of 1228.8 MiB) with every fusion choice (`--fusion off` at 4K:
+/// 1225.2); each band fewer saves a launch of every node of the strip (docs/performance.md,
+/// session 23).
 pub const BUDGET_PER_FIELD_TOKEN: u64 = 40;
 
 /// The default budget of a schedule: [`BUDGET_PER_FIELD_TOKEN`] bytes per field token, at
-/// least [`DEFAULT_BUDGET`] (101.2 MiB at 1920x1080, 405 MiB at 3840x2160).
+/// least [`DEFAULT_BUDGET`] (84.4 MiB at 1920x1080, 318.8 MiB at 3840x2160).
 pub fn default_budget(graph: &Graph) -> u64 {
     budget_per_token(graph, BUDGET_PER_FIELD_TOKEN)
 }
