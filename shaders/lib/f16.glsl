@@ -160,13 +160,10 @@ uint f16_mul(uint a, uint b) {
 }
 
 // f16_mul of both halves of a and b at once (one packed multiply; each half rounds on its own),
-// NaN halves canonicalised as f16_canon_pair does (spelled out here: the device builds of the
-// GEMMs were proven and timed with this text).
+// NaN halves canonicalised.
 uint f16_mul_pair(uint a, uint b) {
     precise f16vec2 p = f16_bitcast_from_u32(a) * f16_bitcast_from_u32(b);
-    uint w = f16_bitcast_to_u32(p);
-    uint nan = ((((w & 0x7FFF7FFFu) + 0x03FF03FFu) & 0x80008000u) >> 15) * 0xFFFFu;
-    return (w & ~nan) | ((F16_QNAN | (F16_QNAN << 16)) & nan);
+    return f16_canon_pair(f16_bitcast_to_u32(p));
 }
 #else
 // f16(a + b), one rounding.
