@@ -682,76 +682,76 @@ mod tests {
         args: Args,
     }
 
+    /// One flag of the bench: its default, each accepted value, each refused one, and the flag
+    /// without a value (refused).
+    fn check_flag<T: PartialEq + std::fmt::Debug>(
+        flag: &str,
+        pick: fn(Args) -> T,
+        default: T,
+        accepted: &[(&str, T)],
+        refused: &[&str],
+    ) {
+        let parse = |extra: &[&str]| {
+            Line::try_parse_from(["bench"].iter().chain(extra).copied()).map(|l| pick(l.args))
+        };
+        assert_eq!(parse(&[]).expect("default"), default, "{flag}'s default");
+        for (value, want) in accepted {
+            assert_eq!(parse(&[flag, value]).expect(value), *want, "{flag} {value}");
+        }
+        for value in refused {
+            assert!(parse(&[flag, value]).is_err(), "{flag} {value} is refused");
+        }
+        assert!(parse(&[flag]).is_err(), "{flag} without a value is refused");
+    }
+
     #[test]
     fn the_fusion_flag_takes_its_value() {
-        let parse = |v: &[&str]| Line::try_parse_from(v.iter().copied()).map(|l| l.args.fusion);
-        assert_eq!(parse(&["bench"]).expect("default"), Fusion::Ffn);
         assert_eq!(Fusion::default(), Fusion::Ffn);
-        assert_eq!(
-            parse(&["bench", "--fusion", "off"]).expect("off"),
-            Fusion::Off
+        check_flag(
+            "--fusion",
+            |a| a.fusion,
+            Fusion::Ffn,
+            &[
+                ("off", Fusion::Off),
+                ("gemm", Fusion::NormInGemm),
+                ("attention", Fusion::NormInAttention),
+                ("ffn", Fusion::Ffn),
+                ("block", Fusion::Block),
+            ],
+            &["on"],
         );
-        assert_eq!(
-            parse(&["bench", "--fusion", "gemm"]).expect("gemm"),
-            Fusion::NormInGemm
-        );
-        assert_eq!(
-            parse(&["bench", "--fusion", "attention"]).expect("attention"),
-            Fusion::NormInAttention
-        );
-        assert_eq!(
-            parse(&["bench", "--fusion", "ffn"]).expect("ffn"),
-            Fusion::Ffn
-        );
-        assert_eq!(
-            parse(&["bench", "--fusion", "block"]).expect("block"),
-            Fusion::Block
-        );
-        assert!(parse(&["bench", "--fusion", "on"]).is_err());
-        assert!(parse(&["bench", "--fusion"]).is_err());
     }
 
     #[test]
     fn the_strips_flag_takes_its_value() {
-        let parse = |v: &[&str]| Line::try_parse_from(v.iter().copied()).map(|l| l.args.strips);
-        assert_eq!(parse(&["bench"]).expect("default"), StripChoice::Auto);
-        assert_eq!(
-            parse(&["bench", "--strips", "off"]).expect("off"),
-            StripChoice::Off
+        check_flag(
+            "--strips",
+            |a| a.strips,
+            StripChoice::Auto,
+            &[
+                ("off", StripChoice::Off),
+                ("70778880", StripChoice::Budget(70778880)),
+                ("per-token:48", StripChoice::PerToken(48)),
+            ],
+            &[
+                "per-token:0",
+                "per-token:",
+                "per-token:x",
+                "per-token",
+                "-1",
+            ],
         );
-        assert_eq!(
-            parse(&["bench", "--strips", "70778880"]).expect("bytes"),
-            StripChoice::Budget(70778880)
-        );
-        assert_eq!(
-            parse(&["bench", "--strips", "per-token:48"]).expect("per token"),
-            StripChoice::PerToken(48)
-        );
-        for bad in [
-            "per-token:0",
-            "per-token:",
-            "per-token:x",
-            "per-token",
-            "-1",
-        ] {
-            assert!(parse(&["bench", "--strips", bad]).is_err(), "{bad}");
-        }
     }
 
     #[test]
     fn the_timing_flag_takes_its_value() {
-        let parse = |v: &[&str]| Line::try_parse_from(v.iter().copied()).map(|l| l.args.timing);
-        assert_eq!(parse(&["bench"]).expect("default"), Timing::Nodes);
-        assert_eq!(
-            parse(&["bench", "--timing", "frame"]).expect("frame"),
-            Timing::Frame
+        check_flag(
+            "--timing",
+            |a| a.timing,
+            Timing::Nodes,
+            &[("frame", Timing::Frame), ("nodes", Timing::Nodes)],
+            &["ops"],
         );
-        assert_eq!(
-            parse(&["bench", "--timing", "nodes"]).expect("nodes"),
-            Timing::Nodes
-        );
-        assert!(parse(&["bench", "--timing", "ops"]).is_err());
-        assert!(parse(&["bench", "--timing"]).is_err());
     }
 
     #[test]
