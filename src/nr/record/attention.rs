@@ -240,11 +240,14 @@ fn require_h25(what: &str, profile: &Profile) -> Result<(), GpuError> {
 }
 
 /// The fewest workgroups a cooperative-matrix window attention keeps when its workgroups run
-/// several windows each ([`window_rows_per_group`]).
-pub const WINDOW_MIN_WORKGROUPS: u64 = 256;
+/// several windows each ([`window_rows_per_group`]). 64 and [`WINDOW_MAX_ROWS_PER_GROUP`] 16
+/// against 256 and 8 before: on an H100 the 1080p frame 35.61 -> 35.41 ms (`--timing frame`,
+/// two runs each), 4K unchanged (119.85 / 119.90 ms); up to 32 windows took 4K to 120.16
+/// (docs/performance.md, session 24).
+pub const WINDOW_MIN_WORKGROUPS: u64 = 64;
 
 /// The most windows one workgroup of the cooperative-matrix window attention runs.
-pub const WINDOW_MAX_ROWS_PER_GROUP: u32 = 8;
+pub const WINDOW_MAX_ROWS_PER_GROUP: u32 = 16;
 
 /// How many window rows of its column one workgroup of the cooperative-matrix window attention
 /// runs, for a grid of `columns` x `rows` windows and `heads` heads: as many as keep
@@ -549,15 +552,19 @@ mod tests {
     #[test]
     fn window_rows_per_workgroup() {
         // 1920x1080's field in phase 0: 240 x 144 windows, one head.
-        assert_eq!(window_rows_per_group(240, 144, 1), 8);
+        assert_eq!(window_rows_per_group(240, 144, 1), 16);
         // Its L0 (960x576, 120 x 72 windows): 8,640 windows.
-        assert_eq!(window_rows_per_group(120, 72, 1), 8);
-        // L4 of 1080p with 16 heads (15 x 9 windows): 2,160 workgroups.
-        assert_eq!(window_rows_per_group(15, 9, 16), 8);
+        assert_eq!(window_rows_per_group(120, 72, 1), 16);
+        // L4 of 1080p with 16 heads (15 x 9 windows): 2,160 windows, a whole column each.
+        assert_eq!(window_rows_per_group(15, 9, 16), 9);
         // L4 of 512x512 (8 x 8 windows, 16 heads): 1,024.
-        assert_eq!(window_rows_per_group(8, 8, 16), 4);
+        assert_eq!(window_rows_per_group(8, 8, 16), 8);
+        // L3 of 512x512 (16 x 16 windows, 8 heads): 2,048.
+        assert_eq!(window_rows_per_group(16, 16, 8), 16);
         // A 12x12 level's 2 x 2 windows.
         assert_eq!(window_rows_per_group(2, 2, 16), 1);
+        // 1,000 windows: 15 each.
+        assert_eq!(window_rows_per_group(10, 100, 1), 15);
         for (columns, rows, heads) in [
             (240, 144, 1),
             (480, 272, 1),
