@@ -242,8 +242,8 @@ fn require_h25(what: &str, profile: &Profile) -> Result<(), GpuError> {
 /// The fewest workgroups a cooperative-matrix window attention keeps when its workgroups run
 /// several windows each ([`window_rows_per_group`]). 64 and [`WINDOW_MAX_ROWS_PER_GROUP`] 16
 /// against 256 and 8 before: on an H100 the 1080p frame 35.61 -> 35.41 ms (`--timing frame`,
-/// two runs each), 4K unchanged (119.85 / 119.90 ms); up to 32 windows took 4K to 120.16
-/// (docs/performance.md, session 24).
+/// two runs each), 4K unchanged (119.84-119.86 against 119.89-119.90 ms); up to 32 windows took
+/// 4K to 120.16 (docs/performance.md, session 24).
 pub const WINDOW_MIN_WORKGROUPS: u64 = 64;
 
 /// The most windows one workgroup of the cooperative-matrix window attention runs.
@@ -559,7 +559,7 @@ mod tests {
         assert_eq!(window_rows_per_group(15, 9, 16), 9);
         // L4 of 512x512 (8 x 8 windows, 16 heads): 1,024.
         assert_eq!(window_rows_per_group(8, 8, 16), 8);
-        // L3 of 512x512 (16 x 16 windows, 8 heads): 2,048.
+        // 16 x 16 windows, 8 heads: 2,048, the most rows each.
         assert_eq!(window_rows_per_group(16, 16, 8), 16);
         // A 12x12 level's 2 x 2 windows.
         assert_eq!(window_rows_per_group(2, 2, 16), 1);
