@@ -415,8 +415,9 @@ fn schedule_gemm_variants_match_the_reference() {
 /// The tensor route's GEMM kernel (`gemm_coopmat.glsl`) in its emulated build
 /// (`KernelPolicy::with_emulated_tiles`: every 16x16x16 MMA in integer arithmetic as the H25
 /// model) on every kind of GEMM node it runs, against the CPU reference in H25: its tiling, its
-/// split-K partitions, its seeds, its epilogues and its row-tile loop (three tiles per
-/// workgroup; with one, the chains of several K steps load two steps ahead), byte for byte, on any device. Only the MMA itself is the device's in the
+/// split-K partitions, its seeds, its epilogues, its row-tile loop (three tiles per workgroup;
+/// with one, the chains of several K steps load two steps ahead) and its workgroups of eight
+/// subgroups, byte for byte, on any device. Only the MMA itself is the device's in the
 /// real build; `bench --route tensor --check` covers that on the H200.
 #[test]
 fn coopmat_gemm_kernel_matches_h25_emulated() {
@@ -449,6 +450,29 @@ fn coopmat_gemm_kernel_matches_h25_emulated() {
                 t.elapsed().as_secs_f64()
             );
         }
+    }
+    // Workgroups of eight subgroups: 128 rows (four subgroups down; B widened once for them,
+    // with 16-column subgroups where N = 32) and 128 columns (four across). The MMA chains are
+    // the same, so the bytes are too.
+    for (i, (label, rows, cols)) in [
+        ("block-1.ffn2", 4, 2),  // seeded from E4, dual, 128 x 32
+        ("block-31.ffn2", 4, 2), // split-K 1024, seeded, 128 x 64
+        ("block-31.qkv", 2, 4),  // split-K 512, f16, 64 x 128
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let t = Instant::now();
+        at.check_node(
+            label,
+            200 + i as u64,
+            &[(true, Profiles::H25)],
+            base.with_gemm_subgroups(rows, cols),
+        );
+        println!(
+            "  {label}: {rows} x {cols} subgroups per workgroup, {:.2} s",
+            t.elapsed().as_secs_f64()
+        );
     }
 }
 

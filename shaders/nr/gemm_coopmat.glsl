@@ -13,14 +13,14 @@
 // group g), seeded by f16(skip[r][g*N + c] * scale[g*N + c]) when SEED != 0; split-K as in
 // gemm.glsl (partition 0 from the seed, the others from +0, partials out, gemm_sum.comp adds).
 //
-// Work split: 128 invocations = 4 subgroups of 32 in a 2 x 2 grid; a workgroup owns BM = 64
-// rows x BN (32 or 64) columns of one group, a subgroup BM/2 x BN/2 (BM/32 x BN/32
-// accumulators). Per step of BK = 32 K the tile's E4M3 bytes are widened to f16 (exactly, in
-// arithmetic: widen_halves) into shared memory while the next step's bytes (with AHEAD 2 the
-// step after it) load into registers. Every tile and result goes through shared memory because
-// the element layout of a KHR cooperative matrix is the implementation's: the seed is built
-// there and loaded as the C operand, and the result is stored there for the epilogue
-// (gemm_store.glsl), which needs each element's row and column.
+// Work split: SGR x SGC subgroups of 32 (2 x 2 by default; NT = 32 SGR SGC invocations); a
+// workgroup owns BM = 32 SGR rows x BN columns of one group, a subgroup 32 rows x BN / SGC
+// columns (2 x BN / (16 SGC) accumulators). Per step of BK = 32 K the tile's E4M3 bytes are
+// widened to f16 (exactly, in arithmetic: widen_halves) into shared memory while the next
+// step's bytes (with AHEAD 2 the step after it) load into registers. Every tile and result
+// goes through shared memory because the element layout of a KHR cooperative matrix is the
+// implementation's: the seed is built there and loaded as the C operand, and the result is
+// stored there for the epilogue (gemm_store.glsl), which needs each element's row and column.
 #ifndef TILE_EMULATED
 #define OPENNGX_F16_NATIVE 1
 #endif
@@ -30,9 +30,16 @@
 #include "ops.glsl"
 #include "tile_mma.glsl"
 
-// Columns per workgroup: 32 or 64.
+// Columns per workgroup: 32 or 64 (128 with SGC = 4).
 layout(constant_id = 0) const uint BN = 64u;
-layout(local_size_x = 128) in;
+// Subgroup rows and columns of the workgroup (2 or 4 each), and so its invocations NT. A larger
+// workgroup widens each B (SGR) or A (SGC) byte once for more rows or columns; every output's
+// chain of MMAs is the same.
+layout(constant_id = 9) const uint SGR = 2u;
+layout(constant_id = 10) const uint SGC = 2u;
+// Invocations: 32 SGR SGC (the recorder sets constant 11 with 9 and 10; 128 by default).
+layout(local_size_x_id = 11, local_size_x = 128) in;
+const uint NT = gl_WorkGroupSize.x;
 layout(constant_id = 4) const uint EPI = 1u;   // 0 = E4(SiLU(x)), 1 = E4(x), 2 = f16, 3 = dual
 layout(constant_id = 5) const uint SEED = 0u;  // 0 = none, 1 = E4 skip, 2 = f16 skip
 layout(constant_id = 6) const uint SPLIT = 0u; // 1 when PART < K
@@ -43,14 +50,16 @@ layout(constant_id = 7) const uint PERSIST = 0u;
 // and so the bytes are the same.
 layout(constant_id = 8) const uint AHEAD = 1u;
 
-// Rows per workgroup (128 was measured slower at 1080p: fewer workgroups per SM).
-const uint BM = 64u;
+// Rows per workgroup: 32 per subgroup row (128 rows from 4 subgroups of 8 accumulators each
+// were measured slower at 1080p: fewer workgroups per SM).
+const uint BM = 32u * SGR;
 const uint BK = 32u;
-const uint RF = BM / 32u;         // accumulator rows per subgroup (16 high each)
-const uint FC = BN / 32u;         // accumulator columns per subgroup (16 wide each)
+const uint RF = 2u;               // accumulator rows per subgroup (16 high each)
+const uint SW = BN / SGC;         // columns per subgroup
+const uint FC = SW / 16u;         // accumulator columns per subgroup (16 wide each)
 // 16-byte loads per K step (A rows and B columns, two halves each) and per invocation.
 const uint SLOTS = 2u * (BM + BN);
-const uint PER = (SLOTS + 127u) / 128u;
+const uint PER = (SLOTS + NT - 1u) / NT;
 // Row strides of the shared tiles in uints (2 halves each): a 16-byte skew against bank
 // conflicts.
 const uint TS = BK / 2u + 4u;     // A and B tiles: [row or column][BK halves]
@@ -98,9 +107,13 @@ layout(push_constant) uniform Push {
 #endif
 } pc;
 
-shared uint s_a[BM * TS];
-shared uint s_b[BN * TS];
-shared uint s_c[BM * CS];
+// One shared array: the B tile at 0, then the A tile and the seed/result tile at SA, the same
+// place. They are never live together: the seed is loaded into the accumulators and the last
+// step's fragments are read before a barrier, and only then is A staged or the result stored.
+// B has a place of its own because a chain of one step keeps its B tile over the row tiles.
+// (BM x CS is at least BM x TS: CS >= TS for BN >= 32.)
+const uint SA = BN * TS;
+shared uint s_mem[BN * TS + BM * CS];
 
 // The 16 bytes (16 K of one row or column) loader slot `slot` brings for the step at K `kb`:
 // slots 0 .. 2 BM - 1 are A rows x two 16-byte halves, the next 2 BN B columns likewise.
@@ -131,13 +144,9 @@ void store_slot(uint slot, uvec4 w) {
     uint at = ((is_a ? slot : slot - 2u * BM) >> 1) * TS + 8u * (slot & 1u);
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
         uvec2 p = widen_word(w[i]);
-        if (is_a) {
-            s_a[at + 2u * i] = p.x;
-            s_a[at + 2u * i + 1u] = p.y;
-        } else {
-            s_b[at + 2u * i] = p.x;
-            s_b[at + 2u * i + 1u] = p.y;
-        }
+        uint to = (is_a ? SA : 0u) + at + 2u * i;
+        s_mem[to] = p.x;
+        s_mem[to + 1u] = p.y;
     }
 }
 
@@ -149,14 +158,14 @@ uint scale_half(uint idx) { return uint(scale_halves[idx]); }
 #include "norm_temperature.glsl"
 
 // The window normalisation (normalize_coop.glsl's operations, in its order) of the tile's f16
-// results in s_c: unit u = (row u / (BN / 32), 32-column part u % (BN / 32)) is one of q, k, v
+// results at SA: unit u = (row u / (BN / 32), 32-column part u % (BN / 32)) is one of q, k, v
 // of one head of one row (the QKV's columns are head-major [q 32, k 32, v 32] groups; a tile
 // starts on a multiple of 32). For q and k: r[c] = f16(x[c]^2 + f16(x[c + 16]^2)) (one fused
 // FMA) for c < 16, the stride levels 8/4/2/1 of f16 adds, norm = rsqrt(r[0]) from the table;
 // q' = E4(f16(f16(q norm) t)), k' = E4(f16(k norm)), v' = E4(v).
 void norm_epilogue(uint tid, uint row0, uint col0) {
     const uint PARTS = BN / 32u;
-    for (uint u = tid; u < BM * PARTS; u += 128u) {
+    for (uint u = tid; u < BM * PARTS; u += NT) {
         uint r = u / PARTS;
         uint j = u % PARTS;
         uint row = row0 + r;
@@ -168,7 +177,7 @@ void norm_epilogue(uint tid, uint row0, uint col0) {
         uint part = (col % 96u) / 32u;
         uint x[16];
         [[unroll]] for (uint i = 0u; i < 16u; i++) {
-            x[i] = s_c[r * CS + 16u * j + i];
+            x[i] = s_mem[SA + r * CS + 16u * j + i];
         }
         uint dst = (row * pc.heads + head) * 8u;
         if (part == 2u) {
@@ -215,10 +224,11 @@ void norm_epilogue(uint tid, uint row0, uint col0) {
 
 // The raw skip words of the seed quads of invocation tid in the row tile at row0 (one E4 word
 // or two f16 words per quad; rows past the end give zeros), loaded ahead of the tile.
-const uint QUADS = BM * BN / 512u;
+const uint QUADS = BM * BN / (4u * NT);
+const uint QROWS = 4u * NT / BN;  // rows between an invocation's quads
 void load_seed(uint tid, uint row0, uint col, out uvec2 raw[QUADS]) {
     [[unroll]] for (uint i = 0u; i < QUADS; i++) {
-        uint r = tid / (BN / 4u) + (512u / BN) * i;
+        uint r = tid / (BN / 4u) + QROWS * i;
         raw[i] = uvec2(0u);
         if (row0 + r < pc.rows) {
             uint idx = (row0 + r) * pc.nout + col;
@@ -232,9 +242,9 @@ void load_seed(uint tid, uint row0, uint col, out uvec2 raw[QUADS]) {
 
 void main() {
     uint tid = gl_LocalInvocationID.x;
-    uint sg = TILE_SUBGROUP;         // 0..3
-    uint sr = sg >> 1;                // subgroup row (BM/2 rows each)
-    uint sc = sg & 1u;                // subgroup column (BN/2 columns each)
+    uint sg = TILE_SUBGROUP;          // 0 .. SGR SGC - 1
+    uint sr = sg / SGC;               // subgroup row (32 rows each)
+    uint sc = sg % SGC;               // subgroup column (SW columns each)
     uint col0 = gl_WorkGroupID.y * BN;
     uint g;
     uint kpart;
@@ -256,10 +266,10 @@ void main() {
     uint stride = gl_NumWorkGroups.x;
     uint first = tile;
     // A chain of one K step (K <= BK) uses the same B tile for every row tile: it stays in
-    // s_b, and only A is loaded and staged again (slots from 2 BM on are B's).
+    // shared memory, and only A is loaded and staged again (slots from 2 BM on are B's).
     bool b_resident = PERSIST != 0u && kend - kbeg <= BK;
 
-    // 128 is a multiple of BN / 4, so all of an invocation's seed (and epilogue) quads hold the
+    // NT is a multiple of BN / 4, so all of an invocation's seed (and epilogue) quads hold the
     // same 4 columns: their scales load once, as two f16 pairs, and each pair of products is
     // one packed multiply.
     uint c4 = 4u * (tid % (BN / 4u));
@@ -276,10 +286,10 @@ void main() {
     uvec4 pre[PER];
     uvec4 pre2[PER];
     [[unroll]] for (uint p = 0u; p < PER; p++) {
-        pre[p] = load_slot(tid + 128u * p, kbeg, kend, tile * BM, col0, abase, bbase);
+        pre[p] = load_slot(tid + NT * p, kbeg, kend, tile * BM, col0, abase, bbase);
         pre2[p] = uvec4(0u);
         if (ahead2) {
-            pre2[p] = load_slot(tid + 128u * p, kbeg + BK, kend, tile * BM, col0, abase, bbase);
+            pre2[p] = load_slot(tid + NT * p, kbeg + BK, kend, tile * BM, col0, abase, bbase);
         }
     }
     uvec2 raw[QUADS];
@@ -292,19 +302,19 @@ void main() {
         uint next0 = (tile + stride) * BM;
         bool more = PERSIST != 0u && tile + stride < tiles;
         if (PERSIST != 0u && tile != first) {
-            // The previous tile's epilogue has read s_c.
+            // The previous tile's epilogue has read its results.
             barrier();
         }
 
         // The C operand: the seed (partition 0 of a seeded GEMM) or +0. Invocation tid builds
-        // quads tid + 128 i (4 adjacent columns of one row).
+        // quads tid + NT i (4 adjacent columns of one row).
         TILE_C acc[RF][FC];
         if (seeded) {
             [[unroll]] for (uint i = 0u; i < QUADS; i++) {
-                uint r = tid / (BN / 4u) + (512u / BN) * i;
+                uint r = tid / (BN / 4u) + QROWS * i;
                 uvec2 sk = SEED == 1u ? widen_word(raw[i].x) : raw[i];
-                s_c[r * CS + c4 / 2u] = f16_mul_pair(sk.x, scales.x);
-                s_c[r * CS + c4 / 2u + 1u] = f16_mul_pair(sk.y, scales.y);
+                s_mem[SA + r * CS + c4 / 2u] = f16_mul_pair(sk.x, scales.x);
+                s_mem[SA + r * CS + c4 / 2u + 1u] = f16_mul_pair(sk.y, scales.y);
             }
             if (more) {
                 load_seed(tid, next0, col, raw);
@@ -312,8 +322,8 @@ void main() {
             barrier();
             [[unroll]] for (uint i = 0u; i < RF; i++) {
                 [[unroll]] for (uint j = 0u; j < FC; j++) {
-                    uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
-                    TILE_LOAD_C(acc[i][j], s_c, at, CS);
+                    uint at = (32u * sr + 16u * i) * CS + (sc * SW + 16u * j) / 2u;
+                    TILE_LOAD_C(acc[i][j], s_mem, SA + at, CS);
                 }
             }
         } else {
@@ -327,8 +337,8 @@ void main() {
         for (uint kb = kbeg; kb < kend; kb += BK) {
             barrier();
             [[unroll]] for (uint p = 0u; p < PER; p++) {
-                if (!b_resident || tile == first || tid + 128u * p < 2u * BM) {
-                    store_slot(tid + 128u * p, pre[p]);
+                if (!b_resident || tile == first || tid + NT * p < 2u * BM) {
+                    store_slot(tid + NT * p, pre[p]);
                 }
             }
             barrier();
@@ -338,17 +348,17 @@ void main() {
                 [[unroll]] for (uint p = 0u; p < PER; p++) {
                     pre[p] = pre2[p];
                     if (kb + 2u * BK < kend) {
-                        pre2[p] = load_slot(tid + 128u * p, kb + 2u * BK, kend, row0, col0, abase, bbase);
+                        pre2[p] = load_slot(tid + NT * p, kb + 2u * BK, kend, row0, col0, abase, bbase);
                     }
                 }
             } else if (kb + BK < kend) {
                 [[unroll]] for (uint p = 0u; p < PER; p++) {
-                    pre[p] = load_slot(tid + 128u * p, kb + BK, kend, row0, col0, abase, bbase);
+                    pre[p] = load_slot(tid + NT * p, kb + BK, kend, row0, col0, abase, bbase);
                 }
             } else if (more) {
                 [[unroll]] for (uint p = 0u; p < PER; p++) {
-                    if (!b_resident || tid + 128u * p < 2u * BM) {
-                        pre[p] = load_slot(tid + 128u * p, kbeg, kend, next0, col0, abase, bbase);
+                    if (!b_resident || tid + NT * p < 2u * BM) {
+                        pre[p] = load_slot(tid + NT * p, kbeg, kend, next0, col0, abase, bbase);
                     }
                 }
             }
@@ -358,12 +368,12 @@ void main() {
                 if (kb + 16u * s < kend) {
                     TILE_A fa[RF];
                     [[unroll]] for (uint i = 0u; i < RF; i++) {
-                        TILE_LOAD_A(fa[i], s_a, ((BM / 2u) * sr + 16u * i) * TS + 8u * s, TS,
+                        TILE_LOAD_A(fa[i], s_mem, SA + (32u * sr + 16u * i) * TS + 8u * s, TS,
                                      TILE_ROW_MAJOR);
                     }
                     [[unroll]] for (uint j = 0u; j < FC; j++) {
                         TILE_B fb;
-                        TILE_LOAD_B(fb, s_b, (sc * (BN / 2u) + 16u * j) * TS + 8u * s, TS,
+                        TILE_LOAD_B(fb, s_mem, (sc * SW + 16u * j) * TS + 8u * s, TS,
                                      TILE_COL_MAJOR);
                         [[unroll]] for (uint i = 0u; i < RF; i++) {
                             acc[i][j] = TILE_MULADD(fa[i], fb, acc[i][j]);
@@ -377,8 +387,8 @@ void main() {
         barrier();
         [[unroll]] for (uint i = 0u; i < RF; i++) {
             [[unroll]] for (uint j = 0u; j < FC; j++) {
-                uint at = ((BM / 2u) * sr + 16u * i) * CS + (sc * (BN / 2u) + 16u * j) / 2u;
-                TILE_STORE_C(acc[i][j], s_c, at, CS);
+                uint at = (32u * sr + 16u * i) * CS + (sc * SW + 16u * j) / 2u;
+                TILE_STORE_C(acc[i][j], s_mem, SA + at, CS);
             }
         }
         barrier();
@@ -387,10 +397,10 @@ void main() {
 #else
         // Unrolled like the seed: the epilogue's table reads of all quads in flight at once.
         [[unroll]] for (uint i = 0u; i < QUADS; i++) {
-            uint r = tid / (BN / 4u) + (512u / BN) * i;
+            uint r = tid / (BN / 4u) + QROWS * i;
             if (row0 + r < pc.rows && col0 + c4 < pc.n) {
-                uint w0 = s_c[r * CS + c4 / 2u];
-                uint w1 = s_c[r * CS + c4 / 2u + 1u];
+                uint w0 = s_mem[SA + r * CS + c4 / 2u];
+                uint w1 = s_mem[SA + r * CS + c4 / 2u + 1u];
                 if (SPLIT != 0u) {
                     uint pat = (kpart * pc.rows + row0 + r) * pc.nout + col;
                     raw_words[pat / 2u] = w0;

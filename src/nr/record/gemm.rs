@@ -364,6 +364,8 @@ pub fn prepare_gemm(
     };
     let rtz = policy.rtz_terms(p);
     let tiles = s.rows.div_ceil(64) * s.n.div_ceil(64) * s.groups * parts;
+    // A cooperative-matrix tile larger than the base one runs one row tile per workgroup.
+    let mut big_tile = false;
     let (bn, bm, mut desc) = if policy.tensor_cores() {
         // The device's MMA is the profile (the tensor route identified it as H25 before
         // choosing this policy); the kernel cannot compute any other.
@@ -376,10 +378,19 @@ pub fn prepare_gemm(
                 ),
             ));
         }
-        let bn = if s.n % 64 == 0 { 64 } else { 32 };
+        let caps = ctx.capabilities();
+        let limits = (
+            caps.max_compute_shared_memory_size,
+            caps.max_compute_work_group_invocations,
+        );
+        let t = CoopmatTile::choose(s, policy, limits);
         let desc = PipelineDesc::new(&policy.tile_shader("nr/gemm_coopmat"), 7, PUSH_BYTES)
-            .with_spec(SpecConstant::u32(0, bn));
-        (bn, 64, desc)
+            .with_spec(SpecConstant::u32(0, t.cols()))
+            .with_spec(SpecConstant::u32(9, t.subgroup_rows))
+            .with_spec(SpecConstant::u32(10, t.subgroup_cols))
+            .with_spec(SpecConstant::u32(11, t.invocations()));
+        big_tile = t != CoopmatTile::base(s.n);
+        (t.cols(), t.rows(), desc)
     } else {
         let bn = tile(s.n, tiles, part, rtz);
         let (shader, bm) = gemm_shader(rtz, bn);
@@ -399,7 +410,7 @@ pub fn prepare_gemm(
     // memory for all its tiles, which took the QKV at L0 from 1.07 to 0.91 ms on an H200
     // (session 16).
     let per_workgroup = match policy.gemm_tiles() {
-        _ if !policy.tensor_cores() || (seed_kind == 0 && s.k > COOPMAT_BK) => 1,
+        _ if !policy.tensor_cores() || big_tile || (seed_kind == 0 && s.k > COOPMAT_BK) => 1,
         0 => tiles_per_workgroup(row_tiles, others),
         t => (t as usize).min(row_tiles.max(1)),
     };
@@ -464,6 +475,78 @@ pub fn prepare_gemm(
         groups,
         then,
     })
+}
+
+/// The workgroup of the cooperative-matrix GEMM (`gemm_coopmat.glsl`): `subgroup_rows` x
+/// `subgroup_cols` subgroups, each 32 rows x `subgroup_width` columns of the output tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoopmatTile {
+    /// Subgroups down the tile (`SGR`): 2 or 4.
+    pub subgroup_rows: u32,
+    /// Subgroups across the tile (`SGC`): 2 or 4.
+    pub subgroup_cols: u32,
+    /// Columns per subgroup: 16 or 32.
+    pub subgroup_width: u32,
+}
+
+impl CoopmatTile {
+    /// 64 rows x 64 columns where N allows, else x 32: four subgroups.
+    pub const fn base(n: usize) -> CoopmatTile {
+        CoopmatTile {
+            subgroup_rows: 2,
+            subgroup_cols: 2,
+            subgroup_width: if n % 64 == 0 { 32 } else { 16 },
+        }
+    }
+
+    /// The tile for GEMM `s` under `policy` on a device with `limits`
+    /// (`maxComputeSharedMemorySize`, `maxComputeWorkGroupInvocations`): the policy's subgroups
+    /// where it names them, else the base tile; the base tile also wherever the larger one does
+    /// not divide the columns or exceeds the device's shared memory or invocations per
+    /// workgroup. The recorder's own choice is the base tile: on an H100 at 1080p the larger
+    /// workgroups were no faster than it (docs/performance.md, session 26).
+    pub fn choose(s: &GemmShape, policy: KernelPolicy, limits: (u32, u32)) -> CoopmatTile {
+        let base = CoopmatTile::base(s.n);
+        let want = match policy.gemm_subgroups() {
+            (0, 0) => base,
+            (rows, cols) => CoopmatTile {
+                subgroup_rows: rows,
+                subgroup_cols: cols,
+                ..base
+            },
+        };
+        let fits = s.n % want.cols() as usize == 0
+            && want.shared_bytes() <= limits.0
+            && want.invocations() <= limits.1;
+        if fits {
+            want
+        } else {
+            base
+        }
+    }
+
+    /// Shared memory of `gemm_coopmat.glsl` with this tile, bytes: the B tile (`BN` columns x
+    /// `TS` = 20 words) and the A tile, which shares its place with the seed and result tile
+    /// (`BM` rows x `CS` = `BN` / 2 + 4 words, the larger of the two).
+    pub const fn shared_bytes(&self) -> u32 {
+        let bn = self.cols();
+        4 * (bn * 20 + self.rows() * (bn / 2 + 4))
+    }
+
+    /// Output rows per workgroup.
+    pub const fn rows(&self) -> u32 {
+        32 * self.subgroup_rows
+    }
+
+    /// Output columns per workgroup (`BN`).
+    pub const fn cols(&self) -> u32 {
+        self.subgroup_width * self.subgroup_cols
+    }
+
+    /// Invocations per workgroup.
+    pub const fn invocations(&self) -> u32 {
+        32 * self.subgroup_rows * self.subgroup_cols
+    }
 }
 
 /// K steps the cooperative-matrix GEMM loads ahead (`AHEAD` in `gemm_coopmat.glsl`): 2 for a
@@ -766,7 +849,65 @@ pub fn prepare_node(
 
 #[cfg(test)]
 mod tests {
-    use super::{gemm_ahead, tiles_per_workgroup, MIN_WORKGROUPS};
+    use super::{gemm_ahead, tiles_per_workgroup, CoopmatTile, GemmShape, MIN_WORKGROUPS};
+    use crate::nr::graph::{Epilogue, InputMode};
+    use crate::nr::record::KernelPolicy;
+
+    fn shape(rows: usize, k: usize, n: usize) -> GemmShape {
+        GemmShape {
+            rows,
+            cin: k,
+            k,
+            n,
+            groups: 1,
+            mode: InputMode::Shared,
+            partition: None,
+            epilogue: Epilogue::E4,
+            seed: None,
+        }
+    }
+
+    /// The GEMM's workgroup: the base tile unless asked for another; a larger one only where
+    /// it divides the columns and fits the device's shared memory and invocations, so that a
+    /// device with lavapipe's 32 KiB never gets a 128 x 128 tile (45,056 bytes).
+    #[test]
+    fn gemm_workgroups_follow_the_columns_and_the_device_limits() {
+        let h100 = (49_152, 1024);
+        let lavapipe = (32_768, 1024);
+        let tensor = KernelPolicy::PORTABLE.with_emulated_tiles();
+        let base = CoopmatTile::base(1024);
+        assert_eq!(
+            (base.rows(), base.cols(), base.invocations()),
+            (64, 64, 128)
+        );
+        assert_eq!(base.shared_bytes(), 14_336);
+        let narrow = CoopmatTile::base(96);
+        assert_eq!((narrow.rows(), narrow.cols()), (64, 32));
+        let s = shape(640, 1024, 4096);
+        for (rows, cols, want) in [
+            (4, 2, (128, 64, 256, 23_552)),
+            (2, 4, (64, 128, 256, 27_648)),
+            (4, 4, (128, 128, 512, 45_056)),
+        ] {
+            let t = CoopmatTile::choose(&s, tensor.with_gemm_subgroups(rows, cols), h100);
+            assert_eq!(
+                (t.rows(), t.cols(), t.invocations(), t.shared_bytes()),
+                want
+            );
+        }
+        // Too much shared memory for lavapipe, too many invocations, columns not divisible.
+        let big = tensor.with_gemm_subgroups(4, 4);
+        assert_eq!(CoopmatTile::choose(&s, big, lavapipe), base);
+        assert_eq!(CoopmatTile::choose(&s, big, (49_152, 256)), base);
+        let wide = tensor.with_gemm_subgroups(2, 4);
+        assert_eq!(
+            CoopmatTile::choose(&shape(640, 1024, 192), wide, h100),
+            CoopmatTile::base(192)
+        );
+        // 32-column subgroups need N a multiple of 64; N = 96 keeps 16-column subgroups.
+        let t = CoopmatTile::choose(&shape(640, 32, 96), tensor.with_gemm_subgroups(4, 2), h100);
+        assert_eq!((t.rows(), t.cols()), (128, 32));
+    }
 
     /// Two K steps ahead only where a workgroup runs one row tile over a chain of two steps or
     /// more (the loop over row tiles has its own prefetch of the next tile).

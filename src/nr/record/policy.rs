@@ -57,6 +57,10 @@ pub struct KernelPolicy {
     /// (`tiles_per_workgroup`). The bytes do not depend on it: the tests set it to run the loop
     /// on small GEMMs.
     gemm_tiles: u32,
+    /// Subgroups down and across the cooperative-matrix GEMM's workgroup where the GEMM allows
+    /// them, (0, 0) where the recorder chooses (`CoopmatTile::choose`). The bytes do not depend
+    /// on it: the tests set it to run the larger workgroups on small GEMMs.
+    gemm_subgroups: (u32, u32),
     /// The cooperative-matrix kernels run their builds under `shaders/emulated` instead: the
     /// same kernels with every MMA emulated in integer arithmetic as the H25 model
     /// (`tile_mma.glsl`), so devices without cooperative matrices (lavapipe) can check them byte
@@ -77,6 +81,7 @@ impl KernelPolicy {
             tensor_cores: false,
             window_rows: 0,
             gemm_tiles: 0,
+            gemm_subgroups: (0, 0),
             emulated_tiles: false,
             subgroup_normalize: fast && caps.native_f16() && NormalizeKernel::subgroups_fit(caps),
         }
@@ -149,6 +154,22 @@ impl KernelPolicy {
         }
     }
 
+    /// This policy with `rows` x `cols` subgroups per cooperative-matrix GEMM workgroup (2 or 4
+    /// each) wherever the GEMM's columns and the device's limits allow them ((0, 0): the
+    /// recorder chooses).
+    pub fn with_gemm_subgroups(self, rows: u32, cols: u32) -> KernelPolicy {
+        KernelPolicy {
+            gemm_subgroups: (rows, cols),
+            ..self
+        }
+    }
+
+    /// The subgroups per cooperative-matrix GEMM workgroup the policy asks for, (0, 0) where
+    /// the recorder chooses.
+    pub fn gemm_subgroups(&self) -> (u32, u32) {
+        self.gemm_subgroups
+    }
+
     /// Row tiles per workgroup of the looping cooperative-matrix GEMMs, 0 where the recorder
     /// chooses.
     pub fn gemm_tiles(&self) -> u32 {
@@ -173,6 +194,7 @@ impl KernelPolicy {
         tensor_cores: false,
         window_rows: 0,
         gemm_tiles: 0,
+        gemm_subgroups: (0, 0),
         emulated_tiles: false,
         subgroup_normalize: false,
     };

@@ -28,7 +28,7 @@ use crate::nr::graph::{DType, Epilogue, Graph, InputMode, MatRef, Node, Op, Tens
 use crate::nr::record::attention::prepare_window_attention_qkv;
 use crate::nr::record::attention_block::{prepare_attention_block, BlockBindings};
 use crate::nr::record::bands::window_band;
-use crate::nr::record::gemm::GemmShape;
+use crate::nr::record::gemm::{CoopmatTile, GemmShape};
 use crate::nr::record::gemm_ffn::{prepare_ffn, FfnBindings, SeedBindings};
 use crate::nr::record::gemm_norm::{prepare_gemm_norm, NormOutputs};
 use crate::nr::record::{GpuWeights, KernelBuild, KernelPolicy, RecordError};
@@ -38,9 +38,9 @@ use crate::numerics::{Profile, Profiles};
 /// Device extensions an application enables for the route (besides the exact route's).
 pub const EXTENSIONS: [&CStr; 1] = [ash::khr::cooperative_matrix::NAME];
 
-/// Shared memory the cooperative-matrix GEMM takes per workgroup (64-column tiles: the A and B
-/// tiles and the seed/result tile, in words).
-const GEMM_SHARED_BYTES: u32 = 4 * (64 * 20 + 64 * 20 + 64 * 36);
+/// Shared memory the cooperative-matrix GEMM takes per workgroup with its base tile (64 x 64;
+/// larger tiles are used only where the device has room for them).
+const GEMM_SHARED_BYTES: u32 = CoopmatTile::base(64).shared_bytes();
 
 /// Whether the route runs `node` inside `next`'s kernel under `fusion`:
 ///
