@@ -541,42 +541,61 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
             let up = |name: &str, d: &[u8], kind| host_buffer(&gpu.ctx, name, d, kind);
             let xb = up("x", &bytes(&xd), MemoryKind::Upload);
             let skb = skd.map(|d| up("skip", &bytes(&d), MemoryKind::Upload));
-            let outs = at.output_buffers(std::iter::once(*out).chain(*out_raw));
-            let b = FfnBindings {
-                x: xb.binding(),
-                w1: weights.matrix(m1).expect("w1"),
-                w2: weights.matrix(m2).expect("w2"),
-                seed: seed.zip(skb.as_ref()).map(|(seed, skb)| SeedBindings {
-                    skip: skb.binding(),
-                    scale: weights.binding(seed.scale, 64).expect("scale"),
-                }),
-                out: outs[0].1.binding(),
-                out_raw: outs.get(1).map(|(_, b)| b.binding()),
-                table: weights.gemm_table().expect("table"),
+            // The C = 32 blocks on adversarial inputs also with three row tiles per workgroup
+            // (W1 and W2 kept in shared memory over them, the last stride partial).
+            let loops: &[u32] = if s1.k == 32 && adversarial {
+                &[1, 3]
+            } else {
+                &[1]
             };
-            let mut arena = DescriptorArena::new(&gpu.ctx, 1, 8).expect("arena");
-            let dispatch = match gemm_ffn::prepare_ffn(
-                &gpu.ctx,
-                &mut arena,
-                policy,
-                Profiles::H25,
-                &s1,
-                &s2,
-                &b,
-            ) {
-                Ok(d) => d,
-                Err(e) => panic!("block {block}: prepare: {e}"),
-            };
-            at.run_and_compare(
-                &format!("block {block} ffn (adversarial {adversarial})"),
-                &dispatch,
-                want,
-                &outs,
-            );
-            println!(
-                "block {block} ffn (adversarial {adversarial}): exact, {}",
-                policy.describe()
-            );
+            for &tiles in loops {
+                // Fresh outputs each run, so a run that writes nothing cannot pass.
+                let outs = at.output_buffers(std::iter::once(*out).chain(*out_raw));
+                let b = FfnBindings {
+                    x: xb.binding(),
+                    w1: weights.matrix(m1).expect("w1"),
+                    w2: weights.matrix(m2).expect("w2"),
+                    seed: seed.zip(skb.as_ref()).map(|(seed, skb)| SeedBindings {
+                        skip: skb.binding(),
+                        scale: weights.binding(seed.scale, 64).expect("scale"),
+                    }),
+                    out: outs[0].1.binding(),
+                    out_raw: outs.get(1).map(|(_, b)| b.binding()),
+                    table: weights.gemm_table().expect("table"),
+                };
+                let policy = policy.with_ffn_tiles(tiles);
+                let mut arena = DescriptorArena::new(&gpu.ctx, 1, 8).expect("arena");
+                let dispatch = match gemm_ffn::prepare_ffn(
+                    &gpu.ctx,
+                    &mut arena,
+                    policy,
+                    Profiles::H25,
+                    &s1,
+                    &s2,
+                    &b,
+                ) {
+                    Ok(d) => d,
+                    Err(e) => panic!("block {block}: prepare: {e}"),
+                };
+                if tiles > 1 {
+                    assert_eq!(
+                        dispatch.groups[0] as usize,
+                        s1.rows.div_ceil(32 * tiles as usize),
+                        "block {block}: workgroups for {tiles} row tiles each"
+                    );
+                }
+                at.run_and_compare(
+                    &format!("block {block} ffn (adversarial {adversarial}, {tiles} tiles)"),
+                    &dispatch,
+                    want.clone(),
+                    &outs,
+                );
+                println!(
+                    "block {block} ffn (adversarial {adversarial}, {tiles} row tiles per \
+                     workgroup): exact, {}",
+                    policy.describe()
+                );
+            }
         }
     }
 }

@@ -27,6 +27,9 @@
 //   h      [BM rows][128 halves]                     the whole kernel
 //   x [BM][32] (one step), then y's seed and result [BM][32]
 //   W1 [128 columns][32 K] (one step), then W2 [32 columns][128 K]
+// With PERSIST (CIN = 32 only) a workgroup runs several row tiles, the next tile's x and skip
+// loading during this one; W1 and W2 are widened once for all of them and keep places of their
+// own (W2 after W1: 30,208 bytes for BM = 32), so each tile stages only x and the seed.
 #ifndef TILE_EMULATED
 #define OPENNGX_F16_NATIVE 1
 #endif
@@ -40,6 +43,9 @@ layout(constant_id = 4) const uint EPI = 3u;  // y's publication: 1 = E4, 3 = ra
 layout(constant_id = 5) const uint SEED = 1u; // y's skip: 0 = none, 1 = E4, 2 = f16
 layout(constant_id = 6) const uint CIN = 32u; // x's channels, K of ffn1: a multiple of 32
 layout(constant_id = 7) const uint BM = 32u;  // rows per workgroup: a multiple of 32
+// 1: the workgroup runs row tiles x, x + X, ... of a grid X wide with W1 and W2 staged once
+// and kept in shared memory (CIN = 32 only: W1 is then one step); 0: one row tile.
+layout(constant_id = 8) const uint PERSIST = 0u;
 
 const uint SR = BM / 2u;       // rows per subgroup
 const uint RT = SR / 16u;      // row tiles per subgroup
@@ -52,7 +58,9 @@ const uint HS = HID / 2u + 4u; // h [row][k], W2 [column][k]
 const uint H_AT = 0u;
 const uint X_AT = H_AT + BM * HS;
 const uint W_AT = X_AT + BM * XS;
-const uint SHARED = W_AT + max(HID * XS, C * HS);
+// W2's place: where W1 was, or after it where both stay (PERSIST).
+const uint W2_AT = W_AT + PERSIST * HID * XS;
+const uint SHARED = W_AT + max(HID * XS, C * HS) + PERSIST * C * HS;
 shared uint s_m[SHARED];
 
 // x [rows][CIN] and the matrices W1 [groups][128][CIN], W2 [groups][32][128] (E4M3, row-major
@@ -95,25 +103,28 @@ struct Step {
     uvec4 w[2];
 };
 
-Step load_step(uint tid, uint row0, uint ks) {
+Step load_step(uint tid, uint row0, uint ks, bool with_w) {
     uint r = tid >> 1;
     uint k = (32u * ks) / 16u + (tid & 1u);
     Step st;
     st.x = r < BM && row0 + r < pc.rows ? x_quads[(row0 + r) * (CIN / 16u) + k] : uvec4(0u);
     [[unroll]] for (uint j = 0u; j < 2u; j++) {
-        st.w[j] = w1_quads[(HID * group_id() + 64u * j + r) * (CIN / 16u) + k];
+        st.w[j] = with_w ? w1_quads[(HID * group_id() + 64u * j + r) * (CIN / 16u) + k]
+                         : uvec4(0u);
     }
     return st;
 }
 
-void stage_step(uint tid, Step st) {
+void stage_step(uint tid, Step st, bool with_w) {
     uint r = tid >> 1;
     uint at = 8u * (tid & 1u);
     if (r < BM) {
         stage_quad(st.x, X_AT + r * XS + at);
     }
-    [[unroll]] for (uint j = 0u; j < 2u; j++) {
-        stage_quad(st.w[j], W_AT + (64u * j + r) * XS + at);
+    if (with_w) {
+        [[unroll]] for (uint j = 0u; j < 2u; j++) {
+            stage_quad(st.w[j], W_AT + (64u * j + r) * XS + at);
+        }
     }
 }
 
@@ -124,14 +135,32 @@ uint quad_row(uint tid, uint i) { return tid / 8u + 16u * i; }
 // 4 (q % 32) .. + 3.
 const uint H_QUADS = BM * HID / 512u;
 
+// The seed's raw skip words of this invocation's quads of the row tile at row0 (rows past the
+// end give zeros).
+void load_skip(uint tid, uint row0, uint yc, out uvec2 skip_raw[QUADS]) {
+    [[unroll]] for (uint i = 0u; i < QUADS; i++) {
+        skip_raw[i] = uvec2(0u);
+        uint r = quad_row(tid, i);
+        if (SEED != 0u && row0 + r < pc.rows) {
+            uint idx = (row0 + r) * y_channels() + yc;
+            skip_raw[i] = SEED == 1u ? uvec2(skip_words[idx >> 2], 0u)
+                                     : uvec2(skip_words[idx >> 1], skip_words[(idx >> 1) + 1u]);
+        }
+    }
+}
+
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint sg = TILE_SUBGROUP;
     uint sr = sg >> 1; // rows SR sr .. + SR - 1
     uint sc = sg & 1u; // columns 64 sc .. + 63 of h, 16 sc .. + 15 of y
-    uint row0 = gl_WorkGroupID.x * BM;
     uint c4 = 4u * (tid % 8u);
     uint yc = C * group_id() + c4; // y's first channel of this invocation's quads
+    uint tiles = (pc.rows + BM - 1u) / BM;
+    uint tile = gl_WorkGroupID.x;
+    // Without PERSIST the loop below runs once.
+    uint stride = PERSIST != 0u ? gl_NumWorkGroups.x : tiles;
+    uint first = tile;
 
     // Everything ffn2 reads from memory, in flight while ffn1 runs: this group's W2 (32
     // columns x 128 K, eight quads each, two per invocation) and the seed's skip and scales.
@@ -140,133 +169,152 @@ void main() {
         uint slot = tid + 128u * p;
         w2q[p] = w2_quads[(C * group_id() + (slot >> 3)) * 8u + (slot & 7u)];
     }
-    uvec2 skip_raw[QUADS];
     uvec2 scales = uvec2(0u);
-    [[unroll]] for (uint i = 0u; i < QUADS; i++) {
-        skip_raw[i] = uvec2(0u);
-    }
     if (SEED != 0u) {
         uint sat = pc.scale_off + yc;
         scales = uvec2(uint(scale_halves[sat]) | (uint(scale_halves[sat + 1u]) << 16),
                        uint(scale_halves[sat + 2u]) | (uint(scale_halves[sat + 3u]) << 16));
-        [[unroll]] for (uint i = 0u; i < QUADS; i++) {
-            uint r = quad_row(tid, i);
-            if (row0 + r < pc.rows) {
-                uint idx = (row0 + r) * y_channels() + yc;
-                skip_raw[i] = SEED == 1u ? uvec2(skip_words[idx >> 2], 0u)
-                                         : uvec2(skip_words[idx >> 1], skip_words[(idx >> 1) + 1u]);
-            }
+    }
+    uvec2 skip_raw[QUADS];
+    load_skip(tid, tile * BM, yc, skip_raw);
+    Step st = load_step(tid, tile * BM, 0u, true);
+    if (PERSIST != 0u) {
+        // W1 (one step) and W2 stay for every tile; the first barrier below covers them.
+        [[unroll]] for (uint j = 0u; j < 2u; j++) {
+            stage_quad(st.w[j], W_AT + (64u * j + (tid >> 1)) * XS + 8u * (tid & 1u));
+        }
+        [[unroll]] for (uint p = 0u; p < 2u; p++) {
+            uint slot = tid + 128u * p;
+            stage_quad(w2q[p], W2_AT + (slot >> 3) * HS + 8u * (slot & 7u));
         }
     }
 
-    // h = W1 x: one chain per element over K = CIN in order from +0, 16 K per MMA.
-    TILE_C acc[4u * RT]; // [row tile i][column tile j] at 4 i + j
-    [[unroll]] for (uint a = 0u; a < 4u * RT; a++) {
-        TILE_ZERO_C(acc[a]);
-    }
-    Step st = load_step(tid, row0, 0u);
-    for (uint ks = 0u; ks < KSTEPS; ks++) {
-        if (ks > 0u) {
-            // Every subgroup is done with the previous step's tiles.
+    for (; tile < tiles; tile += stride) {
+        uint row0 = tile * BM;
+        uint next0 = (tile + stride) * BM;
+        bool more = PERSIST != 0u && tile + stride < tiles;
+        if (tile != first) {
+            // The previous tile's publication has read its results.
             barrier();
         }
-        stage_step(tid, st);
-        barrier();
-        if (ks + 1u < KSTEPS) {
-            st = load_step(tid, row0, ks + 1u);
+
+        // h = W1 x: one chain per element over K = CIN in order from +0, 16 K per MMA.
+        TILE_C acc[4u * RT]; // [row tile i][column tile j] at 4 i + j
+        [[unroll]] for (uint a = 0u; a < 4u * RT; a++) {
+            TILE_ZERO_C(acc[a]);
         }
-        [[unroll]] for (uint s = 0u; s < C / 16u; s++) {
-            TILE_A fa[RT];
-            [[unroll]] for (uint i = 0u; i < RT; i++) {
-                TILE_LOAD_A(fa[i], s_m, X_AT + (SR * sr + 16u * i) * XS + 8u * s, XS,
-                            TILE_ROW_MAJOR);
+        for (uint ks = 0u; ks < KSTEPS; ks++) {
+            if (ks > 0u) {
+                // Every subgroup is done with the previous step's tiles.
+                barrier();
             }
-            [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                TILE_B fb;
-                TILE_LOAD_B(fb, s_m, W_AT + (64u * sc + 16u * j) * XS + 8u * s, XS,
-                            TILE_COL_MAJOR);
+            stage_step(tid, st, PERSIST == 0u);
+            barrier();
+            if (ks + 1u < KSTEPS) {
+                st = load_step(tid, row0, ks + 1u, true);
+            } else if (more) {
+                st = load_step(tid, next0, 0u, false);
+            }
+            [[unroll]] for (uint s = 0u; s < C / 16u; s++) {
+                TILE_A fa[RT];
                 [[unroll]] for (uint i = 0u; i < RT; i++) {
-                    acc[4u * i + j] = TILE_MULADD(fa[i], fb, acc[4u * i + j]);
+                    TILE_LOAD_A(fa[i], s_m, X_AT + (SR * sr + 16u * i) * XS + 8u * s, XS,
+                                TILE_ROW_MAJOR);
+                }
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                    TILE_B fb;
+                    TILE_LOAD_B(fb, s_m, W_AT + (64u * sc + 16u * j) * XS + 8u * s, XS,
+                                TILE_COL_MAJOR);
+                    [[unroll]] for (uint i = 0u; i < RT; i++) {
+                        acc[4u * i + j] = TILE_MULADD(fa[i], fb, acc[4u * i + j]);
+                    }
                 }
             }
         }
-    }
-    [[unroll]] for (uint i = 0u; i < RT; i++) {
-        [[unroll]] for (uint j = 0u; j < 4u; j++) {
-            TILE_STORE_C(acc[4u * i + j], s_m,
-                         H_AT + (SR * sr + 16u * i) * HS + (64u * sc + 16u * j) / 2u, HS);
-        }
-    }
-    // h's f16 results are complete, and nobody reads x or W1 any more.
-    barrier();
-
-    // h = E4(SiLU(.)) widened back, in place; W2 where W1 was, y's seed f16(skip * scale) as
-    // the C operand where x was, built as gemm_coopmat.glsl builds it.
-    [[unroll]] for (uint i = 0u; i < H_QUADS; i++) {
-        uint q = tid + 128u * i;
-        uint at = H_AT + (q / 32u) * HS + 2u * (q % 32u);
-        uint w0 = s_m[at];
-        uint w1 = s_m[at + 1u];
-        uint codes = epilogue_code(w0 & 0xFFFFu) | (epilogue_code(w0 >> 16) << 8)
-            | (epilogue_code(w1 & 0xFFFFu) << 16) | (epilogue_code(w1 >> 16) << 24);
-        uvec2 hw = widen_word(codes);
-        s_m[at] = hw.x;
-        s_m[at + 1u] = hw.y;
-    }
-    [[unroll]] for (uint p = 0u; p < 2u; p++) {
-        uint slot = tid + 128u * p;
-        stage_quad(w2q[p], W_AT + (slot >> 3) * HS + 8u * (slot & 7u));
-    }
-    if (SEED != 0u) {
-        [[unroll]] for (uint i = 0u; i < QUADS; i++) {
-            uint r = quad_row(tid, i);
-            uvec2 sk = SEED == 1u ? widen_word(skip_raw[i].x) : skip_raw[i];
-            s_m[X_AT + r * XS + c4 / 2u] = f16_mul_pair(sk.x, scales.x);
-            s_m[X_AT + r * XS + c4 / 2u + 1u] = f16_mul_pair(sk.y, scales.y);
-        }
-    }
-    barrier();
-
-    // y = W2 h from +0 or the seed: eight groups of 16 K in order.
-    TILE_C yacc[RT];
-    [[unroll]] for (uint i = 0u; i < RT; i++) {
-        if (SEED != 0u) {
-            TILE_LOAD_C(yacc[i], s_m, X_AT + (SR * sr + 16u * i) * XS + 8u * sc, XS);
-        } else {
-            TILE_ZERO_C(yacc[i]);
-        }
-    }
-    for (uint s = 0u; s < HID / 16u; s++) {
-        TILE_A fa[RT];
         [[unroll]] for (uint i = 0u; i < RT; i++) {
-            TILE_LOAD_A(fa[i], s_m, H_AT + (SR * sr + 16u * i) * HS + 8u * s, HS, TILE_ROW_MAJOR);
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                TILE_STORE_C(acc[4u * i + j], s_m,
+                             H_AT + (SR * sr + 16u * i) * HS + (64u * sc + 16u * j) / 2u, HS);
+            }
         }
-        TILE_B fb;
-        TILE_LOAD_B(fb, s_m, W_AT + 16u * sc * HS + 8u * s, HS, TILE_COL_MAJOR);
-        [[unroll]] for (uint i = 0u; i < RT; i++) {
-            yacc[i] = TILE_MULADD(fa[i], fb, yacc[i]);
-        }
-    }
-    // Each subgroup's results replace its own seed tile, which it alone has loaded; the
-    // epilogue below reads other subgroups' tiles.
-    [[unroll]] for (uint i = 0u; i < RT; i++) {
-        TILE_STORE_C(yacc[i], s_m, X_AT + (SR * sr + 16u * i) * XS + 8u * sc, XS);
-    }
-    barrier();
-    [[unroll]] for (uint i = 0u; i < QUADS; i++) {
-        uint r = quad_row(tid, i);
-        if (row0 + r < pc.rows) {
-            uint at = X_AT + r * XS + c4 / 2u;
+        // h's f16 results are complete, and nobody reads x (or, without PERSIST, W1) any more.
+        barrier();
+
+        // h = E4(SiLU(.)) widened back, in place; W2 where W1 was (without PERSIST), y's seed
+        // f16(skip * scale) as the C operand where x was, built as gemm_coopmat.glsl builds it.
+        [[unroll]] for (uint i = 0u; i < H_QUADS; i++) {
+            uint q = tid + 128u * i;
+            uint at = H_AT + (q / 32u) * HS + 2u * (q % 32u);
             uint w0 = s_m[at];
             uint w1 = s_m[at + 1u];
-            if (EPI == 3u) {
-                // The raw f16 y: a NaN seed comes back from the tensor cores as their own NaN,
-                // where the model keeps 0x7E00 (docs/numerics.md); E4 codes every NaN alike.
-                w0 = f16_canon_pair(w0);
-                w1 = f16_canon_pair(w1);
+            uint codes = epilogue_code(w0 & 0xFFFFu) | (epilogue_code(w0 >> 16) << 8)
+                | (epilogue_code(w1 & 0xFFFFu) << 16) | (epilogue_code(w1 >> 16) << 24);
+            uvec2 hw = widen_word(codes);
+            s_m[at] = hw.x;
+            s_m[at + 1u] = hw.y;
+        }
+        if (PERSIST == 0u) {
+            [[unroll]] for (uint p = 0u; p < 2u; p++) {
+                uint slot = tid + 128u * p;
+                stage_quad(w2q[p], W2_AT + (slot >> 3) * HS + 8u * (slot & 7u));
             }
-            uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
-            gemm_store_quad(EPI, (row0 + r) * y_channels() + yc, h);
+        }
+        if (SEED != 0u) {
+            [[unroll]] for (uint i = 0u; i < QUADS; i++) {
+                uint r = quad_row(tid, i);
+                uvec2 sk = SEED == 1u ? widen_word(skip_raw[i].x) : skip_raw[i];
+                s_m[X_AT + r * XS + c4 / 2u] = f16_mul_pair(sk.x, scales.x);
+                s_m[X_AT + r * XS + c4 / 2u + 1u] = f16_mul_pair(sk.y, scales.y);
+            }
+            if (more) {
+                load_skip(tid, next0, yc, skip_raw);
+            }
+        }
+        barrier();
+
+        // y = W2 h from +0 or the seed: eight groups of 16 K in order.
+        TILE_C yacc[RT];
+        [[unroll]] for (uint i = 0u; i < RT; i++) {
+            if (SEED != 0u) {
+                TILE_LOAD_C(yacc[i], s_m, X_AT + (SR * sr + 16u * i) * XS + 8u * sc, XS);
+            } else {
+                TILE_ZERO_C(yacc[i]);
+            }
+        }
+        for (uint s = 0u; s < HID / 16u; s++) {
+            TILE_A fa[RT];
+            [[unroll]] for (uint i = 0u; i < RT; i++) {
+                TILE_LOAD_A(fa[i], s_m, H_AT + (SR * sr + 16u * i) * HS + 8u * s, HS,
+                            TILE_ROW_MAJOR);
+            }
+            TILE_B fb;
+            TILE_LOAD_B(fb, s_m, W2_AT + 16u * sc * HS + 8u * s, HS, TILE_COL_MAJOR);
+            [[unroll]] for (uint i = 0u; i < RT; i++) {
+                yacc[i] = TILE_MULADD(fa[i], fb, yacc[i]);
+            }
+        }
+        // Each subgroup's results replace its own seed tile, which it alone has loaded; the
+        // epilogue below reads other subgroups' tiles.
+        [[unroll]] for (uint i = 0u; i < RT; i++) {
+            TILE_STORE_C(yacc[i], s_m, X_AT + (SR * sr + 16u * i) * XS + 8u * sc, XS);
+        }
+        barrier();
+        [[unroll]] for (uint i = 0u; i < QUADS; i++) {
+            uint r = quad_row(tid, i);
+            if (row0 + r < pc.rows) {
+                uint at = X_AT + r * XS + c4 / 2u;
+                uint w0 = s_m[at];
+                uint w1 = s_m[at + 1u];
+                if (EPI == 3u) {
+                    // The raw f16 y: a NaN seed comes back from the tensor cores as their own
+                    // NaN, where the model keeps 0x7E00 (docs/numerics.md); E4 codes every NaN
+                    // alike.
+                    w0 = f16_canon_pair(w0);
+                    w1 = f16_canon_pair(w1);
+                }
+                uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
+                gemm_store_quad(EPI, (row0 + r) * y_channels() + yc, h);
+            }
         }
     }
 }

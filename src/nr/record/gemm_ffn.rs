@@ -28,6 +28,20 @@ const ROWS_PER_GROUP: u32 = 32;
 /// seed and result, W1's step or W2).
 pub const FFN_SHARED_BYTES: u32 = 4 * (ROWS_PER_GROUP * 68 + ROWS_PER_GROUP * 20 + 128 * 20);
 
+/// The same where the workgroup keeps W1 and W2 over its row tiles (`PERSIST`: W2 has a place
+/// of its own, 32 columns x 68 words).
+pub const FFN_PERSISTENT_SHARED_BYTES: u32 = FFN_SHARED_BYTES + 4 * 32 * 68;
+
+/// Row tiles per workgroup of the fused FFN of `rows` rows with `cin` input channels under
+/// `policy`: the policy's where it names them, else 1; always 1 where W1 is more than one step
+/// of 32 K (C >= 64: it cannot stay in shared memory) or the device lacks the shared memory.
+fn ffn_tiles_per_workgroup(policy: KernelPolicy, cin: u64, shared: u32) -> u32 {
+    if cin != 32 || shared < FFN_PERSISTENT_SHARED_BYTES {
+        return 1;
+    }
+    policy.ffn_tiles().max(1)
+}
+
 /// What the fused FFN reads and writes: `x` `[rows][C]` (E4), the matrices `w1`
 /// `[experts][128][C]` and `w2` `[experts][32][128]` (E4), `ffn2`'s seed if it has one (its skip
 /// `[rows][32]` and 32 scale halves; `None` binds nothing), its outputs `[rows][32 experts]` (E4,
@@ -149,8 +163,10 @@ pub fn prepare_ffn(
         (None, Some(_)) => return Err(invalid("a skip and scale for an unseeded ffn2".into())),
     };
     let rows32 = u32::try_from(rows).map_err(|_| invalid(format!("{rows} rows")))?;
-    let groups = u32::try_from(s1.rows.div_ceil(ROWS_PER_GROUP as usize))
+    let row_tiles = u32::try_from(s1.rows.div_ceil(ROWS_PER_GROUP as usize))
         .map_err(|_| invalid(format!("{rows} rows")))?;
+    let per_workgroup = ffn_tiles_per_workgroup(policy, cin, shared);
+    let groups = row_tiles.div_ceil(per_workgroup);
     let experts32 = u32::try_from(experts).map_err(|_| invalid(format!("{experts} experts")))?;
     let cin32 = u32::try_from(cin).map_err(|_| invalid(format!("{cin} channels")))?;
     let epi = if s2.epilogue == Epilogue::Dual { 3 } else { 1 };
@@ -164,7 +180,8 @@ pub fn prepare_ffn(
             .with_spec(SpecConstant::u32(4, epi))
             .with_spec(SpecConstant::u32(5, seed))
             .with_spec(SpecConstant::u32(6, cin32))
-            .with_spec(SpecConstant::u32(7, ROWS_PER_GROUP)),
+            .with_spec(SpecConstant::u32(7, ROWS_PER_GROUP))
+            .with_spec(SpecConstant::u32(8, u32::from(per_workgroup > 1))),
     )?;
     let set = arena.allocate(
         &pipeline,

@@ -61,6 +61,10 @@ pub struct KernelPolicy {
     /// them, (0, 0) where the recorder chooses (`CoopmatTile::choose`). The bytes do not depend
     /// on it: the tests set it to run the larger workgroups on small GEMMs.
     gemm_subgroups: (u32, u32),
+    /// Row tiles per workgroup of the fused C = 32 FFN (`ffn_coopmat.glsl`), which then keeps
+    /// W1 and W2 in shared memory over its tiles; 0 where the recorder chooses. The bytes do not
+    /// depend on it: the tests set it to run the loop on small inputs.
+    ffn_tiles: u32,
     /// The cooperative-matrix kernels run their builds under `shaders/emulated` instead: the
     /// same kernels with every MMA emulated in integer arithmetic as the H25 model
     /// (`tile_mma.glsl`), so devices without cooperative matrices (lavapipe) can check them byte
@@ -82,6 +86,7 @@ impl KernelPolicy {
             window_rows: 0,
             gemm_tiles: 0,
             gemm_subgroups: (0, 0),
+            ffn_tiles: 0,
             emulated_tiles: false,
             subgroup_normalize: fast && caps.native_f16() && NormalizeKernel::subgroups_fit(caps),
         }
@@ -164,6 +169,20 @@ impl KernelPolicy {
         }
     }
 
+    /// This policy with `tiles` row tiles per workgroup of the fused C = 32 FFN (0: the
+    /// recorder chooses).
+    pub fn with_ffn_tiles(self, tiles: u32) -> KernelPolicy {
+        KernelPolicy {
+            ffn_tiles: tiles,
+            ..self
+        }
+    }
+
+    /// Row tiles per workgroup of the fused C = 32 FFN, 0 where the recorder chooses.
+    pub fn ffn_tiles(&self) -> u32 {
+        self.ffn_tiles
+    }
+
     /// The subgroups per cooperative-matrix GEMM workgroup the policy asks for, (0, 0) where
     /// the recorder chooses.
     pub fn gemm_subgroups(&self) -> (u32, u32) {
@@ -195,6 +214,7 @@ impl KernelPolicy {
         window_rows: 0,
         gemm_tiles: 0,
         gemm_subgroups: (0, 0),
+        ffn_tiles: 0,
         emulated_tiles: false,
         subgroup_normalize: false,
     };
