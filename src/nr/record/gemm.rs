@@ -501,9 +501,9 @@ impl CoopmatTile {
 
     /// The tile for GEMM `s` under `policy` on a device with `limits`
     /// (`maxComputeSharedMemorySize`, `maxComputeWorkGroupInvocations`): the policy's subgroups
-    /// where it names them, else the base tile; the base tile also wherever the larger one does
-    /// not divide the columns or exceeds the device's shared memory or invocations per
-    /// workgroup. The recorder's own choice is the base tile: on an H100 at 1080p the larger
+    /// where it names them (2 or 4 each), else the base tile; the base tile also for other
+    /// counts and wherever the larger one does not divide the columns or exceeds the device's
+    /// shared memory or invocations per workgroup. The recorder's own choice is the base tile: on an H100 at 1080p the larger
     /// workgroups were no faster than it (docs/performance.md, session 26).
     pub fn choose(s: &GemmShape, policy: KernelPolicy, limits: (u32, u32)) -> CoopmatTile {
         let base = CoopmatTile::base(s.n);
@@ -515,7 +515,10 @@ impl CoopmatTile {
                 ..base
             },
         };
-        let fits = s.n % want.cols() as usize == 0
+        // The kernel's staging loops are written for 2 or 4 subgroups each way.
+        let fits = matches!(want.subgroup_rows, 2 | 4)
+            && matches!(want.subgroup_cols, 2 | 4)
+            && s.n % want.cols() as usize == 0
             && want.shared_bytes() <= limits.0
             && want.invocations() <= limits.1;
         if fits {
@@ -904,6 +907,11 @@ mod tests {
             CoopmatTile::choose(&shape(640, 1024, 192), wide, h100),
             CoopmatTile::base(192)
         );
+        // Counts other than 2 and 4 keep the base tile.
+        for (rows, cols) in [(1, 2), (3, 2), (2, 8), (8, 4)] {
+            let odd = tensor.with_gemm_subgroups(rows, cols);
+            assert_eq!(CoopmatTile::choose(&s, odd, h100), base, "{rows} x {cols}");
+        }
         // 32-column subgroups need N a multiple of 64; N = 96 keeps 16-column subgroups.
         let t = CoopmatTile::choose(&shape(640, 32, 96), tensor.with_gemm_subgroups(4, 2), h100);
         assert_eq!((t.rows(), t.cols()), (128, 32));

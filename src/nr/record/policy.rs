@@ -159,9 +159,10 @@ impl KernelPolicy {
         }
     }
 
-    /// This policy with `rows` x `cols` subgroups per cooperative-matrix GEMM workgroup (2 or 4
-    /// each) wherever the GEMM's columns and the device's limits allow them ((0, 0): the
-    /// recorder chooses).
+    /// This policy with `rows` x `cols` subgroups per cooperative-matrix GEMM workgroup wherever
+    /// the GEMM's columns and the device's limits allow them ((0, 0): the recorder chooses).
+    /// Only 2 and 4 each are built; other counts keep the recorder's tile
+    /// (`CoopmatTile::choose`).
     pub fn with_gemm_subgroups(self, rows: u32, cols: u32) -> KernelPolicy {
         KernelPolicy {
             gemm_subgroups: (rows, cols),
