@@ -484,6 +484,7 @@ fn coopmat_gemm_kernel_matches_h25_emulated() {
 #[test]
 fn ffn_kernel_matches_the_two_gemms_h25() {
     use openngx::nr::record::gemm_ffn::{self, FfnBindings, SeedBindings};
+    use openngx::nr::record::policy::FFN32_GRID;
     let Some(at) = At64::new() else { return };
     let (gpu, g, weights, cpu) = (&at.gpu, &at.g, &*at.weights, &at.cpu);
     let policy = common::kernels::tile_policy(&gpu.ctx);
@@ -541,14 +542,17 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
             let up = |name: &str, d: &[u8], kind| host_buffer(&gpu.ctx, name, d, kind);
             let xb = up("x", &bytes(&xd), MemoryKind::Upload);
             let skb = skd.map(|d| up("skip", &bytes(&d), MemoryKind::Upload));
-            // The C = 32 blocks on adversarial inputs also with three row tiles per workgroup
-            // (W1 and W2 kept in shared memory over them, the last stride partial).
-            let loops: &[u32] = if s1.k == 32 && adversarial {
-                &[1, 3]
-            } else {
-                &[1]
+            // (kernel, row tiles per workgroup): the C = 32 blocks run both kernels,
+            // `ffn_coopmat.glsl` (FFN32_GRID) and `ffn32_coopmat.glsl` (subgroups asked for; the
+            // device's shared memory may give fewer), on adversarial inputs also with several
+            // row tiles per workgroup (W1 and W2 kept in shared memory over them, the last
+            // stride partial); 0 tiles is the recorder's choice.
+            let runs: &[(u32, u32)] = match (s1.k == 32, adversarial) {
+                (true, false) => &[(FFN32_GRID, 1), (2, 1)],
+                (true, true) => &[(FFN32_GRID, 3), (4, 3)],
+                (false, _) => &[(0, 1)],
             };
-            for &tiles in loops {
+            for &(kernel, tiles) in runs {
                 // Fresh outputs each run, so a run that writes nothing cannot pass.
                 let outs = at.output_buffers(std::iter::once(*out).chain(*out_raw));
                 let b = FfnBindings {
@@ -563,7 +567,19 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
                     out_raw: outs.get(1).map(|(_, b)| b.binding()),
                     table: weights.gemm_table().expect("table"),
                 };
-                let policy = policy.with_ffn_tiles(tiles);
+                let policy = policy.with_ffn_tiles(tiles).with_ffn32_subgroups(kernel);
+                let shared = gpu.ctx.capabilities().max_compute_shared_memory_size;
+                let subgroups = gemm_ffn::ffn32_subgroups(policy, s1.k as u64, 1, shared);
+                if s1.k == 32 && kernel != FFN32_GRID && kernel != 0 {
+                    // The largest count the device's shared memory allows, up to the one asked.
+                    let fit = (1..=kernel)
+                        .rev()
+                        .find(|&n| gemm_ffn::ffn32_shared_bytes(n) <= shared);
+                    assert_eq!(subgroups, fit, "block {block}: subgroups for {kernel}");
+                    assert!(subgroups.is_some(), "block {block}: no ffn32 run");
+                } else if kernel == FFN32_GRID {
+                    assert_eq!(subgroups, None, "block {block}");
+                }
                 let mut arena = DescriptorArena::new(&gpu.ctx, 1, 8).expect("arena");
                 let dispatch = match gemm_ffn::prepare_ffn(
                     &gpu.ctx,
@@ -577,22 +593,33 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
                     Ok(d) => d,
                     Err(e) => panic!("block {block}: prepare: {e}"),
                 };
+                let rows_per_tile = match subgroups {
+                    Some(n) => 16 * n as usize,
+                    None => 32,
+                };
                 if tiles > 1 {
                     assert_eq!(
                         dispatch.groups[0] as usize,
-                        s1.rows.div_ceil(32 * tiles as usize),
+                        s1.rows.div_ceil(rows_per_tile).div_ceil(tiles as usize),
                         "block {block}: workgroups for {tiles} row tiles each"
                     );
                 }
+                let kernel_name = match subgroups {
+                    Some(n) => format!("ffn32_coopmat, {n} subgroups"),
+                    None => "ffn_coopmat".to_owned(),
+                };
                 at.run_and_compare(
-                    &format!("block {block} ffn (adversarial {adversarial}, {tiles} tiles)"),
+                    &format!(
+                        "block {block} ffn (adversarial {adversarial}, {kernel_name}, {tiles} \
+                         tiles)"
+                    ),
                     &dispatch,
                     want.clone(),
                     &outs,
                 );
                 println!(
-                    "block {block} ffn (adversarial {adversarial}, {tiles} row tiles per \
-                     workgroup): exact, {}",
+                    "block {block} ffn (adversarial {adversarial}, {kernel_name}, {tiles} row \
+                     tiles per workgroup): exact, {}",
                     policy.describe()
                 );
             }

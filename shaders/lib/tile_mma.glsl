@@ -101,6 +101,19 @@ uint tile_half(uint word, uint i) { return (word >> (16u * i)) & 0xFFFFu; }
         }                                                                                      \
     } while (false)
 
+// Every element of the accumulator `f` replaced, two at a time, by `FN` of their f16 bits (a
+// function from a pair of halves, the first in the low bits, to a pair): for element-wise
+// epilogues, which do not care where an element sits. The pairs are the lane's own elements,
+// so the accumulator stays in registers.
+#define TILE_C_MAP_PAIRS(f, FN)                                                                \
+    do {                                                                                       \
+        for (uint ti_ = 0u; ti_ < 4u; ti_++) {                                                 \
+            uint tw_ = FN(f.h[2u * ti_] | (f.h[2u * ti_ + 1u] << 16));                         \
+            f.h[2u * ti_] = tw_ & 0xFFFFu;                                                     \
+            f.h[2u * ti_ + 1u] = tw_ >> 16;                                                    \
+        }                                                                                      \
+    } while (false)
+
 // c + a b, element by element one H25 group (16 products and the accumulator).
 TileC tile_muladd(TileA a, TileB b, TileC c) {
     TileC d;
@@ -135,6 +148,17 @@ TileC tile_muladd(TileA a, TileB b, TileC c) {
     coopMatStore(f, arr, at, stride, gl_CooperativeMatrixLayoutRowMajor)
 #define TILE_ZERO_C(f) f = TILE_C(0.0)
 #define TILE_MULADD(a, b, c) coopMatMulAdd(a, b, c)
+// A 16x16 accumulator's lane holds 8 elements, so they pair up; their order within the lane is
+// the implementation's, which an element-wise function does not see.
+#define TILE_C_MAP_PAIRS(f, FN)                                                                \
+    do {                                                                                       \
+        [[unroll]] for (int ti_ = 0; ti_ < f.length(); ti_ += 2) {                             \
+            uint tw_ = FN(f16_bitcast_to_u32(f16vec2(f[ti_], f[ti_ + 1])));                    \
+            f16vec2 tr_ = f16_bitcast_from_u32(tw_);                                           \
+            f[ti_] = tr_.x;                                                                    \
+            f[ti_ + 1] = tr_.y;                                                                \
+        }                                                                                      \
+    } while (false)
 
 #endif
 #endif

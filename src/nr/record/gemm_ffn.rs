@@ -5,6 +5,12 @@
 //! C / 32 experts, one per row of workgroups, and an unseeded E4 `ffn2` (its `ffn3` stays a
 //! GEMM of its own). The same bytes as the two cooperative-matrix GEMMs one after the other.
 //!
+//! Two kernels: `ffn32_coopmat.comp` for C = 32 (each subgroup runs 16 rows of its own with all
+//! of h's columns, the epilogue in registers, W1 and W2 widened once per workgroup for several
+//! row tiles), the recorder's choice there since it measured faster; `ffn_coopmat.comp` for
+//! the expert blocks, and for C = 32 where the policy asks for it or the device's shared memory
+//! is too small.
+//!
 //! [`Fusion::Ffn`]: crate::nr::route::Fusion::Ffn
 
 use std::sync::Arc;
@@ -16,6 +22,7 @@ use crate::nr::graph::{DType, Epilogue, InputMode};
 use crate::numerics::{tables, Profiles};
 
 use super::gemm::{align_down, GemmShape};
+use super::policy::FFN32_GRID;
 use super::{need, KernelPolicy};
 
 /// Rows per workgroup of `ffn_coopmat.comp` (its constant `BM`, a multiple of 32; the tests
@@ -43,6 +50,49 @@ fn ffn_tiles_per_workgroup(policy: KernelPolicy, cin: u64, shared: u32) -> u32 {
         return 1;
     }
     policy.ffn_tiles().max(1)
+}
+
+/// Shared memory `ffn32_coopmat.glsl` takes per workgroup with `subgroups` subgroups: W1 and
+/// W2 widened (128 x 20 and 32 x 68 words) and a region of 16 x 68 words per subgroup.
+pub const fn ffn32_shared_bytes(subgroups: u32) -> u32 {
+    4 * (128 * 20 + 32 * 68 + subgroups * 16 * 68)
+}
+
+/// The most subgroups per workgroup `ffn32_coopmat.glsl` runs (36,352 bytes of shared memory).
+pub const FFN32_MAX_SUBGROUPS: u32 = 4;
+
+/// Subgroups per workgroup of the C = 32 FFN as `ffn32_coopmat.glsl` (each subgroup on rows of
+/// its own), or `None` for `ffn_coopmat.glsl`: only C = 32 (one expert); the policy's count
+/// where it names one ([`FFN32_GRID`]: the other kernel), else the recorder's; fewer where the
+/// device's shared memory asks for it.
+pub fn ffn32_subgroups(policy: KernelPolicy, cin: u64, experts: u64, shared: u32) -> Option<u32> {
+    if cin != 32 || experts != 1 {
+        return None;
+    }
+    let want = match policy.ffn32_subgroups() {
+        FFN32_GRID => return None,
+        0 => FFN32_DEFAULT_SUBGROUPS?,
+        n => n.min(FFN32_MAX_SUBGROUPS),
+    };
+    (1..=want).rev().find(|&n| ffn32_shared_bytes(n) <= shared)
+}
+
+/// The recorder's choice for C = 32: `ffn32_coopmat.glsl` with 4 subgroups. Measured on an H100
+/// (docs/performance.md, session 27): the C = 32 FFNs at the first level took 1.37 ms a frame
+/// at 1080p against 2.01 with `ffn_coopmat.glsl`; with 2 or 3 subgroups the frame was slower
+/// than with 4 (34.34 and 32.92 ms against 32.23).
+const FFN32_DEFAULT_SUBGROUPS: Option<u32> = Some(4);
+
+/// Row tiles (of 16 rows per subgroup) per workgroup of `ffn32_coopmat.glsl` over `tiles`: the
+/// policy's where it names them, else one per 1024 tiles, from 1 to 8. More tiles per workgroup
+/// share the widening of W1 and W2; too many leave SMs idle. On an H100 at 1080p, 8 tiles per
+/// workgroup gave 31.88 ms, 1 gave 32.76, 16 and 32 gave 32.68 and 32.87, and 1 per 2048 tiles
+/// (at most 16) 32.23 (docs/performance.md, session 27).
+fn ffn32_tiles_per_workgroup(policy: KernelPolicy, tiles: u32) -> u32 {
+    match policy.ffn_tiles() {
+        0 => tiles.div_ceil(1024).clamp(1, 8),
+        n => n,
+    }
 }
 
 /// What the fused FFN reads and writes: `x` `[rows][C]` (E4), the matrices `w1`
@@ -166,18 +216,45 @@ pub fn prepare_ffn(
         (None, Some(_)) => return Err(invalid("a skip and scale for an unseeded ffn2".into())),
     };
     let rows32 = u32::try_from(rows).map_err(|_| invalid(format!("{rows} rows")))?;
-    let row_tiles = u32::try_from(s1.rows.div_ceil(ROWS_PER_GROUP as usize))
-        .map_err(|_| invalid(format!("{rows} rows")))?;
-    let per_workgroup = ffn_tiles_per_workgroup(policy, cin, shared);
-    let groups = row_tiles.div_ceil(per_workgroup);
-    let experts32 = u32::try_from(experts).map_err(|_| invalid(format!("{experts} experts")))?;
-    let cin32 = u32::try_from(cin).map_err(|_| invalid(format!("{cin} channels")))?;
     let epi = if s2.epilogue == Epilogue::Dual { 3 } else { 1 };
     let seed = match s2.seed {
         None => 0,
         Some(DType::E4) => 1,
         Some(_) => 2,
     };
+    let push: Vec<u8> = [rows32, scale_at as u32]
+        .iter()
+        .flat_map(|x| x.to_ne_bytes())
+        .collect();
+    let bound = [b.x, b.w1, b.w2, skip, scale, b.out, raw, b.table];
+    if let Some(subgroups) = ffn32_subgroups(policy, cin, experts, shared) {
+        let tiles = rows32.div_ceil(16 * subgroups);
+        let pipeline = ctx.pipeline(
+            &PipelineDesc::new(&policy.tile_shader("nr/ffn32_coopmat"), 8, 8)
+                .with_spec(SpecConstant::u32(4, epi))
+                .with_spec(SpecConstant::u32(5, seed))
+                .with_spec(SpecConstant::u32(9, subgroups))
+                .with_spec(SpecConstant::u32(11, 32 * subgroups)),
+        )?;
+        let set = arena.allocate(&pipeline, &bound)?;
+        return Ok(Dispatch {
+            pipeline,
+            set,
+            push,
+            groups: [
+                tiles.div_ceil(ffn32_tiles_per_workgroup(policy, tiles)),
+                1,
+                1,
+            ],
+            then: None,
+        });
+    }
+    let row_tiles = u32::try_from(s1.rows.div_ceil(ROWS_PER_GROUP as usize))
+        .map_err(|_| invalid(format!("{rows} rows")))?;
+    let per_workgroup = ffn_tiles_per_workgroup(policy, cin, shared);
+    let groups = row_tiles.div_ceil(per_workgroup);
+    let experts32 = u32::try_from(experts).map_err(|_| invalid(format!("{experts} experts")))?;
+    let cin32 = u32::try_from(cin).map_err(|_| invalid(format!("{cin} channels")))?;
     let pipeline = ctx.pipeline(
         &PipelineDesc::new(&policy.tile_shader("nr/ffn_coopmat"), 8, 8)
             .with_spec(SpecConstant::u32(4, epi))
@@ -186,14 +263,7 @@ pub fn prepare_ffn(
             .with_spec(SpecConstant::u32(7, ROWS_PER_GROUP))
             .with_spec(SpecConstant::u32(8, u32::from(per_workgroup > 1))),
     )?;
-    let set = arena.allocate(
-        &pipeline,
-        &[b.x, b.w1, b.w2, skip, scale, b.out, raw, b.table],
-    )?;
-    let push = [rows32, scale_at as u32]
-        .iter()
-        .flat_map(|x| x.to_ne_bytes())
-        .collect();
+    let set = arena.allocate(&pipeline, &bound)?;
     Ok(Dispatch {
         pipeline,
         set,
@@ -201,4 +271,51 @@ pub fn prepare_ffn(
         groups: [groups, experts32, 1],
         then: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// C = 32 takes `ffn32_coopmat.glsl` with 4 subgroups where the shared memory allows (3 in
+    /// lavapipe's 32 KiB), the other kernel where the policy asks for it, for the experts, or
+    /// where not even one subgroup fits; the policy's count is capped at 4.
+    #[test]
+    fn the_c32_ffn_kernel_follows_the_policy_and_the_shared_memory() {
+        let tensor = KernelPolicy::PORTABLE.with_emulated_tiles();
+        let (h100, lavapipe) = (49_152, 32_768);
+        assert_eq!(ffn32_shared_bytes(4), 36_352);
+        assert_eq!(ffn32_shared_bytes(2), 27_648);
+        assert_eq!(ffn32_subgroups(tensor, 32, 1, h100), Some(4));
+        assert_eq!(ffn32_subgroups(tensor, 32, 1, lavapipe), Some(3));
+        assert_eq!(
+            ffn32_subgroups(tensor, 32, 1, ffn32_shared_bytes(1) - 1),
+            None
+        );
+        assert_eq!(ffn32_subgroups(tensor, 64, 2, h100), None);
+        let grid = tensor.with_ffn32_subgroups(FFN32_GRID);
+        assert_eq!(ffn32_subgroups(grid, 32, 1, h100), None);
+        assert_eq!(
+            ffn32_subgroups(tensor.with_ffn32_subgroups(2), 32, 1, h100),
+            Some(2)
+        );
+        assert_eq!(
+            ffn32_subgroups(tensor.with_ffn32_subgroups(9), 32, 1, h100),
+            Some(4)
+        );
+    }
+
+    /// One row tile per workgroup per 1024 tiles, 1 to 8, unless the policy names a count.
+    #[test]
+    fn the_c32_ffn_row_tiles_per_workgroup() {
+        let tensor = KernelPolicy::PORTABLE.with_emulated_tiles();
+        for (tiles, want) in [(1, 1), (1024, 1), (1025, 2), (8640, 8), (32_400, 8)] {
+            assert_eq!(
+                ffn32_tiles_per_workgroup(tensor, tiles),
+                want,
+                "{tiles} tiles"
+            );
+        }
+        assert_eq!(ffn32_tiles_per_workgroup(tensor.with_ffn_tiles(3), 8640), 3);
+    }
 }

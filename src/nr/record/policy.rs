@@ -35,6 +35,10 @@ impl KernelBuild {
     }
 }
 
+/// [`KernelPolicy::with_ffn32_subgroups`]'s value that asks for the C = 32 FFN as
+/// `ffn_coopmat.glsl` (the 2 x 2 grid of subgroups over each row tile).
+pub const FFN32_GRID: u32 = u32::MAX;
+
 /// The kernel builds of one network on one device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelPolicy {
@@ -61,10 +65,14 @@ pub struct KernelPolicy {
     /// them, (0, 0) where the recorder chooses (`CoopmatTile::choose`). The bytes do not depend
     /// on it: the tests set it to run the larger workgroups on small GEMMs.
     gemm_subgroups: (u32, u32),
-    /// Row tiles per workgroup of the fused C = 32 FFN (`ffn_coopmat.glsl`), which then keeps
-    /// W1 and W2 in shared memory over its tiles; 0 where the recorder chooses. The bytes do not
+    /// Row tiles per workgroup of the fused C = 32 FFN (either kernel: both then keep W1 and W2
+    /// in shared memory over their tiles); 0 where the recorder chooses. The bytes do not
     /// depend on it: the tests set it to run the loop on small inputs.
     ffn_tiles: u32,
+    /// Subgroups per workgroup of the C = 32 FFN whose subgroups run rows of their own
+    /// (`ffn32_coopmat.glsl`); 0 where the recorder chooses (`gemm_ffn::ffn32_subgroups`). The
+    /// bytes do not depend on it: the tests set it to run both kernels and several sizes.
+    ffn32_subgroups: u32,
     /// The cooperative-matrix kernels run their builds under `shaders/emulated` instead: the
     /// same kernels with every MMA emulated in integer arithmetic as the H25 model
     /// (`tile_mma.glsl`), so devices without cooperative matrices (lavapipe) can check them byte
@@ -87,6 +95,7 @@ impl KernelPolicy {
             gemm_tiles: 0,
             gemm_subgroups: (0, 0),
             ffn_tiles: 0,
+            ffn32_subgroups: 0,
             emulated_tiles: false,
             subgroup_normalize: fast && caps.native_f16() && NormalizeKernel::subgroups_fit(caps),
         }
@@ -184,6 +193,24 @@ impl KernelPolicy {
         self.ffn_tiles
     }
 
+    /// This policy with the C = 32 FFN as `ffn32_coopmat.glsl` with `subgroups` subgroups per
+    /// workgroup (1 to 4), or as `ffn_coopmat.glsl` with [`FFN32_GRID`] (0: the recorder
+    /// chooses).
+    pub fn with_ffn32_subgroups(self, subgroups: u32) -> KernelPolicy {
+        KernelPolicy {
+            ffn32_subgroups: subgroups,
+            ..self
+        }
+    }
+
+    /// The C = 32 FFN's kernel the policy asks for ([`with_ffn32_subgroups`]), 0 where the
+    /// recorder chooses.
+    ///
+    /// [`with_ffn32_subgroups`]: KernelPolicy::with_ffn32_subgroups
+    pub fn ffn32_subgroups(&self) -> u32 {
+        self.ffn32_subgroups
+    }
+
     /// The subgroups per cooperative-matrix GEMM workgroup the policy asks for, (0, 0) where
     /// the recorder chooses.
     pub fn gemm_subgroups(&self) -> (u32, u32) {
@@ -216,6 +243,7 @@ impl KernelPolicy {
         gemm_tiles: 0,
         gemm_subgroups: (0, 0),
         ffn_tiles: 0,
+        ffn32_subgroups: 0,
         emulated_tiles: false,
         subgroup_normalize: false,
     };

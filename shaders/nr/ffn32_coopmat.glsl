@@ -1,0 +1,221 @@
+// Body of the C = 32 window block's FFN pair as one kernel whose subgroups each run rows of
+// their own (the tensor route's `Fusion::Ffn` at C = 32): `ffn1` (h = E4(SiLU(W1 x)), 32 -> 128
+// channels) and `ffn2` (y = W2 h, 128 -> 32, from +0 or seeded by f16(skip * scale), the E4 or
+// dual epilogue). Built by ffn32_coopmat.comp (the device's MMAs) and
+// emulated/ffn32_coopmat.comp (tile_mma.glsl's integer H25 MMAs).
+//
+// The bytes are ffn_coopmat.glsl's, and so the two GEMMs': each element of h is one chain of two
+// 16x16x16 MMAs over K = 32 from +0, its E4 code read from numerics::tables::GEMM_EPILOGUE and
+// widened back exactly; each element of y one chain over K = 128 in order from +0 or the seed,
+// published as gemm_store.glsl publishes it.
+//
+// Why a second kernel for C = 32: ffn_coopmat.glsl splits h's 128 columns over a 2 x 2 grid of
+// subgroups, so every row tile passes four workgroup barriers, and its epilogue makes a round
+// trip through shared memory. Here a subgroup owns 16 rows and all of h's columns (eight
+// accumulators), applies the epilogue to its accumulators in registers (TILE_C_MAP_PAIRS), and
+// keeps h, x, the seed and y in a region of shared memory only it uses; so within a row tile it
+// waits only for itself (subgroup barriers). W1 and W2 are widened once per workgroup, before a
+// single workgroup barrier, and serve all of its row tiles (SG subgroups x 16 rows each, tiles
+// x, x + X, ... of a grid X wide). Every subgroup runs the same number of tiles, rows past the
+// end masked, so the loop is uniform (the emulated build's subgroup barrier is a workgroup one).
+//
+// Shared memory in uints (two halves each), rows skewed by 16 bytes against bank conflicts:
+//   W1 [128 columns][32 K]   2,560      W2 [32 columns][128 K]   2,176
+//   per subgroup: h [16 rows][128] 1,088, holding x [16][32] and the seed [16][32] before h is
+//   written and y [16][32] after h is read.
+// 27,648 bytes for 2 subgroups (fits lavapipe's 32 KiB), 36,352 for 4.
+#ifndef TILE_EMULATED
+#define OPENNGX_F16_NATIVE 1
+#endif
+#include "f16.glsl"
+#include "e4m3.glsl"
+#include "e4m3_widen.glsl"
+#include "tile_mma.glsl"
+
+layout(constant_id = 4) const uint EPI = 3u;  // y's publication: 1 = E4, 3 = raw f16 and E4
+layout(constant_id = 5) const uint SEED = 1u; // y's skip: 0 = none, 1 = E4, 2 = f16
+layout(constant_id = 9) const uint SG = 4u;   // subgroups per workgroup
+layout(local_size_x_id = 11, local_size_x = 128) in; // 32 SG invocations
+
+const uint C = 32u;    // x's and y's channels, K of ffn1
+const uint HID = 128u; // h's channels, K of ffn2
+const uint XS = C / 2u + 4u;
+const uint HS = HID / 2u + 4u;
+const uint W1_AT = 0u;
+const uint W2_AT = W1_AT + HID * XS;
+const uint SUB_AT = W2_AT + C * HS;
+const uint SUB = 16u * HS;       // a subgroup's region
+const uint SEED_AT = 16u * XS;   // the seed's place in it, after x's
+shared uint s_m[SUB_AT + SG * SUB];
+
+// x [rows][32] and the matrices W1 [128][32], W2 [32][128] (E4M3, row-major by output).
+layout(std430, binding = 0) readonly buffer InX { uvec4 x_quads[]; };
+layout(std430, binding = 1) readonly buffer InW1 { uvec4 w1_quads[]; };
+layout(std430, binding = 2) readonly buffer InW2 { uvec4 w2_quads[]; };
+layout(std430, binding = 3) readonly buffer Skip { uvec4 skip_quads[]; };
+// 16-bit elements: the scale range may start 2 bytes into a word.
+layout(std430, binding = 4) readonly buffer Scale { uint16_t scale_halves[]; };
+layout(std430, binding = 5) writeonly buffer Out { uint out_words[]; };
+layout(std430, binding = 6) writeonly buffer OutRaw { uint raw_words[]; };
+// numerics::tables::GEMM_EPILOGUE (E4(SiLU(x)) at byte x, E4(x) at 65536 + x).
+layout(std430, binding = 7) readonly buffer EpilogueTable { uint table_words[]; };
+#include "gemm_store.glsl"
+
+layout(push_constant) uniform Push {
+    uint rows;
+    uint scale_off; // halves
+} pc;
+
+// The 16 codes of quad `q` widened into 8 uints of the arena at `at`.
+void stage_quad(uvec4 q, uint at) {
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uvec2 p = widen_word(q[i]);
+        s_m[at + 2u * i] = p.x;
+        s_m[at + 2u * i + 1u] = p.y;
+    }
+}
+
+// ffn1's epilogue on a pair of h's halves: E4(SiLU(.)) widened back to f16.
+uint silu_e4_pair(uint w) {
+    return widen_halves(epilogue_code(w & 0xFFFFu) | (epilogue_code(w >> 16) << 16));
+}
+
+// What a lane brings from memory for one row tile: row `lane / 2`'s x and skip, channels
+// 16 (lane % 2) .. + 15 (rows past the end read as zero; their results are never published).
+struct RowIn {
+    uvec4 x;
+    uvec4 skip[2]; // E4: skip[0]; f16: both
+};
+
+RowIn load_rows(uint row, uint half_) {
+    RowIn ri;
+    ri.x = uvec4(0u);
+    ri.skip[0] = uvec4(0u);
+    ri.skip[1] = uvec4(0u);
+    if (row < pc.rows) {
+        ri.x = x_quads[row * 2u + half_];
+        if (SEED == 1u) {
+            ri.skip[0] = skip_quads[row * 2u + half_];
+        } else if (SEED == 2u) {
+            ri.skip[0] = skip_quads[row * 4u + 2u * half_];
+            ri.skip[1] = skip_quads[row * 4u + 2u * half_ + 1u];
+        }
+    }
+    return ri;
+}
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = TILE_SUBGROUP;
+    uint lane = TILE_LANE;
+    uint lrow = lane >> 1;   // this lane's row of a subgroup's tile
+    uint half_ = lane & 1u;  // and its 16 channels
+    uint sub = SUB_AT + sg * SUB;
+    uint bm = 16u * SG;
+    uint tiles = (pc.rows + bm - 1u) / bm;
+
+    // W1 and W2 widened once for every tile: 256 quads each.
+    for (uint q = tid; q < 256u; q += 32u * SG) {
+        stage_quad(w1_quads[q], W1_AT + (q >> 1) * XS + 8u * (q & 1u));
+        stage_quad(w2_quads[q], W2_AT + (q >> 3) * HS + 8u * (q & 7u));
+    }
+    // The seed's scales for this lane's 16 channels, as f16 pairs. (Keeping them in shared
+    // memory and loading y's seed after ffn1 took 100 -> 95 and 123 -> 114 registers and made
+    // the 1080p frame 0.2 ms slower on an H100: docs/performance.md, session 27.)
+    uint scales[8];
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        scales[i] = 0u;
+        if (SEED != 0u) {
+            uint sat = pc.scale_off + 16u * half_ + 2u * i;
+            scales[i] = uint(scale_halves[sat]) | (uint(scale_halves[sat + 1u]) << 16);
+        }
+    }
+    RowIn ri = load_rows(gl_WorkGroupID.x * bm + 16u * sg + lrow, half_);
+    barrier();
+
+    for (uint tile = gl_WorkGroupID.x; tile < tiles; tile += gl_NumWorkGroups.x) {
+        uint row0 = tile * bm + 16u * sg;
+        if (tile != gl_WorkGroupID.x) {
+            // The previous tile's publication has read y.
+            TILE_SUBGROUP_BARRIER();
+        }
+        // x and the seed f16(skip * scale) into the region, then the next tile's bytes.
+        stage_quad(ri.x, sub + lrow * XS + 8u * half_);
+        if (SEED != 0u) {
+            [[unroll]] for (uint i = 0u; i < 8u; i++) {
+                uint sk = SEED == 1u ? widen_word(ri.skip[0][i >> 1])[i & 1u]
+                                     : ri.skip[i >> 2][i & 3u];
+                s_m[sub + SEED_AT + lrow * XS + 8u * half_ + i] = f16_mul_pair(sk, scales[i]);
+            }
+        }
+        ri = load_rows(row0 + bm * gl_NumWorkGroups.x + lrow, half_);
+        TILE_SUBGROUP_BARRIER();
+
+        // y's accumulators from the seed or +0.
+        TILE_C yacc[2];
+        [[unroll]] for (uint j = 0u; j < 2u; j++) {
+            if (SEED != 0u) {
+                TILE_LOAD_C(yacc[j], s_m, sub + SEED_AT + 8u * j, XS);
+            } else {
+                TILE_ZERO_C(yacc[j]);
+            }
+        }
+        // h = W1 x: one chain per element over K = 32 from +0.
+        TILE_C acc[8];
+        [[unroll]] for (uint j = 0u; j < 8u; j++) {
+            TILE_ZERO_C(acc[j]);
+        }
+        [[unroll]] for (uint s = 0u; s < 2u; s++) {
+            TILE_A fa;
+            TILE_LOAD_A(fa, s_m, sub + 8u * s, XS, TILE_ROW_MAJOR);
+            [[unroll]] for (uint j = 0u; j < 8u; j++) {
+                TILE_B fb;
+                TILE_LOAD_B(fb, s_m, W1_AT + 16u * j * XS + 8u * s, XS, TILE_COL_MAJOR);
+                acc[j] = TILE_MULADD(fa, fb, acc[j]);
+            }
+        }
+        [[unroll]] for (uint j = 0u; j < 8u; j++) {
+            TILE_C_MAP_PAIRS(acc[j], silu_e4_pair);
+        }
+        // x and the seed are read: h takes the whole region.
+        TILE_SUBGROUP_BARRIER();
+        [[unroll]] for (uint j = 0u; j < 8u; j++) {
+            TILE_STORE_C(acc[j], s_m, sub + 8u * j, HS);
+        }
+        TILE_SUBGROUP_BARRIER();
+
+        // y = W2 h: eight groups of 16 K in order.
+        [[unroll]] for (uint s = 0u; s < 8u; s++) {
+            TILE_A fa;
+            TILE_LOAD_A(fa, s_m, sub + 8u * s, HS, TILE_ROW_MAJOR);
+            [[unroll]] for (uint j = 0u; j < 2u; j++) {
+                TILE_B fb;
+                TILE_LOAD_B(fb, s_m, W2_AT + 16u * j * HS + 8u * s, HS, TILE_COL_MAJOR);
+                yacc[j] = TILE_MULADD(fa, fb, yacc[j]);
+            }
+        }
+        // h is read: y where x was.
+        TILE_SUBGROUP_BARRIER();
+        [[unroll]] for (uint j = 0u; j < 2u; j++) {
+            TILE_STORE_C(yacc[j], s_m, sub + 8u * j, XS);
+        }
+        TILE_SUBGROUP_BARRIER();
+
+        if (row0 + lrow < pc.rows) {
+            [[unroll]] for (uint q = 0u; q < 4u; q++) {
+                uint at = sub + lrow * XS + 8u * half_ + 2u * q;
+                uint w0 = s_m[at];
+                uint w1 = s_m[at + 1u];
+                if (EPI == 3u) {
+                    // The raw f16 y: a NaN seed comes back from the tensor cores as their own
+                    // NaN, where the model keeps 0x7E00 (docs/numerics.md); E4 codes every NaN
+                    // alike.
+                    w0 = f16_canon_pair(w0);
+                    w1 = f16_canon_pair(w1);
+                }
+                uint h[4] = uint[4](w0 & 0xFFFFu, w0 >> 16, w1 & 0xFFFFu, w1 >> 16);
+                gemm_store_quad(EPI, (row0 + lrow) * C + 16u * half_ + 4u * q, h);
+            }
+        }
+    }
+}
