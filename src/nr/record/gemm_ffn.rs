@@ -84,13 +84,15 @@ pub fn ffn32_subgroups(policy: KernelPolicy, cin: u64, experts: u64, shared: u32
 const FFN32_DEFAULT_SUBGROUPS: Option<u32> = Some(4);
 
 /// Row tiles (of 16 rows per subgroup) per workgroup of `ffn32_coopmat.glsl` over `tiles`: the
-/// policy's where it names them, else one per 1024 tiles, from 1 to 8. More tiles per workgroup
-/// share the widening of W1 and W2; too many leave SMs idle. On an H100 at 1080p, 8 tiles per
-/// workgroup gave 31.88 ms, 1 gave 32.76, 16 and 32 gave 32.68 and 32.87, and 1 per 2048 tiles
-/// (at most 16) 32.23 (docs/performance.md, session 27).
+/// policy's where it names them, else one per 2048 tiles, from 1 to 16. More tiles per
+/// workgroup share the widening of W1 and W2; too many leave SMs idle. This rule is the one
+/// proven and timed on the device with this kernel (an H100: 1080p 32.23 ms, 4K 106.45, against
+/// 32.80 and 112.34 with `ffn_coopmat.glsl`; `--check` bit-exact at 512x512 and 1080p). In the
+/// same call 8 tiles per workgroup everywhere gave 31.88 ms at 1080p, 1 gave 32.76, 32 gave
+/// 32.87 (docs/performance.md, session 27): 8 is the next rule to prove at every size.
 fn ffn32_tiles_per_workgroup(policy: KernelPolicy, tiles: u32) -> u32 {
     match policy.ffn_tiles() {
-        0 => tiles.div_ceil(1024).clamp(1, 8),
+        0 => (tiles / 2048).clamp(1, 16),
         n => n,
     }
 }
@@ -305,11 +307,18 @@ mod tests {
         );
     }
 
-    /// One row tile per workgroup per 1024 tiles, 1 to 8, unless the policy names a count.
+    /// One row tile per workgroup per 2048 tiles, 1 to 16, unless the policy names a count.
     #[test]
     fn the_c32_ffn_row_tiles_per_workgroup() {
         let tensor = KernelPolicy::PORTABLE.with_emulated_tiles();
-        for (tiles, want) in [(1, 1), (1024, 1), (1025, 2), (8640, 8), (32_400, 8)] {
+        for (tiles, want) in [
+            (1, 1),
+            (4095, 1),
+            (4096, 2),
+            (8640, 4),
+            (32_400, 15),
+            (99_999, 16),
+        ] {
             assert_eq!(
                 ffn32_tiles_per_workgroup(tensor, tiles),
                 want,
