@@ -503,8 +503,9 @@ impl CoopmatTile {
     /// (`maxComputeSharedMemorySize`, `maxComputeWorkGroupInvocations`): the policy's subgroups
     /// where it names them (2 or 4 each), else the base tile; the base tile also for other
     /// counts and wherever the larger one does not divide the columns or exceeds the device's
-    /// shared memory or invocations per workgroup. The recorder's own choice is the base tile: on an H100 at 1080p the larger
-    /// workgroups were no faster than it (docs/performance.md, session 26).
+    /// shared memory or invocations per workgroup. The recorder's own choice is the base tile:
+    /// on an H100 at 1080p the larger workgroups were no faster than it (docs/performance.md,
+    /// session 26).
     pub fn choose(s: &GemmShape, policy: KernelPolicy, limits: (u32, u32)) -> CoopmatTile {
         let base = CoopmatTile::base(s.n);
         let want = match policy.gemm_subgroups() {
