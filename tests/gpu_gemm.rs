@@ -476,15 +476,15 @@ fn coopmat_gemm_kernel_matches_h25_emulated() {
     }
 }
 
-/// The C = 32 FFN as one kernel (`ffn_coopmat.glsl`, `Fusion::Ffn`) against the CPU reference
-/// running `ffn1` then `ffn2` in h25, on random and adversarial inputs: a block whose `ffn2` is
-/// seeded from an E4 skip and one seeded from a raw f16 skip, its E4 and raw outputs byte for
-/// byte. The device's build where the tensor route runs with the probe's h25, else the
+/// A window block's FFN pair as one kernel (`ffn_coopmat.glsl` and `ffn_rows_coopmat.glsl`,
+/// `Fusion::Ffn`) against the CPU reference running `ffn1` then `ffn2` in h25, on random and
+/// adversarial inputs: a C = 32 block whose `ffn2` is seeded from an E4 skip and one seeded from
+/// a raw f16 skip (E4 and raw outputs), and expert blocks of 2 and 8 experts, byte for byte. The device's build where the tensor route runs with the probe's h25, else the
 /// emulated build (lavapipe), as the line printed says.
 #[test]
 fn ffn_kernel_matches_the_two_gemms_h25() {
     use openngx::nr::record::gemm_ffn::{self, FfnBindings, SeedBindings};
-    use openngx::nr::record::policy::FFN32_GRID;
+    use openngx::nr::record::policy::FFN_GRID;
     let Some(at) = At64::new() else { return };
     let (gpu, g, weights, cpu) = (&at.gpu, &at.g, &*at.weights, &at.cpu);
     let policy = common::kernels::tile_policy(&gpu.ctx);
@@ -542,17 +542,20 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
             let up = |name: &str, d: &[u8], kind| host_buffer(&gpu.ctx, name, d, kind);
             let xb = up("x", &bytes(&xd), MemoryKind::Upload);
             let skb = skd.map(|d| up("skip", &bytes(&d), MemoryKind::Upload));
-            // (kernel, row tiles per workgroup): the C = 32 blocks run `ffn32_coopmat.glsl` with
-            // 2 subgroups and one tile, and on adversarial inputs both kernels with three row
-            // tiles per workgroup (W1 and W2 kept in shared memory over them, the last stride
-            // partial): `ffn_coopmat.glsl` (FFN32_GRID) and `ffn32_coopmat.glsl` with 4
+            // (kernel, row tiles per workgroup): the C = 32 blocks run `ffn_rows_coopmat.glsl`
+            // with 2 subgroups and one tile, and on adversarial inputs both kernels with three
+            // row tiles per workgroup (W1 and W2 kept in shared memory over them, the last
+            // stride partial): `ffn_coopmat.glsl` (FFN_GRID) and `ffn_rows_coopmat.glsl` with 4
             // subgroups asked for (the device's shared memory may give fewer: 3 on lavapipe).
-            // Three runs per block, as many as before the second kernel, for CI's time.
-            let runs: &[(u32, u32)] = match (s1.k == 32, adversarial) {
-                (true, false) => &[(2, 1)],
-                (true, true) => &[(FFN32_GRID, 3), (4, 3)],
-                (false, _) => &[(0, 1)],
+            // The C = 64 block (two experts) runs the recorder's choice on random inputs and
+            // both kernels on adversarial ones (`ffn_rows_coopmat.glsl` with 4 asked for, 1 on
+            // lavapipe, and 3 tiles); the larger expert blocks `ffn_coopmat.glsl`.
+            let runs: &[(u32, u32)] = match (s1.k, adversarial) {
+                (32, false) => &[(2, 1)],
+                (32 | 64, true) => &[(FFN_GRID, 3), (4, 3)],
+                _ => &[(0, 1)],
             };
+            let rows_kernel = matches!((s1.k, m1.groups), (32, 1) | (64, 2));
             for &(kernel, tiles) in runs {
                 // Fresh outputs each run, so a run that writes nothing cannot pass.
                 let outs = at.output_buffers(std::iter::once(*out).chain(*out_raw));
@@ -568,17 +571,18 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
                     out_raw: outs.get(1).map(|(_, b)| b.binding()),
                     table: weights.gemm_table().expect("table"),
                 };
-                let policy = policy.with_ffn_tiles(tiles).with_ffn32_subgroups(kernel);
+                let policy = policy.with_ffn_tiles(tiles).with_ffn_rows_subgroups(kernel);
                 let shared = gpu.ctx.capabilities().max_compute_shared_memory_size;
-                let subgroups = gemm_ffn::ffn32_subgroups(policy, s1.k as u64, 1, shared);
-                if s1.k == 32 && kernel != FFN32_GRID && kernel != 0 {
+                let subgroups =
+                    gemm_ffn::ffn_rows_subgroups(policy, s1.k as u64, m1.groups as u64, shared);
+                if rows_kernel && kernel != FFN_GRID && kernel != 0 {
                     // The largest count the device's shared memory allows, up to the one asked.
                     let fit = (1..=kernel)
                         .rev()
-                        .find(|&n| gemm_ffn::ffn32_shared_bytes(n) <= shared);
+                        .find(|&n| gemm_ffn::ffn_rows_shared_bytes(s1.k as u32, n) <= shared);
                     assert_eq!(subgroups, fit, "block {block}: subgroups for {kernel}");
-                    assert!(subgroups.is_some(), "block {block}: no ffn32 run");
-                } else if kernel == FFN32_GRID {
+                    assert!(subgroups.is_some(), "block {block}: no ffn_rows run");
+                } else if kernel == FFN_GRID || !rows_kernel {
                     assert_eq!(subgroups, None, "block {block}");
                 }
                 let mut arena = DescriptorArena::new(&gpu.ctx, 1, 8).expect("arena");
@@ -598,6 +602,12 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
                     Some(n) => 16 * n as usize,
                     None => 32,
                 };
+                // `ffn_coopmat.glsl` keeps W1 over row tiles only where it is one step (C = 32).
+                let tiles = if subgroups.is_none() && s1.k != 32 {
+                    1
+                } else {
+                    tiles
+                };
                 if tiles > 1 {
                     assert_eq!(
                         dispatch.groups[0] as usize,
@@ -606,7 +616,7 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
                     );
                 }
                 let kernel_name = match subgroups {
-                    Some(n) => format!("ffn32_coopmat, {n} subgroups"),
+                    Some(n) => format!("ffn_rows_coopmat, {n} subgroups"),
                     None => "ffn_coopmat".to_owned(),
                 };
                 at.run_and_compare(

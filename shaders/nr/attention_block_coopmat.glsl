@@ -107,14 +107,7 @@ shared uint s_m[SHARED];
 #include "window_stage.glsl"
 #include "window_core.glsl"
 
-// The 16 codes of quad `q` widened into 8 uints of the arena at `at`.
-void stage_quad(uvec4 q, uint at) {
-    [[unroll]] for (uint i = 0u; i < 4u; i++) {
-        uvec2 p = widen_word(q[i]);
-        s_m[at + 2u * i] = p.x;
-        s_m[at + 2u * i + 1u] = p.y;
-    }
-}
+#include "stage_quad.glsl"
 
 // W_qkv's 96 columns (two quads each) as B tiles: column n's 32 K at WQ_AT + n * CS.
 void stage_qkv_matrix(uint tid) {

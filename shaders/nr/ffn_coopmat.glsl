@@ -86,14 +86,7 @@ layout(push_constant) uniform Push {
 uint group_id() { return gl_WorkGroupID.y; }
 uint y_channels() { return C * gl_NumWorkGroups.y; }
 
-// The 16 codes of quad `q` widened into 8 uints of the arena at `at`.
-void stage_quad(uvec4 q, uint at) {
-    [[unroll]] for (uint i = 0u; i < 4u; i++) {
-        uvec2 p = widen_word(q[i]);
-        s_m[at + 2u * i] = p.x;
-        s_m[at + 2u * i + 1u] = p.y;
-    }
-}
+#include "stage_quad.glsl"
 
 // One step's operands: invocation `tid` brings half `tid & 1` (16 K) of x's row `tid >> 1`
 // and of W1's columns `tid >> 1` and 64 + `tid >> 1` (rows past the end read as zero; their

@@ -5,11 +5,11 @@
 //! C / 32 experts, one per row of workgroups, and an unseeded E4 `ffn2` (its `ffn3` stays a
 //! GEMM of its own). The same bytes as the two cooperative-matrix GEMMs one after the other.
 //!
-//! Two kernels: `ffn32_coopmat.comp` for C = 32 (each subgroup runs 16 rows of its own with all
-//! of h's columns, the epilogue in registers, W1 and W2 widened once per workgroup for several
-//! row tiles), the recorder's choice there since it measured faster; `ffn_coopmat.comp` for
-//! the expert blocks, and for C = 32 where the policy asks for it or the device's shared memory
-//! is too small.
+//! Two kernels: `ffn_rows_coopmat.comp` for C = 32 and C = 64 (each subgroup runs 16 rows of
+//! its own with all of its expert's h, the epilogue in registers, W1 and W2 widened once per
+//! workgroup for several row tiles), the recorder's choice there since it measured faster;
+//! `ffn_coopmat.comp` for the larger expert blocks, and where the policy asks for it or the
+//! device's shared memory is too small.
 //!
 //! [`Fusion::Ffn`]: crate::nr::route::Fusion::Ffn
 
@@ -22,7 +22,7 @@ use crate::nr::graph::{DType, Epilogue, InputMode};
 use crate::numerics::{tables, Profiles};
 
 use super::gemm::{align_down, GemmShape};
-use super::policy::FFN32_GRID;
+use super::policy::FFN_GRID;
 use super::{need, KernelPolicy};
 
 /// Rows per workgroup of `ffn_coopmat.comp` (its constant `BM`, a multiple of 32; the tests
@@ -52,45 +52,61 @@ fn ffn_tiles_per_workgroup(policy: KernelPolicy, cin: u64, shared: u32) -> u32 {
     policy.ffn_tiles().max(1)
 }
 
-/// Shared memory `ffn32_coopmat.glsl` takes per workgroup with `subgroups` subgroups: W1 and
-/// W2 widened (128 x 20 and 32 x 68 words) and a region of 16 x 68 words per subgroup.
-pub const fn ffn32_shared_bytes(subgroups: u32) -> u32 {
-    4 * (128 * 20 + 32 * 68 + subgroups * 16 * 68)
+/// Shared memory `ffn_rows_coopmat.glsl` takes per workgroup with `cin` input channels and
+/// `subgroups` subgroups: W1 and W2 widened (128 x (cin / 2 + 4) and 32 x 68 words) and a
+/// region of 16 x 68 words per subgroup.
+pub const fn ffn_rows_shared_bytes(cin: u32, subgroups: u32) -> u32 {
+    4 * (128 * (cin / 2 + 4) + 32 * 68 + subgroups * 16 * 68)
 }
 
-/// The most subgroups per workgroup `ffn32_coopmat.glsl` runs (36,352 bytes of shared memory).
-pub const FFN32_MAX_SUBGROUPS: u32 = 4;
+/// The most subgroups per workgroup `ffn_rows_coopmat.glsl` runs (36,352 bytes of shared
+/// memory at C = 32, 44,544 at C = 64).
+pub const FFN_ROWS_MAX_SUBGROUPS: u32 = 4;
 
-/// Subgroups per workgroup of the C = 32 FFN as `ffn32_coopmat.glsl` (each subgroup on rows of
-/// its own), or `None` for `ffn_coopmat.glsl`: only C = 32 (one expert); the policy's count
-/// where it names one ([`FFN32_GRID`]: the other kernel), else the recorder's; fewer where the
-/// device's shared memory asks for it.
-pub fn ffn32_subgroups(policy: KernelPolicy, cin: u64, experts: u64, shared: u32) -> Option<u32> {
-    if cin != 32 || experts != 1 {
-        return None;
-    }
-    let want = match policy.ffn32_subgroups() {
-        FFN32_GRID => return None,
-        0 => FFN32_DEFAULT_SUBGROUPS?,
-        n => n.min(FFN32_MAX_SUBGROUPS),
+/// Subgroups per workgroup of the FFN as `ffn_rows_coopmat.glsl` (each subgroup on rows of its
+/// own), or `None` for `ffn_coopmat.glsl`: only C = 32 (one expert) and C = 64 (two experts;
+/// the kernel's subgroup region holds x beside the seed for at most 64 channels); the policy's
+/// count where it names one ([`FFN_GRID`]: the other kernel), else the recorder's for that C;
+/// fewer where the device's shared memory asks for it.
+pub fn ffn_rows_subgroups(
+    policy: KernelPolicy,
+    cin: u64,
+    experts: u64,
+    shared: u32,
+) -> Option<u32> {
+    let default = match (cin, experts) {
+        (32, 1) => FFN_ROWS_DEFAULT_SUBGROUPS_C32,
+        (64, 2) => FFN_ROWS_DEFAULT_SUBGROUPS_C64,
+        _ => return None,
     };
-    (1..=want).rev().find(|&n| ffn32_shared_bytes(n) <= shared)
+    let want = match policy.ffn_rows_subgroups() {
+        FFN_GRID => return None,
+        0 => default?,
+        n => n.min(FFN_ROWS_MAX_SUBGROUPS),
+    };
+    let cin = cin as u32; // 32 or 64
+    (1..=want)
+        .rev()
+        .find(|&n| ffn_rows_shared_bytes(cin, n) <= shared)
 }
 
-/// The recorder's choice for C = 32: `ffn32_coopmat.glsl` with 4 subgroups. Measured on an H100
-/// (docs/performance.md, session 27): the C = 32 FFNs at the first level took 1.37 ms a frame
-/// at 1080p against 2.01 with `ffn_coopmat.glsl`; with 2 or 3 subgroups the frame was slower
-/// than with 4 (34.34 and 32.92 ms against 32.23).
-const FFN32_DEFAULT_SUBGROUPS: Option<u32> = Some(4);
+/// The recorder's choice for C = 32: `ffn_rows_coopmat.glsl` with 4 subgroups. Measured on an
+/// H100 (docs/performance.md, session 27): the C = 32 FFNs at the first level took 1.37 ms a
+/// frame at 1080p against 2.01 with `ffn_coopmat.glsl`; with 2 or 3 subgroups the frame was
+/// slower than with 4 (34.34 and 32.92 ms against 32.23).
+const FFN_ROWS_DEFAULT_SUBGROUPS_C32: Option<u32> = Some(4);
 
-/// Row tiles (of 16 rows per subgroup) per workgroup of `ffn32_coopmat.glsl` over `tiles`: the
-/// policy's where it names them, else one per 2048 tiles, from 1 to 16. More tiles per
+/// The recorder's choice for C = 64 (two experts).
+const FFN_ROWS_DEFAULT_SUBGROUPS_C64: Option<u32> = Some(4);
+
+/// Row tiles (of 16 rows per subgroup) per workgroup of `ffn_rows_coopmat.glsl` over `tiles`:
+/// the policy's where it names them, else one per 2048 tiles, from 1 to 16. More tiles per
 /// workgroup share the widening of W1 and W2; too many leave SMs idle. This rule is the one
 /// proven and timed on the device with this kernel (an H100: 1080p 32.23 ms, 4K 106.45, against
 /// 32.80 and 112.34 with `ffn_coopmat.glsl`; `--check` bit-exact at 512x512 and 1080p). In the
 /// same call 8 tiles per workgroup everywhere gave 31.88 ms at 1080p, 1 gave 32.76, 32 gave
-/// 32.87 (docs/performance.md, session 27): 8 is the next rule to prove at every size.
-fn ffn32_tiles_per_workgroup(policy: KernelPolicy, tiles: u32) -> u32 {
+/// 32.87 (docs/performance.md, session 27).
+fn ffn_rows_tiles_per_workgroup(policy: KernelPolicy, tiles: u32) -> u32 {
     match policy.ffn_tiles() {
         0 => (tiles / 2048).clamp(1, 16),
         n => n,
@@ -229,12 +245,15 @@ pub fn prepare_ffn(
         .flat_map(|x| x.to_ne_bytes())
         .collect();
     let bound = [b.x, b.w1, b.w2, skip, scale, b.out, raw, b.table];
-    if let Some(subgroups) = ffn32_subgroups(policy, cin, experts, shared) {
+    let experts32 = u32::try_from(experts).map_err(|_| invalid(format!("{experts} experts")))?;
+    let cin32 = u32::try_from(cin).map_err(|_| invalid(format!("{cin} channels")))?;
+    if let Some(subgroups) = ffn_rows_subgroups(policy, cin, experts, shared) {
         let tiles = rows32.div_ceil(16 * subgroups);
         let pipeline = ctx.pipeline(
-            &PipelineDesc::new(&policy.tile_shader("nr/ffn32_coopmat"), 8, 8)
+            &PipelineDesc::new(&policy.tile_shader("nr/ffn_rows_coopmat"), 8, 8)
                 .with_spec(SpecConstant::u32(4, epi))
                 .with_spec(SpecConstant::u32(5, seed))
+                .with_spec(SpecConstant::u32(6, cin32))
                 .with_spec(SpecConstant::u32(9, subgroups))
                 .with_spec(SpecConstant::u32(11, 32 * subgroups)),
         )?;
@@ -244,8 +263,8 @@ pub fn prepare_ffn(
             set,
             push,
             groups: [
-                tiles.div_ceil(ffn32_tiles_per_workgroup(policy, tiles)),
-                1,
+                tiles.div_ceil(ffn_rows_tiles_per_workgroup(policy, tiles)),
+                experts32,
                 1,
             ],
             then: None,
@@ -255,8 +274,6 @@ pub fn prepare_ffn(
         .map_err(|_| invalid(format!("{rows} rows")))?;
     let per_workgroup = ffn_tiles_per_workgroup(policy, cin, shared);
     let groups = row_tiles.div_ceil(per_workgroup);
-    let experts32 = u32::try_from(experts).map_err(|_| invalid(format!("{experts} experts")))?;
-    let cin32 = u32::try_from(cin).map_err(|_| invalid(format!("{cin} channels")))?;
     let pipeline = ctx.pipeline(
         &PipelineDesc::new(&policy.tile_shader("nr/ffn_coopmat"), 8, 8)
             .with_spec(SpecConstant::u32(4, epi))
@@ -279,37 +296,46 @@ pub fn prepare_ffn(
 mod tests {
     use super::*;
 
-    /// C = 32 takes `ffn32_coopmat.glsl` with 4 subgroups where the shared memory allows (3 in
-    /// lavapipe's 32 KiB), the other kernel where the policy asks for it, for the experts, or
-    /// where not even one subgroup fits; the policy's count is capped at 4.
+    /// C = 32 and C = 64 take `ffn_rows_coopmat.glsl` with 4 subgroups where the shared
+    /// memory allows (3 and 1 in lavapipe's 32 KiB), the other kernel where the policy asks for
+    /// it, for more experts, or where not even one subgroup fits; the policy's count is capped
+    /// at 4.
     #[test]
-    fn the_c32_ffn_kernel_follows_the_policy_and_the_shared_memory() {
+    fn the_ffn_rows_kernel_follows_the_policy_and_the_shared_memory() {
         let tensor = KernelPolicy::PORTABLE.with_emulated_tiles();
         let (h100, lavapipe) = (49_152, 32_768);
-        assert_eq!(ffn32_shared_bytes(4), 36_352);
-        assert_eq!(ffn32_shared_bytes(2), 27_648);
-        assert_eq!(ffn32_subgroups(tensor, 32, 1, h100), Some(4));
-        assert_eq!(ffn32_subgroups(tensor, 32, 1, lavapipe), Some(3));
+        assert_eq!(ffn_rows_shared_bytes(32, 4), 36_352);
+        assert_eq!(ffn_rows_shared_bytes(32, 2), 27_648);
+        assert_eq!(ffn_rows_shared_bytes(64, 4), 44_544);
+        assert_eq!(ffn_rows_shared_bytes(64, 1), 31_488);
+        assert_eq!(ffn_rows_subgroups(tensor, 32, 1, h100), Some(4));
+        assert_eq!(ffn_rows_subgroups(tensor, 32, 1, lavapipe), Some(3));
+        assert_eq!(ffn_rows_subgroups(tensor, 64, 2, h100), Some(4));
+        assert_eq!(ffn_rows_subgroups(tensor, 64, 2, lavapipe), Some(1));
+        for cin in [32, 64] {
+            let experts = cin / 32;
+            let none_fit = ffn_rows_shared_bytes(cin as u32, 1) - 1;
+            assert_eq!(ffn_rows_subgroups(tensor, cin, experts, none_fit), None);
+        }
+        // The expert levels beyond C = 64 and shapes the recorder never builds.
+        assert_eq!(ffn_rows_subgroups(tensor, 128, 4, h100), None);
+        assert_eq!(ffn_rows_subgroups(tensor, 64, 1, h100), None);
+        let grid = tensor.with_ffn_rows_subgroups(FFN_GRID);
+        assert_eq!(ffn_rows_subgroups(grid, 32, 1, h100), None);
+        assert_eq!(ffn_rows_subgroups(grid, 64, 2, h100), None);
         assert_eq!(
-            ffn32_subgroups(tensor, 32, 1, ffn32_shared_bytes(1) - 1),
-            None
-        );
-        assert_eq!(ffn32_subgroups(tensor, 64, 2, h100), None);
-        let grid = tensor.with_ffn32_subgroups(FFN32_GRID);
-        assert_eq!(ffn32_subgroups(grid, 32, 1, h100), None);
-        assert_eq!(
-            ffn32_subgroups(tensor.with_ffn32_subgroups(2), 32, 1, h100),
+            ffn_rows_subgroups(tensor.with_ffn_rows_subgroups(2), 64, 2, h100),
             Some(2)
         );
         assert_eq!(
-            ffn32_subgroups(tensor.with_ffn32_subgroups(9), 32, 1, h100),
+            ffn_rows_subgroups(tensor.with_ffn_rows_subgroups(9), 32, 1, h100),
             Some(4)
         );
     }
 
     /// One row tile per workgroup per 2048 tiles, 1 to 16, unless the policy names a count.
     #[test]
-    fn the_c32_ffn_row_tiles_per_workgroup() {
+    fn the_ffn_rows_tiles_per_workgroup() {
         let tensor = KernelPolicy::PORTABLE.with_emulated_tiles();
         for (tiles, want) in [
             (1, 1),
@@ -320,11 +346,14 @@ mod tests {
             (99_999, 16),
         ] {
             assert_eq!(
-                ffn32_tiles_per_workgroup(tensor, tiles),
+                ffn_rows_tiles_per_workgroup(tensor, tiles),
                 want,
                 "{tiles} tiles"
             );
         }
-        assert_eq!(ffn32_tiles_per_workgroup(tensor.with_ffn_tiles(3), 8640), 3);
+        assert_eq!(
+            ffn_rows_tiles_per_workgroup(tensor.with_ffn_tiles(3), 8640),
+            3
+        );
     }
 }

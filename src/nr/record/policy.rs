@@ -35,9 +35,9 @@ impl KernelBuild {
     }
 }
 
-/// [`KernelPolicy::with_ffn32_subgroups`]'s value that asks for the C = 32 FFN as
-/// `ffn_coopmat.glsl` (the 2 x 2 grid of subgroups over each row tile).
-pub const FFN32_GRID: u32 = u32::MAX;
+/// [`KernelPolicy::with_ffn_rows_subgroups`]'s value that asks for the C = 32 and C = 64 FFNs
+/// as `ffn_coopmat.glsl` (the 2 x 2 grid of subgroups over each row tile).
+pub const FFN_GRID: u32 = u32::MAX;
 
 /// The kernel builds of one network on one device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,14 +65,16 @@ pub struct KernelPolicy {
     /// them, (0, 0) where the recorder chooses (`CoopmatTile::choose`). The bytes do not depend
     /// on it: the tests set it to run the larger workgroups on small GEMMs.
     gemm_subgroups: (u32, u32),
-    /// Row tiles per workgroup of the fused C = 32 FFN (either kernel: both then keep W1 and W2
-    /// in shared memory over their tiles); 0 where the recorder chooses. The bytes do not
-    /// depend on it: the tests set it to run the loop on small inputs.
+    /// Row tiles per workgroup of the fused FFN where W1 and W2 stay in shared memory over the
+    /// tiles (C = 32 on either kernel, C = 64 on `ffn_rows_coopmat.glsl`); 0 where the recorder
+    /// chooses. The bytes do not depend on it: the tests set it to run the loop on small
+    /// inputs.
     ffn_tiles: u32,
-    /// Subgroups per workgroup of the C = 32 FFN whose subgroups run rows of their own
-    /// (`ffn32_coopmat.glsl`); 0 where the recorder chooses (`gemm_ffn::ffn32_subgroups`). The
-    /// bytes do not depend on it: the tests set it to run both kernels and several sizes.
-    ffn32_subgroups: u32,
+    /// Subgroups per workgroup of the C = 32 and C = 64 FFNs whose subgroups run rows of their
+    /// own (`ffn_rows_coopmat.glsl`); 0 where the recorder chooses
+    /// (`gemm_ffn::ffn_rows_subgroups`). The bytes do not depend on it: the tests set it to run
+    /// both kernels and several sizes.
+    ffn_rows_subgroups: u32,
     /// The cooperative-matrix kernels run their builds under `shaders/emulated` instead: the
     /// same kernels with every MMA emulated in integer arithmetic as the H25 model
     /// (`tile_mma.glsl`), so devices without cooperative matrices (lavapipe) can check them byte
@@ -95,7 +97,7 @@ impl KernelPolicy {
             gemm_tiles: 0,
             gemm_subgroups: (0, 0),
             ffn_tiles: 0,
-            ffn32_subgroups: 0,
+            ffn_rows_subgroups: 0,
             emulated_tiles: false,
             subgroup_normalize: fast && caps.native_f16() && NormalizeKernel::subgroups_fit(caps),
         }
@@ -179,8 +181,8 @@ impl KernelPolicy {
         }
     }
 
-    /// This policy with `tiles` row tiles per workgroup of the fused C = 32 FFN (0: the
-    /// recorder chooses).
+    /// This policy with `tiles` row tiles per workgroup of the fused FFN where its kernel keeps
+    /// the weights over tiles (0: the recorder chooses).
     pub fn with_ffn_tiles(self, tiles: u32) -> KernelPolicy {
         KernelPolicy {
             ffn_tiles: tiles,
@@ -188,27 +190,27 @@ impl KernelPolicy {
         }
     }
 
-    /// Row tiles per workgroup of the fused C = 32 FFN, 0 where the recorder chooses.
+    /// Row tiles per workgroup of the fused FFN, 0 where the recorder chooses.
     pub fn ffn_tiles(&self) -> u32 {
         self.ffn_tiles
     }
 
-    /// This policy with the C = 32 FFN as `ffn32_coopmat.glsl` with `subgroups` subgroups per
-    /// workgroup (1 to 4), or as `ffn_coopmat.glsl` with [`FFN32_GRID`] (0: the recorder
-    /// chooses).
-    pub fn with_ffn32_subgroups(self, subgroups: u32) -> KernelPolicy {
+    /// This policy with the C = 32 and C = 64 FFNs as `ffn_rows_coopmat.glsl` with `subgroups`
+    /// subgroups per workgroup (1 to 4), or as `ffn_coopmat.glsl` with [`FFN_GRID`] (0: the
+    /// recorder chooses).
+    pub fn with_ffn_rows_subgroups(self, subgroups: u32) -> KernelPolicy {
         KernelPolicy {
-            ffn32_subgroups: subgroups,
+            ffn_rows_subgroups: subgroups,
             ..self
         }
     }
 
-    /// The C = 32 FFN's kernel the policy asks for ([`with_ffn32_subgroups`]), 0 where the
+    /// The C = 32 and C = 64 FFNs' kernel the policy asks for ([`with_ffn_rows_subgroups`]), 0 where the
     /// recorder chooses.
     ///
-    /// [`with_ffn32_subgroups`]: KernelPolicy::with_ffn32_subgroups
-    pub fn ffn32_subgroups(&self) -> u32 {
-        self.ffn32_subgroups
+    /// [`with_ffn_rows_subgroups`]: KernelPolicy::with_ffn_rows_subgroups
+    pub fn ffn_rows_subgroups(&self) -> u32 {
+        self.ffn_rows_subgroups
     }
 
     /// The subgroups per cooperative-matrix GEMM workgroup the policy asks for, (0, 0) where
@@ -243,7 +245,7 @@ impl KernelPolicy {
         gemm_tiles: 0,
         gemm_subgroups: (0, 0),
         ffn_tiles: 0,
-        ffn32_subgroups: 0,
+        ffn_rows_subgroups: 0,
         emulated_tiles: false,
         subgroup_normalize: false,
     };

@@ -1,6 +1,6 @@
 #version 450
-// The C = 32 window block's FFN with a region per subgroup (shaders/nr/ffn32_coopmat.glsl, as
-// nr/ffn32_coopmat.comp builds it) with its MMAs emulated in integer arithmetic (TILE_EMULATED,
+// A window block's FFN with a region per subgroup (shaders/nr/ffn_rows_coopmat.glsl, as
+// nr/ffn_rows_coopmat.comp builds it) with its MMAs emulated in integer arithmetic (TILE_EMULATED,
 // tile_mma.glsl) and its halves emulated: the device build's bytes in H25 on a device without
 // cooperative matrices.
 #extension GL_GOOGLE_include_directive : require
@@ -8,4 +8,4 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
 #define TILE_EMULATED 1
-#include "../nr/ffn32_coopmat.glsl"
+#include "../nr/ffn_rows_coopmat.glsl"

@@ -1,5 +1,5 @@
 #version 450
-// The C = 32 window block's FFN with a region per subgroup (ffn32_coopmat.glsl) on the
+// A window block's FFN with a region per subgroup (ffn_rows_coopmat.glsl, C = 32 and 64) on the
 // device's cooperative matrices.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -15,4 +15,4 @@
 // round to nearest even with subnormals kept, the model's bytes.
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4467], 4462, 16);
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 16);
-#include "ffn32_coopmat.glsl"
+#include "ffn_rows_coopmat.glsl"
