@@ -122,9 +122,12 @@ void main() {
     uint sub = SUB_AT + sg * SUB;
     uint bm = 16u * SG;
     uint tiles = (pc.rows + bm - 1u) / bm;
-    uint expert = gl_WorkGroupID.y;
-    uint yc = C * gl_NumWorkGroups.y; // y's channels per row
-    uint y0 = C * expert;             // this expert's first
+    // One expert per 32 channels of x (C = 32: one; C = 64: two), so y has CIN channels. Written
+    // so that C = 32 folds to constants: the generic form cost 10 registers there and made the
+    // first level's FFNs 0.09 ms slower at 1080p on an H100 (docs/performance.md, session 28).
+    uint expert = CIN == C ? 0u : gl_WorkGroupID.y;
+    uint yc = CIN;         // y's channels per row
+    uint y0 = C * expert;  // this expert's first
 
     // The expert's W1 and W2 widened once for every tile: 8 CIN and 256 quads.
     for (uint q = tid; q < W1_QUADS; q += 32u * SG) {

@@ -96,22 +96,29 @@ pub fn ffn_rows_subgroups(
 /// slower than with 4 (34.34 and 32.92 ms against 32.23).
 const FFN_ROWS_DEFAULT_SUBGROUPS_C32: Option<u32> = Some(4);
 
-/// The recorder's choice for C = 64 (two experts).
+/// The recorder's choice for C = 64 (two experts): `ffn_rows_coopmat.glsl` with 4 subgroups.
+/// Measured on an H100 (docs/performance.md, session 28): the first expert level's FFNs took
+/// 1.07 ms a frame at 1080p against 1.14 with `ffn_coopmat.glsl`.
 const FFN_ROWS_DEFAULT_SUBGROUPS_C64: Option<u32> = Some(4);
 
-/// Row tiles (of 16 rows per subgroup) per workgroup of `ffn_rows_coopmat.glsl` over `tiles`:
-/// the policy's where it names them, else one per 2048 tiles, from 1 to 16. More tiles per
-/// workgroup share the widening of W1 and W2; too many leave SMs idle. This rule is the one
-/// proven and timed on the device with this kernel (an H100: 1080p 32.23 ms, 4K 106.45, against
-/// 32.80 and 112.34 with `ffn_coopmat.glsl`; `--check` bit-exact at 512x512 and 1080p). In the
-/// same call 8 tiles per workgroup everywhere gave 31.88 ms at 1080p, 1 gave 32.76, 32 gave
-/// 32.87 (docs/performance.md, session 27).
+/// Row tiles (of 16 rows per subgroup) per workgroup of `ffn_rows_coopmat.glsl` over `tiles`
+/// (an expert's): the policy's where it names them, else as many as make about
+/// [`FFN_ROWS_GRID`] workgroups per expert, from 1 to 16. More tiles per workgroup share the
+/// widening of W1 and W2; too many leave SMs idle.
 fn ffn_rows_tiles_per_workgroup(policy: KernelPolicy, tiles: u32) -> u32 {
     match policy.ffn_tiles() {
-        0 => (tiles / 2048).clamp(1, 16),
+        0 => tiles.div_ceil(FFN_ROWS_GRID).clamp(1, 16),
         n => n,
     }
 }
+
+/// The workgroups per expert `ffn_rows_tiles_per_workgroup` aims at: five per SM of an H100
+/// (132), about what its registers and shared memory let run at once. Measured on an H100
+/// with this kernel at C = 32 and 64 (docs/performance.md, session 28): at 1080p the frame took
+/// 31.77 ms with it, 31.87 with 4 tiles per workgroup everywhere, 31.89 with 8, 31.93 with
+/// 1320 workgroups and 32.37 with one tile per 2048 (the rule before); at 4K 105.12, 105.30,
+/// 105.20 and 105.92.
+const FFN_ROWS_GRID: u32 = 660;
 
 /// What the fused FFN reads and writes: `x` `[rows][C]` (E4), the matrices `w1`
 /// `[experts][128][C]` and `w2` `[experts][32][128]` (E4), `ffn2`'s seed if it has one (its skip
@@ -333,16 +340,18 @@ mod tests {
         );
     }
 
-    /// One row tile per workgroup per 2048 tiles, 1 to 16, unless the policy names a count.
+    /// About 660 workgroups: one row tile each up to 660 tiles, then more, at most 16, unless
+    /// the policy names a count.
     #[test]
     fn the_ffn_rows_tiles_per_workgroup() {
         let tensor = KernelPolicy::PORTABLE.with_emulated_tiles();
         for (tiles, want) in [
             (1, 1),
-            (4095, 1),
-            (4096, 2),
-            (8640, 4),
-            (32_400, 15),
+            (660, 1),
+            (661, 2),
+            (1320, 2),
+            (8640, 14),
+            (10_560, 16),
             (99_999, 16),
         ] {
             assert_eq!(
