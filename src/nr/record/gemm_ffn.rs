@@ -113,7 +113,7 @@ fn ffn_rows_tiles_per_workgroup(policy: KernelPolicy, tiles: u32) -> u32 {
 }
 
 /// The workgroups per expert `ffn_rows_tiles_per_workgroup` aims at: five per SM of an H100
-/// (132), about what its registers and shared memory let run at once. Measured on an H100
+/// (132 SMs; 105-111 registers a lane let four run on an SM at once). Measured on an H100
 /// with this kernel at C = 32 and 64 (docs/performance.md, session 28): at 1080p the frame took
 /// 31.77 ms with it, 31.87 with 4 tiles per workgroup everywhere, 31.89 with 8, 31.93 with
 /// 1320 workgroups and 32.37 with one tile per 2048 (the rule before); at 4K 105.12, 105.30,
