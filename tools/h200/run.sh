@@ -45,11 +45,13 @@
 #           512x512 and 1080p on the tensor route, the C-ABI replay (about 1.5 minutes)
 #   ab      #14: times of this build against base/openngx (OPENNGX_BUNDLE_BASELINE) in one call,
 #           1080p and 4K, with this build's per-op profile, and the 1080p frame times alone
+#   table   #14: the tensor route's frame times at 512x512, 720p, 1080p, 1440p and 4K, this
+#           build and base/openngx alternately (OPENNGX_BUNDLE_BASELINE)
 #   parity  the exact route on a 3-frame h25 fixture written on the device by the CPU reference
 #           (`parity --route gpu`; the carried fixtures are the C harness's, without the
 #           features parity reads); PARITY_SIZE=WxH, 512x512 by default
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab parity)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab table parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
@@ -334,8 +336,18 @@ ab)
     run ab_new_frame_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
     run ab_base_frame_1920x1080 60 ./base/openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
     ;;
+table)
+    # The five sizes of #14's table, this build and base/openngx alternately, --timing frame.
+    [ -x base/openngx ] || { echo "run.sh: no base/openngx in the bundle (OPENNGX_BUNDLE_BASELINE)" >&2; exit 2; }
+    for size in 1920x1080 3840x2160 512x512 1280x720 2560x1440; do
+        for b in new base; do
+            bin=./openngx; [ "$b" = base ] && bin=./base/openngx
+            run "table_${b}_$size" 60 "$bin" bench --width "${size%x*}" --height "${size#*x}" --frames 20 --route tensor --timing frame
+        done
+    done
+    ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, block_min, budget, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, parity)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, block_min, budget, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, table, parity)" >&2
     exit 2
     ;;
 esac
