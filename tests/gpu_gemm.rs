@@ -479,7 +479,8 @@ fn coopmat_gemm_kernel_matches_h25_emulated() {
 /// A window block's FFN pair as one kernel (`ffn_coopmat.glsl` and `ffn_rows_coopmat.glsl`,
 /// `Fusion::Ffn`) against the CPU reference running `ffn1` then `ffn2` in h25, on random and
 /// adversarial inputs: a C = 32 block whose `ffn2` is seeded from an E4 skip and one seeded from
-/// a raw f16 skip (E4 and raw outputs), and expert blocks of 2 and 8 experts, byte for byte. The device's build where the tensor route runs with the probe's h25, else the
+/// a raw f16 skip (E4 and raw outputs), and expert blocks of 2 and 8 experts, byte for byte.
+/// The device's build where the tensor route runs with the probe's h25, else the
 /// emulated build (lavapipe), as the line printed says.
 #[test]
 fn ffn_kernel_matches_the_two_gemms_h25() {

@@ -205,8 +205,8 @@ impl KernelPolicy {
         }
     }
 
-    /// The C = 32 and C = 64 FFNs' kernel the policy asks for ([`with_ffn_rows_subgroups`]), 0 where the
-    /// recorder chooses.
+    /// The C = 32 and C = 64 FFNs' kernel the policy asks for ([`with_ffn_rows_subgroups`]), 0
+    /// where the recorder chooses.
     ///
     /// [`with_ffn_rows_subgroups`]: KernelPolicy::with_ffn_rows_subgroups
     pub fn ffn_rows_subgroups(&self) -> u32 {
