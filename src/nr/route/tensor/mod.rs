@@ -555,7 +555,7 @@ impl TensorRoute {
         )?)
     }
 
-    /// A C = 32 block's `ffn1` (`producer`) inside its `ffn2` (`node`) ([`Fusion::Ffn`]): one
+    /// A window block's `ffn1` (`producer`) inside its `ffn2` (`node`) ([`Fusion::Ffn`]): one
     /// launch over the band's token rows.
     #[allow(clippy::too_many_arguments)]
     fn prepare_ffn(

@@ -250,6 +250,35 @@ fn op_kind(g: &graph::Graph, n: &graph::Node) -> (String, f64) {
     }
 }
 
+/// The per-kind profile's key and MACs of each of the first `nodes` nodes that launches
+/// kernels (`None` for a node that runs inside the next one's kernel, `fused(i)`): a fused
+/// chain's kinds joined by " + ", with all of its MACs, so the time measured around the launch
+/// and the work done in it meet under one key.
+fn launch_kinds(
+    g: &graph::Graph,
+    nodes: usize,
+    fused: impl Fn(usize) -> bool,
+) -> Vec<Option<(String, f64)>> {
+    let mut out = Vec::with_capacity(nodes);
+    let mut chain: Vec<(String, f64)> = Vec::new();
+    for i in 0..nodes {
+        chain.push(op_kind(g, &g.nodes[i]));
+        if fused(i) && i + 1 < nodes {
+            out.push(None);
+            continue;
+        }
+        let key = chain
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let macs = chain.iter().map(|(_, m)| m).sum();
+        out.push(Some((key, macs)));
+        chain.clear();
+    }
+    out
+}
+
 /// What one route's run leaves for a comparison with another: the boundaries and the head
 /// (with --check).
 struct RouteRun {
@@ -365,17 +394,23 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
     let mut totals = Vec::new();
     let mut per_stage: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut per_kind: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let by_label: HashMap<&str, &graph::Node> =
-        graph.nodes.iter().map(|n| (n.label.as_str(), n)).collect();
+    let by_label: HashMap<&str, usize> = graph
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.label.as_str(), i))
+        .collect();
     // The timed prefix of the schedule (nodes are in block order).
     let nodes = match args.blocks {
         Some(b) => graph.nodes.iter().take_while(|n| n.block < b).count(),
         None => graph.nodes.len(),
     };
+    // Each launching node's kind: its own, or its fused chain's (a fused node has no timestamp
+    // of its own; its time is in the node that launches it, and so are its MACs here).
+    let kinds = launch_kinds(&graph, nodes, |i| gpu.net.fusions().runs_inside_next(i));
     let mut macs: BTreeMap<String, f64> = BTreeMap::new();
-    for n in &graph.nodes[..nodes] {
-        let (k, m) = op_kind(&graph, n);
-        *macs.entry(k).or_default() += m;
+    for (k, m) in kinds.iter().flatten() {
+        *macs.entry(k.clone()).or_default() += m;
     }
     let partial = nodes < graph.nodes.len();
     // Launches of the timed nodes, and how many nodes run in row bands.
@@ -439,9 +474,13 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
         let mut frame_stage: BTreeMap<String, f64> = BTreeMap::new();
         let mut frame_kind: BTreeMap<String, f64> = BTreeMap::new();
         for s in &times {
-            if let Some(node) = by_label.get(s.label.as_str()) {
-                *frame_stage.entry(stage(node.block)).or_default() += s.ms;
-                *frame_kind.entry(op_kind(&graph, node).0).or_default() += s.ms;
+            if let Some(&i) = by_label.get(s.label.as_str()) {
+                *frame_stage.entry(stage(graph.nodes[i].block)).or_default() += s.ms;
+                let kind = match kinds.get(i) {
+                    Some(Some((k, _))) => k.clone(),
+                    _ => op_kind(&graph, &graph.nodes[i]).0,
+                };
+                *frame_kind.entry(kind).or_default() += s.ms;
             }
         }
         for (k, v) in frame_stage {
@@ -672,8 +711,46 @@ impl Drop for TempDir {
 
 #[cfg(test)]
 mod tests {
-    use super::{stage, Args, Fusion, StripChoice, Timing};
+    use super::{launch_kinds, op_kind, stage, Args, Fusion, StripChoice, Timing};
     use clap::Parser;
+    use openngx::nr::geometry::Geometry;
+    use openngx::nr::graph;
+
+    /// A fused chain's time and work meet under one key: a C = 128 block's `ffn1` run inside
+    /// its `ffn2` has no key of its own, the launch's key names both and has both MACs (rows x
+    /// 4 experts x (128 x 128 + 128 x 32)); unfused nodes keep their own; every MAC of the
+    /// schedule is counted once; a fused last node is counted as a launch.
+    #[test]
+    fn a_fused_chain_is_one_profile_key_with_all_its_macs() {
+        let geometry = Geometry::new(64, 64).expect("geometry");
+        let g = graph::build(&geometry);
+        let at = |label: &str| match g.nodes.iter().position(|n| n.label == label) {
+            Some(i) => i,
+            None => panic!("no node `{label}`"),
+        };
+        let (ffn1, ffn2) = (at("block-9.ffn1"), at("block-9.ffn2"));
+        assert_eq!(ffn2, ffn1 + 1);
+        let n = g.nodes.len();
+        let kinds = launch_kinds(&g, n, |i| i == ffn1 || i == n - 1);
+        assert!(kinds[ffn1].is_none());
+        let (key, macs) = kinds[ffn2].clone().expect("the launch");
+        let (k1, m1) = op_kind(&g, &g.nodes[ffn1]);
+        let (k2, m2) = op_kind(&g, &g.nodes[ffn2]);
+        assert_eq!(key, format!("{k1} + {k2}"));
+        let graph::Op::Gemm { input, .. } = &g.nodes[ffn1].op else {
+            panic!("ffn1 is not a GEMM");
+        };
+        let rows = g.rows(*input) as f64;
+        assert!(rows > 0.0);
+        assert_eq!(macs, rows * 4.0 * (128.0 * 128.0 + 128.0 * 32.0));
+        assert_eq!(macs, m1 + m2);
+        for i in (0..n).filter(|&i| i != ffn1 && i != ffn2) {
+            assert_eq!(kinds[i], Some(op_kind(&g, &g.nodes[i])), "node {i}");
+        }
+        let all: f64 = (0..n).map(|i| op_kind(&g, &g.nodes[i]).1).sum();
+        let counted: f64 = kinds.iter().flatten().map(|(_, m)| m).sum();
+        assert_eq!(counted, all);
+    }
 
     /// The bench's flags as the command line gives them.
     #[derive(Parser)]
