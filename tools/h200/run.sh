@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the device machine (an H200) from the folder bundle.sh made: ./run.sh PART..., logs and
-# a summary under $OUT (PACK=FILE: all of $OUT packed into FILE after every run, for a call that
-# brings back few files and may be cut short). Each part fits one 10-minute call; every test requires the device
+# a summary under $OUT. PACK=FILE, for a call that brings back few files (the device tool returns
+# at most 8) and may be cut short: the logs go to a folder of their own (LOGS, a fresh temporary
+# one by default) and are packed into FILE after every run; $OUT then gets FILE and summary.txt. Each part fits one 10-minute call; every test requires the device
 # (OPENNGX_TEST_REQUIRE_DEVICE=1: a missing driver fails instead of skipping), under the carried
 # validation layer with synchronization validation where the harness turns it on.
 #   life    #16: the large soak, four threads at large sizes, lifetimes, feature_nr, gpu_frame
@@ -53,7 +54,9 @@
 set -u
 [ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab table parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
-mkdir -p "$OUT" b && tar -C b -xJf bundle.tar.xz && cd b
+LOG="$OUT"
+if [ -n "${PACK:-}" ]; then LOG="${LOGS:-$(mktemp -d)}"; fi
+mkdir -p "$OUT" "$LOG" b && tar -C b -xJf bundle.tar.xz && cd b
 export OPENNGX_TEST_REQUIRE_DEVICE=1
 # Newer layers read their settings from these variables; VK_LAYER_ENABLES (the harness) is the
 # older form, kept for 1.3.239. Both ask for synchronization validation.
@@ -72,13 +75,16 @@ fi
 if [ -z "${VK_DRIVER_FILES:-}" ] && ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
     export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
-{ cat BUILT_FROM; grep -h '"api_version"' layer/*.json; echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$OUT/gpu.txt" 2>&1
+{ cat BUILT_FROM; grep -h '"api_version"' layer/*.json; echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$LOG/gpu.txt" 2>&1
 run() { # name seconds command...
     local n=$1 t=$2 s=$SECONDS
     shift 2
-    timeout "$t" "$@" >"$OUT/$n.log" 2>&1
-    echo "$n rc=$? $((SECONDS - s)) s" | tee -a "$OUT/summary.txt"
-    if [ -n "${PACK:-}" ]; then tar -C "$OUT" -czf "$PACK" .; fi
+    timeout "$t" "$@" >"$LOG/$n.log" 2>&1
+    echo "$n rc=$? $((SECONDS - s)) s" | tee -a "$LOG/summary.txt"
+    if [ -n "${PACK:-}" ]; then
+        tar -C "$LOG" -czf "$PACK" .
+        [ "$LOG" = "$OUT" ] || cp "$LOG/summary.txt" "$OUT/summary.txt"
+    fi
 }
 # The C harness's replay of each carried fixture through the public C ABI (the model
 # synthesised first); nothing where the bundle carries none.
@@ -327,7 +333,7 @@ parity)
     ;;
 ab)
     [ -x base/openngx ] || { echo "run.sh: no base/openngx in the bundle (OPENNGX_BUNDLE_BASELINE)" >&2; exit 2; }
-    cat BUILT_FROM >"$OUT/ab_builds.txt"
+    cat BUILT_FROM >"$LOG/ab_builds.txt"
     run ab_new_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor --pipeline-stats
     run ab_base_1920x1080 90 ./base/openngx bench --width 1920 --height 1080 --frames 20 --route exact,tensor
     run ab_new_3840x2160 90 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor
@@ -352,4 +358,4 @@ table)
     ;;
 esac
 done
-grep -h -E "cycle|test result|panicked|SKIP|VUID|SYNC-HAZARD|median|exact|mismatch|ms|replay:|frame" "$OUT"/*.log | cut -c1-300 | head -120
+grep -h -E "cycle|test result|panicked|SKIP|VUID|SYNC-HAZARD|median|exact|mismatch|ms|replay:|frame" "$LOG"/*.log | cut -c1-300 | head -120
