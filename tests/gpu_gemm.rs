@@ -484,7 +484,7 @@ fn coopmat_gemm_kernel_matches_h25_emulated() {
 /// emulated build (lavapipe), as the line printed says.
 #[test]
 fn ffn_kernel_matches_the_two_gemms_h25() {
-    use openngx::nr::record::gemm_ffn::{self, FfnBindings, SeedBindings};
+    use openngx::nr::record::gemm_ffn::{self, FfnBindings, SeedBindings, WidenedBindings};
     use openngx::nr::record::policy::FFN_GRID;
     let Some(at) = At64::new() else { return };
     let (gpu, g, weights, cpu) = (&at.gpu, &at.g, &*at.weights, &at.cpu);
@@ -551,12 +551,29 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
             // The C = 64 block (two experts) runs the recorder's choice on random inputs and
             // both kernels on adversarial ones (`ffn_rows_coopmat.glsl` with 4 asked for, 1 on
             // lavapipe, and 3 tiles); the larger expert blocks `ffn_coopmat.glsl`.
+            // `ffn_rows_coopmat.glsl` copies the weights' f16 copy of W1 and W2 on random
+            // inputs (the recorder's way) and widens the E4M3 matrices on adversarial ones.
             let runs: &[(u32, u32)] = match (s1.k, adversarial) {
                 (32, false) => &[(2, 1)],
                 (32 | 64, true) => &[(FFN_GRID, 3), (4, 3)],
                 _ => &[(0, 1)],
             };
             let rows_kernel = matches!((s1.k, m1.groups), (32, 1) | (64, 2));
+            let widened = match (
+                weights.widened(m1).expect("widened w1"),
+                weights.widened(m2).expect("widened w2"),
+            ) {
+                (Some(w1), Some(w2)) => Some(WidenedBindings { w1, w2 }),
+                (None, None) => None,
+                _ => panic!("block {block}: only one of the FFN's matrices is widened"),
+            };
+            assert_eq!(
+                widened.is_some(),
+                rows_kernel && gemm_ffn::reads_widened(&s1),
+                "block {block}: the weights' widened copy"
+            );
+            assert_eq!(widened.is_some(), rows_kernel, "block {block}");
+            let widened = widened.filter(|_| !adversarial);
             for &(kernel, tiles) in runs {
                 // Fresh outputs each run, so a run that writes nothing cannot pass.
                 let outs = at.output_buffers(std::iter::once(*out).chain(*out_raw));
@@ -564,6 +581,7 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
                     x: xb.binding(),
                     w1: weights.matrix(m1).expect("w1"),
                     w2: weights.matrix(m2).expect("w2"),
+                    widened,
                     seed: seed.zip(skb.as_ref()).map(|(seed, skb)| SeedBindings {
                         skip: skb.binding(),
                         scale: weights.binding(seed.scale, 64).expect("scale"),
@@ -616,9 +634,10 @@ fn ffn_kernel_matches_the_two_gemms_h25() {
                         "block {block}: workgroups for {tiles} row tiles each"
                     );
                 }
-                let kernel_name = match subgroups {
-                    Some(n) => format!("ffn_rows_coopmat, {n} subgroups"),
-                    None => "ffn_coopmat".to_owned(),
+                let kernel_name = match (subgroups, widened) {
+                    (Some(n), Some(_)) => format!("ffn_rows_coopmat, {n} subgroups, f16 copy"),
+                    (Some(n), None) => format!("ffn_rows_coopmat, {n} subgroups"),
+                    (None, _) => "ffn_coopmat".to_owned(),
                 };
                 at.run_and_compare(
                     &format!(

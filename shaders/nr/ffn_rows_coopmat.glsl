@@ -16,11 +16,11 @@
 // round trip through shared memory. Here a subgroup owns 16 rows and all of h's columns (eight
 // accumulators), applies the epilogue to its accumulators in registers (TILE_C_MAP_PAIRS), and
 // keeps h, x, the seed and y in a region of shared memory only it uses; so within a row tile it
-// waits only for itself (subgroup barriers). The expert's W1 and W2 are widened once per
-// workgroup, before a single workgroup barrier, and serve all of its row tiles (SG subgroups x
-// 16 rows each, tiles x, x + X, ... of a grid X wide). Every subgroup runs the same number of
-// tiles, rows past the end masked, so the loop is uniform (the emulated build's subgroup
-// barrier is a workgroup one).
+// waits only for itself (subgroup barriers). The expert's W1 and W2 are staged once per
+// workgroup (copied from the weights' f16 copy, WF16, or widened from E4M3), before a single
+// workgroup barrier, and serve all of its row tiles (SG subgroups x 16 rows each, tiles x,
+// x + X, ... of a grid X wide). Every subgroup runs the same number of tiles, rows past the end
+// masked, so the loop is uniform (the emulated build's subgroup barrier is a workgroup one).
 //
 // Shared memory in uints (two halves each), rows skewed by 16 bytes against bank conflicts:
 //   W1 [128 columns][CIN K]   128 (CIN / 2 + 4): 2,560 (C = 32), 4,608 (C = 64)
@@ -42,6 +42,9 @@ layout(constant_id = 4) const uint EPI = 3u;  // y's publication: 1 = E4, 3 = ra
 layout(constant_id = 5) const uint SEED = 1u; // y's skip: 0 = none, 1 = E4, 2 = f16
 layout(constant_id = 6) const uint CIN = 32u; // x's channels, K of ffn1: 32 or 64
 layout(constant_id = 9) const uint SG = 4u;   // subgroups per workgroup
+// 1: W1 and W2 are bound as f16 (the weights' widened copy) and staged as they are; 0: E4M3,
+// widened here.
+layout(constant_id = 10) const uint WF16 = 0u;
 layout(local_size_x_id = 11, local_size_x = 128) in; // 32 SG invocations
 
 const uint C = 32u;    // y's channels per expert
@@ -58,8 +61,8 @@ const uint SEED_AT = 16u * XS; // the seed's place in it, after x's
 const uint W1_QUADS = HID * (CIN / 16u); // an expert's W1
 shared uint s_m[SUB_AT + SG * SUB];
 
-// x [rows][CIN] and the matrices W1 [experts][128][CIN], W2 [experts][32][128] (E4M3,
-// row-major by output).
+// x [rows][CIN] and the matrices W1 [experts][128][CIN], W2 [experts][32][128] (row-major by
+// output): E4M3, 16 codes a quad, or with WF16 f16, 8 halves a quad (the same bindings).
 layout(std430, binding = 0) readonly buffer InX { uvec4 x_quads[]; };
 layout(std430, binding = 1) readonly buffer InW1 { uvec4 w1_quads[]; };
 layout(std430, binding = 2) readonly buffer InW2 { uvec4 w2_quads[]; };
@@ -129,14 +132,32 @@ void main() {
     uint yc = CIN;         // y's channels per row
     uint y0 = C * expert;  // this expert's first
 
-    // The expert's W1 and W2 widened once for every tile: 8 CIN and 256 quads.
-    for (uint q = tid; q < W1_QUADS; q += 32u * SG) {
-        uint col = q / (CIN / 16u);
-        uint kq = q % (CIN / 16u);
-        stage_quad(w1_quads[expert * W1_QUADS + q], W1_AT + col * XS + 8u * kq);
-    }
-    for (uint q = tid; q < 256u; q += 32u * SG) {
-        stage_quad(w2_quads[expert * 256u + q], W2_AT + (q >> 3) * HS + 8u * (q & 7u));
+    // The expert's W1 and W2 staged once for every tile: widened from 8 CIN and 256 quads of
+    // codes, or with WF16 copied from twice as many quads of halves.
+    if (WF16 != 0u) {
+        for (uint q = tid; q < 2u * W1_QUADS; q += 32u * SG) {
+            uint col = q / (CIN / 8u);
+            uint kq = q % (CIN / 8u);
+            uvec4 h = w1_quads[2u * expert * W1_QUADS + q];
+            [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                s_m[W1_AT + col * XS + 4u * kq + i] = h[i];
+            }
+        }
+        for (uint q = tid; q < 512u; q += 32u * SG) {
+            uvec4 h = w2_quads[512u * expert + q];
+            [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                s_m[W2_AT + (q >> 4) * HS + 4u * (q & 15u) + i] = h[i];
+            }
+        }
+    } else {
+        for (uint q = tid; q < W1_QUADS; q += 32u * SG) {
+            uint col = q / (CIN / 16u);
+            uint kq = q % (CIN / 16u);
+            stage_quad(w1_quads[expert * W1_QUADS + q], W1_AT + col * XS + 8u * kq);
+        }
+        for (uint q = tid; q < 256u; q += 32u * SG) {
+            stage_quad(w2_quads[expert * 256u + q], W2_AT + (q >> 3) * HS + 8u * (q & 7u));
+        }
     }
     // The seed's scales for this lane's 16 channels, as f16 pairs. (Keeping them in shared
     // memory and loading y's seed after ffn1 took 100 -> 95 and 123 -> 114 registers and made

@@ -6,8 +6,10 @@
 //! GEMM of its own). The same bytes as the two cooperative-matrix GEMMs one after the other.
 //!
 //! Two kernels: `ffn_rows_coopmat.comp` for C = 32 and C = 64 (each subgroup runs 16 rows of
-//! its own with all of its expert's h, the epilogue in registers, W1 and W2 widened once per
-//! workgroup for several row tiles), the recorder's choice there since it measured faster;
+//! its own with all of its expert's h, the epilogue in registers, W1 and W2 staged once per
+//! workgroup for several row tiles: copied from the weights' f16 copy where one is bound
+//! ([`reads_widened`]), else widened from E4M3), the recorder's choice there since it measured
+//! faster;
 //! `ffn_coopmat.comp` for the larger expert blocks, and where the policy asks for it or the
 //! device's shared memory is too small.
 //!
@@ -50,6 +52,13 @@ fn ffn_tiles_per_workgroup(policy: KernelPolicy, cin: u64, shared: u32) -> u32 {
         return 1;
     }
     policy.ffn_tiles().max(1)
+}
+
+/// Whether the weights keep the matrices of the fused FFN whose `ffn1` is `s1` widened to f16
+/// for it: those `ffn_rows_coopmat.glsl` runs (C = 32 with one expert, C = 64 with two), whose
+/// workgroups then copy them into shared memory instead of widening them.
+pub fn reads_widened(s1: &GemmShape) -> bool {
+    matches!((s1.k, s1.groups), (32, 1) | (64, 2))
 }
 
 /// Shared memory `ffn_rows_coopmat.glsl` takes per workgroup with `cin` input channels and
@@ -121,18 +130,27 @@ fn ffn_rows_tiles_per_workgroup(policy: KernelPolicy, tiles: u32) -> u32 {
 const FFN_ROWS_GRID: u32 = 660;
 
 /// What the fused FFN reads and writes: `x` `[rows][C]` (E4), the matrices `w1`
-/// `[experts][128][C]` and `w2` `[experts][32][128]` (E4), `ffn2`'s seed if it has one (its skip
-/// `[rows][32]` and 32 scale halves; `None` binds nothing), its outputs `[rows][32 experts]` (E4,
-/// and raw f16 for the dual epilogue) and [`tables::GEMM_EPILOGUE`].
+/// `[experts][128][C]` and `w2` `[experts][32][128]` (E4) and, where the weights keep them
+/// ([`reads_widened`]), the same widened to f16, `ffn2`'s seed if it has one (its skip
+/// `[rows][32]` and 32 scale halves; `None` binds nothing), its outputs `[rows][32 experts]`
+/// (E4, and raw f16 for the dual epilogue) and [`tables::GEMM_EPILOGUE`].
 #[derive(Clone, Copy, Debug)]
 pub struct FfnBindings {
     pub x: BufferBinding,
     pub w1: BufferBinding,
     pub w2: BufferBinding,
+    pub widened: Option<WidenedBindings>,
     pub seed: Option<SeedBindings>,
     pub out: BufferBinding,
     pub out_raw: Option<BufferBinding>,
     pub table: BufferBinding,
+}
+
+/// W1 and W2 widened to f16 (`[experts][128][C]` and `[experts][32][128]` halves).
+#[derive(Clone, Copy, Debug)]
+pub struct WidenedBindings {
+    pub w1: BufferBinding,
+    pub w2: BufferBinding,
 }
 
 /// The seed of `ffn2`: its skip tensor and scale halves.
@@ -205,6 +223,10 @@ pub fn prepare_ffn(
     need("ffn x", &b.x, rows * cin)?;
     need("ffn w1", &b.w1, experts * 128 * cin)?;
     need("ffn w2", &b.w2, experts * 32 * 128)?;
+    if let Some(wide) = &b.widened {
+        need("ffn widened w1", &wide.w1, experts * 128 * cin * 2)?;
+        need("ffn widened w2", &wide.w2, experts * 32 * 128 * 2)?;
+    }
     need("ffn output", &b.out, rows * yc)?;
     need(
         "ffn epilogue table",
@@ -256,14 +278,21 @@ pub fn prepare_ffn(
     let cin32 = u32::try_from(cin).map_err(|_| invalid(format!("{cin} channels")))?;
     if let Some(subgroups) = ffn_rows_subgroups(policy, cin, experts, shared) {
         let tiles = rows32.div_ceil(16 * subgroups);
+        let widened = b.widened.filter(|_| reads_widened(s1));
         let pipeline = ctx.pipeline(
             &PipelineDesc::new(&policy.tile_shader("nr/ffn_rows_coopmat"), 8, 8)
                 .with_spec(SpecConstant::u32(4, epi))
                 .with_spec(SpecConstant::u32(5, seed))
                 .with_spec(SpecConstant::u32(6, cin32))
                 .with_spec(SpecConstant::u32(9, subgroups))
+                .with_spec(SpecConstant::u32(10, u32::from(widened.is_some())))
                 .with_spec(SpecConstant::u32(11, 32 * subgroups)),
         )?;
+        // The widened matrices take the E4M3 ones' bindings.
+        let bound = match widened {
+            Some(wide) => [b.x, wide.w1, wide.w2, skip, scale, b.out, raw, b.table],
+            None => bound,
+        };
         let set = arena.allocate(&pipeline, &bound)?;
         return Ok(Dispatch {
             pipeline,

@@ -35,10 +35,10 @@ use super::workspace::scratch_bytes;
 pub const DEFAULT_BUDGET: u64 = 64 << 20;
 
 /// Band-local bytes per band per token of the field in the default budget. 40 is the most
-/// that keeps the tensor route's feature within the memory targets at 1080p (411.4 of
-/// 450 MiB) and 4K (1161.4 of 1228.8 MiB) with every fusion choice (`--fusion off` at 4K:
-/// 1225.2); each band fewer saves a launch of every node of the strip (docs/performance.md,
-/// session 23).
+/// that keeps the tensor route's feature within the memory targets at 1080p (411.9 of
+/// 450 MiB) and 4K (1161.9 of 1228.8 MiB) with every fusion choice (`--fusion off` at 4K:
+/// 1225.7); each band fewer saves a launch of every node of the strip (docs/performance.md,
+/// sessions 23 and 29: the weights' f16 copies of the small FFNs added 0.5 MiB).
 pub const BUDGET_PER_FIELD_TOKEN: u64 = 40;
 
 /// The default budget of a schedule: [`BUDGET_PER_FIELD_TOKEN`] bytes per field token, at

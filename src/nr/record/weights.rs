@@ -10,7 +10,10 @@
 //! * `relaid`: the FP8 matrices of the schedule as `[groups][n][k]` E4M3 bytes in natural K order
 //!   (K contiguous per output column: a 16-K group of one column is 16 aligned bytes) and the f16
 //!   adapter/head matrices as `[n][k]` halves, so the GEMM kernels never decode the fragment
-//!   packing of spec §3.4.
+//!   packing of spec §3.4. The fused FFN's matrices at C = 32 and 64 are there a second time as
+//!   f16 `[groups][n][k]` halves ([`GpuWeights::widened`], under 1 MiB): widened once here,
+//!   exactly, so each of its workgroups copies them into shared memory instead of widening them
+//!   (`gemm_ffn::reads_widened`).
 //!
 //! Uploads are recorded into the caller's command buffer through an [`UploadBatch`], which must
 //! outlive that submission. A feature creation stages its upload first and records it only once
@@ -30,8 +33,10 @@ use crate::model::{layout, Model};
 use crate::nr::geometry::Geometry;
 use crate::nr::graph::{self, MatRef, Op, WeightRef};
 use crate::nr::reference::Weights;
-use crate::numerics::tables;
+use crate::numerics::{e4m3, tables};
 
+use super::gemm::GemmShape;
+use super::gemm_ffn;
 use super::RecordError;
 
 /// The registry key of `model` on `ctx`'s device.
@@ -96,6 +101,8 @@ pub struct GpuWeights {
     matrices: HashMap<MatRef, u64>,
     /// f16 matrices `[n][k]` in `relaid`, keyed by (where, k, n).
     f16_matrices: HashMap<(WeightRef, usize, usize), u64>,
+    /// FP8 matrices widened to f16 `[groups][n][k]` in `relaid` (the second copy).
+    widened: HashMap<MatRef, u64>,
     /// The kernels' lookup table ([`tables::gpu`]) in `relaid`.
     table: u64,
 }
@@ -110,24 +117,50 @@ impl std::fmt::Debug for GpuWeights {
     }
 }
 
-/// The FP8 matrices the schedule reads, and its f16 fragment matrices (at, k, n).
-type ScheduleMatrices = (Vec<MatRef>, Vec<(WeightRef, usize, usize)>);
+/// What the schedule reads: its FP8 matrices, its f16 fragment matrices (at, k, n) and the FP8
+/// matrices it also reads widened to f16.
+struct ScheduleMatrices {
+    fp8: Vec<MatRef>,
+    f16: Vec<(WeightRef, usize, usize)>,
+    widened: Vec<MatRef>,
+}
 
-/// The FP8 and f16 matrices the schedule reads (the same for every geometry).
+/// The matrices the schedule reads (the same for every geometry). The widened ones are both
+/// GEMMs of each FFN pair whose fused kernel copies them as f16 ([`gemm_ffn::reads_widened`]).
 fn schedule_matrices() -> Result<ScheduleMatrices, RecordError> {
     let geometry = Geometry::new(64, 64).map_err(|e| RecordError::Graph(e.to_string()))?;
     let g = graph::build(&geometry);
-    let mut fp8 = Vec::new();
-    let mut f16 = Vec::new();
-    for node in &g.nodes {
+    let mut m = ScheduleMatrices {
+        fp8: Vec::new(),
+        f16: Vec::new(),
+        widened: Vec::new(),
+    };
+    for (i, node) in g.nodes.iter().enumerate() {
         match &node.op {
-            Op::Gemm { mat, .. } if !fp8.contains(mat) => fp8.push(*mat),
-            Op::Adapter { weights, .. } => f16.push((*weights, 16, 32)),
-            Op::Head { weights, .. } => f16.push((*weights, 32, 4)),
+            Op::Gemm { mat, .. } if !m.fp8.contains(mat) => m.fp8.push(*mat),
+            Op::Adapter { weights, .. } => m.f16.push((*weights, 16, 32)),
+            Op::Head { weights, .. } => m.f16.push((*weights, 32, 4)),
             _ => {}
         }
+        let Some(next) = g.nodes.get(i + 1) else {
+            continue;
+        };
+        if let (Some(s1), Some(s2), Op::Gemm { mat: m1, .. }, Op::Gemm { mat: m2, .. }) = (
+            GemmShape::of_node(&g, node),
+            GemmShape::of_node(&g, next),
+            &node.op,
+            &next.op,
+        ) {
+            if gemm_ffn::computes(&s1, &s2) && gemm_ffn::reads_widened(&s1) {
+                for mat in [m1, m2] {
+                    if !m.widened.contains(mat) {
+                        m.widened.push(*mat);
+                    }
+                }
+            }
+        }
     }
-    Ok((fp8, f16))
+    Ok(m)
 }
 
 fn stage_all(batch: &mut UploadBatch, dst: &GpuBuffer, data: &[u8]) -> Result<(), GpuError> {
@@ -165,7 +198,7 @@ impl GpuWeights {
         model: &Model,
         batch: &mut UploadBatch,
     ) -> Result<GpuWeights, RecordError> {
-        let (fp8, f16) = schedule_matrices()?;
+        let ScheduleMatrices { fp8, f16, widened } = schedule_matrices()?;
         // What each record gives to the re-laid buffer: those bytes are not kept in place.
         let mut relaid_ranges: HashMap<(usize, usize), Vec<std::ops::Range<usize>>> =
             HashMap::new();
@@ -245,6 +278,17 @@ impl GpuWeights {
             relaid_host.extend_from_slice(&t);
             relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
         }
+        // The widened copies: each code decoded by the numerics' own widening, which equals the
+        // kernels' (e4m3_widen.glsl; NaN codes become +0 in both).
+        let mut widened_at = HashMap::new();
+        for m in widened {
+            let t = reference
+                .matrix(&m)
+                .map_err(|e| RecordError::Weights(e.to_string()))?;
+            widened_at.insert(m, relaid_host.len() as u64);
+            relaid_host.extend(t.iter().flat_map(|&c| e4m3::to_f16(c).to_le_bytes()));
+            relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
+        }
         let mut f16_matrices = HashMap::new();
         for (w, k, n) in f16 {
             let t = reference
@@ -272,6 +316,7 @@ impl GpuWeights {
             record_at,
             matrices,
             f16_matrices,
+            widened: widened_at,
             table,
         })
     }
@@ -363,6 +408,15 @@ impl GpuWeights {
         self.relaid.range(*off, m.bytes() as u64)
     }
 
+    /// An FP8 matrix of the schedule widened to f16 `[groups][n][k]` halves, where a kernel
+    /// reads it so ([`gemm_ffn::reads_widened`]); `None` for the others.
+    pub fn widened(&self, m: &MatRef) -> Result<Option<BufferBinding>, GpuError> {
+        self.widened
+            .get(m)
+            .map(|off| self.relaid.range(*off, 2 * m.bytes() as u64))
+            .transpose()
+    }
+
     /// An f16 matrix (adapter `k=16, n=32`, head `k=32, n=4`) as `[n][k]` halves.
     pub fn f16_matrix(&self, w: WeightRef, k: usize, n: usize) -> Result<BufferBinding, GpuError> {
         let off = self.f16_matrices.get(&(w, k, n)).ok_or_else(|| {
@@ -402,7 +456,27 @@ impl GpuWeights {
 
 #[cfg(test)]
 mod tests {
-    use super::kept_ranges;
+    use super::{kept_ranges, schedule_matrices};
+
+    /// The widened copies are W1 and W2 of each window block whose FFN `ffn_rows_coopmat.glsl`
+    /// runs: the 2 field blocks and the 8 others at C = 32 (one expert), the 8 at C = 64 (two),
+    /// 36 matrices, each also one of the schedule's FP8 matrices; none of the larger experts.
+    #[test]
+    fn the_widened_matrices_are_the_c32_and_c64_ffn_pairs() {
+        let m = schedule_matrices().expect("schedule");
+        assert_eq!(m.widened.len(), 36);
+        for w in &m.widened {
+            assert!(m.fp8.contains(w), "{w:?}");
+            let (k, n) = match w.groups {
+                1 => (32, 128),
+                2 => (64, 128),
+                g => panic!("{g} groups: {w:?}"),
+            };
+            assert!((w.k, w.n) == (k, n) || (w.k, w.n) == (128, 32), "{w:?}");
+        }
+        let w1 = m.widened.iter().filter(|w| w.n == 128).count();
+        assert_eq!(w1, 18);
+    }
 
     #[test]
     fn kept_ranges_are_the_complement_of_the_cuts() {

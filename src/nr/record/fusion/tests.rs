@@ -362,13 +362,14 @@ fn ranges_may_not_cut_a_fused_pair() {
 
 /// The tensor route's plan with its default strips (`StripChoice::Auto`: the default budget,
 /// pruned to the strips the workspace needs), with and without its fusions, keeping what a
-/// feature keeps: the workspace at 1080p and 4K beside the synthetic model's 141.4 MiB of
-/// weights stays within the device-memory targets (450 MiB, 1.2 GiB), and pruning keeps
+/// feature keeps: the workspace at 1080p and 4K beside the synthetic model's 141.9 MiB of
+/// weights (with the f16 copies of the C = 32 and 64 FFNs' matrices, 0.5 MiB; 142.0 rounded up
+/// here) stays within the device-memory targets (450 MiB, 1.2 GiB), and pruning keeps
 /// the workspace of every strip (with the fusions too: they free other bytes).
 #[test]
 fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
     const MIB: f64 = (1u64 << 20) as f64;
-    const WEIGHTS_MIB: f64 = 141.4;
+    const WEIGHTS_MIB: f64 = 142.0;
     for (w, h, target_mib) in [(1920, 1080, 450.0), (3840, 2160, 1228.8)] {
         let g = build(&Geometry::new(w, h).expect("size"));
         for fusion in Fusion::ALL {

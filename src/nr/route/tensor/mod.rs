@@ -29,7 +29,7 @@ use crate::nr::record::attention::prepare_window_attention_qkv;
 use crate::nr::record::attention_block::{prepare_attention_block, BlockBindings};
 use crate::nr::record::bands::window_band;
 use crate::nr::record::gemm::{CoopmatTile, GemmShape};
-use crate::nr::record::gemm_ffn::{prepare_ffn, FfnBindings, SeedBindings};
+use crate::nr::record::gemm_ffn::{prepare_ffn, FfnBindings, SeedBindings, WidenedBindings};
 use crate::nr::record::gemm_norm::{prepare_gemm_norm, NormOutputs};
 use crate::nr::record::{GpuWeights, KernelBuild, KernelPolicy, RecordError};
 use crate::numerics::probe::Identification;
@@ -611,6 +611,10 @@ impl TensorRoute {
             x: tokens(*input),
             w1: w.matrix(mat1)?,
             w2: w.matrix(mat2)?,
+            widened: match (w.widened(mat1)?, w.widened(mat2)?) {
+                (Some(w1), Some(w2)) => Some(WidenedBindings { w1, w2 }),
+                _ => None,
+            },
             seed,
             out: tokens(*out),
             out_raw: out_raw.map(tokens),
