@@ -266,43 +266,39 @@ impl GpuWeights {
         stage_all(batch, &records, &host)?;
         drop(host);
 
-        // Re-laid matrices.
+        // Re-laid matrices, each at an aligned offset of its own.
         let reference = Weights::new(model);
         let mut relaid_host = Vec::new();
+        let place = |host: &mut Vec<u8>, bytes: &mut dyn Iterator<Item = u8>| {
+            let at = host.len() as u64;
+            host.extend(bytes);
+            host.resize(align_up(host.len() as u64) as usize, 0);
+            at
+        };
+        let weights_error =
+            |e: crate::nr::reference::ReferenceError| RecordError::Weights(e.to_string());
         let mut matrices = HashMap::new();
         for m in fp8 {
-            let t = reference
-                .matrix(&m)
-                .map_err(|e| RecordError::Weights(e.to_string()))?;
-            matrices.insert(m, relaid_host.len() as u64);
-            relaid_host.extend_from_slice(&t);
-            relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
+            let t = reference.matrix(&m).map_err(weights_error)?;
+            matrices.insert(m, place(&mut relaid_host, &mut t.iter().copied()));
         }
         // The widened copies: each code decoded by the numerics' own widening, which equals the
         // kernels' (e4m3_widen.glsl; NaN codes become +0 in both).
         let mut widened_at = HashMap::new();
         for m in widened {
-            let t = reference
-                .matrix(&m)
-                .map_err(|e| RecordError::Weights(e.to_string()))?;
-            widened_at.insert(m, relaid_host.len() as u64);
-            relaid_host.extend(t.iter().flat_map(|&c| e4m3::to_f16(c).to_le_bytes()));
-            relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
+            let t = reference.matrix(&m).map_err(weights_error)?;
+            let mut halves = t.iter().flat_map(|&c| e4m3::to_f16(c).to_le_bytes());
+            widened_at.insert(m, place(&mut relaid_host, &mut halves));
         }
         let mut f16_matrices = HashMap::new();
         for (w, k, n) in f16 {
-            let t = reference
-                .f16_matrix(w, k, n)
-                .map_err(|e| RecordError::Weights(e.to_string()))?;
-            f16_matrices.insert((w, k, n), relaid_host.len() as u64);
-            relaid_host.extend(t.iter().flat_map(|h| h.to_le_bytes()));
-            relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
+            let t = reference.f16_matrix(w, k, n).map_err(weights_error)?;
+            let mut halves = t.iter().flat_map(|h| h.to_le_bytes());
+            f16_matrices.insert((w, k, n), place(&mut relaid_host, &mut halves));
         }
         // The kernels' lookup table: derived from the numerics, not the model, but kept with the
         // weights so that it is uploaded once per device and shared the same way.
-        let table = relaid_host.len() as u64;
-        relaid_host.extend(tables::gpu());
-        relaid_host.resize(align_up(relaid_host.len() as u64) as usize, 0);
+        let table = place(&mut relaid_host, &mut tables::gpu().into_iter());
         let relaid = GpuBuffer::new(
             ctx,
             "nr weights (re-laid matrices)",
