@@ -444,6 +444,12 @@ impl GpuWeights {
             .range(self.table + part.start as u64, part.len() as u64)
     }
 
+    /// Bytes of the widened copies ([`GpuWeights::widened`]) within [`GpuWeights::bytes`]: the
+    /// only weight bytes held twice.
+    pub fn widened_bytes(&self) -> u64 {
+        self.widened.keys().map(|m| 2 * m.bytes() as u64).sum()
+    }
+
     /// Device bytes held (both buffers).
     pub fn bytes(&self) -> u64 {
         self.records.size() + self.relaid.size()
