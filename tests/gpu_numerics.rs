@@ -132,11 +132,18 @@ const DECODER_MERGE: u32 = 13;
 const POST_BLEND: u32 = 14;
 const F16_TO_F32: u32 = 15;
 const F16_MUL_PAIR: u32 = 17;
+const EXP_WINDOW_PAIR: u32 = 18;
+const EXP_VIT_PAIR: u32 = 19;
+const E4_ROUND_PAIR: u32 = 20;
+const E4_PUBLISH_PAIR: u32 = 21;
 
 /// The numerics kernels: portable forms (every device) and the forms of the RTZ builds (devices
 /// with `Capabilities::rtz_kernels`).
 const NUMERICS: &str = "test/numerics";
 const NUMERICS_FAST: &str = "test/numerics_fast";
+/// Native f16 without the RTZ mode, as the tensor route's cooperative-matrix kernels compile the
+/// numerics (devices with `Capabilities::native_f16`).
+const NUMERICS_NATIVE: &str = "test/numerics_native";
 
 /// Apply FUNC of `shader` to argument tuples and compare with `want` element by element.
 fn check(
@@ -243,6 +250,7 @@ fn fast_build_forms_match_rust() {
     }
     unary_checks(&h, &ctx, NUMERICS_FAST);
     binary_checks(&h, &ctx, NUMERICS_FAST);
+    pair_checks(&h, &ctx, NUMERICS_FAST);
     drop(ctx);
     h.assert_validation_clean();
 }
@@ -301,6 +309,85 @@ fn f32_to_f16_rne_and_rtz_match_rust() {
             }
         }
     }
+    drop(ctx);
+    h.assert_validation_clean();
+}
+
+/// The tensor route's table-free pair forms (`exp_window_pair`, `exp_vit_pair`,
+/// `e4_round_pair`, `e4_publish_pair`): every half in both halves of a word against the Rust
+/// function each replaces (`e4_round_pair` over its range, +0 to 464).
+fn pair_checks(h: &Harness, ctx: &Arc<GpuContext>, shader: &str) {
+    let pairs: Vec<[u32; 4]> = (0..=0xFFFFu32)
+        .map(|a| [a, (a.wrapping_mul(0x9E37) ^ 0x5A5A) & 0xFFFF, 0, 0])
+        .collect();
+    let both = |f: fn(u16) -> u16| {
+        move |a: [u32; 4]| -> u32 { u32::from(f(a[0] as u16)) | (u32::from(f(a[1] as u16)) << 16) }
+    };
+    check(
+        h,
+        ctx,
+        shader,
+        EXP_WINDOW_PAIR,
+        "exp_window_pair",
+        &pairs,
+        both(rust_ref::exp_window),
+    );
+    check(
+        h,
+        ctx,
+        shader,
+        EXP_VIT_PAIR,
+        "exp_vit_pair",
+        &pairs,
+        both(rust_ref::exp_vit),
+    );
+    check(
+        h,
+        ctx,
+        shader,
+        E4_PUBLISH_PAIR,
+        "e4_publish_pair",
+        &pairs,
+        |a| u32::from(e4m3::from_f16(a[0] as u16)) | (u32::from(e4m3::from_f16(a[1] as u16)) << 16),
+    );
+    let top = 0x5F40u32;
+    let ranged: Vec<[u32; 4]> = (0..=top).map(|a| [a, top - a, 0, 0]).collect();
+    let round = |x: u32| u32::from(e4m3::to_f16(e4m3::from_f16(x as u16)));
+    check(
+        h,
+        ctx,
+        shader,
+        E4_ROUND_PAIR,
+        "e4_round_pair",
+        &ranged,
+        |a| round(a[0]) | (round(a[1]) << 16),
+    );
+}
+
+/// The pair forms in the portable build (every device, lavapipe's emulated halves in CI).
+#[test]
+fn pair_forms_match_rust() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    pair_checks(&h, &ctx, NUMERICS);
+    drop(ctx);
+    h.assert_validation_clean();
+}
+
+/// The numerics as the tensor route's cooperative-matrix kernels compile them (native f16 adds
+/// and multiplies, the round-to-odd fused form, the pair forms): run where the device has
+/// native f16 arithmetic (the H200 and H100; lavapipe lacks it).
+#[test]
+fn native_build_forms_match_rust() {
+    let Some(h) = Harness::new() else { return };
+    let ctx = h.context();
+    if !ctx.capabilities().native_f16() {
+        eprintln!("native_build_forms_match_rust: skipped, the device lacks native f16 arithmetic");
+        return;
+    }
+    unary_checks(&h, &ctx, NUMERICS_NATIVE);
+    binary_checks(&h, &ctx, NUMERICS_NATIVE);
+    pair_checks(&h, &ctx, NUMERICS_NATIVE);
     drop(ctx);
     h.assert_validation_clean();
 }

@@ -1,5 +1,5 @@
 // E4M3 codes widened to the f16 they equal, exactly, in a few integer operations and one f16
-// multiply per pair instead of a code table (mirror: e4m3::to_f16, every code; the tensor route's
+// multiply per pair instead of a code table, and halves published to E4M3 the same way (mirror: e4m3::to_f16, every code; the tensor route's
 // kernels). Needs the device's own f16 multiply with subnormals kept: the including shader
 // defines OPENNGX_F16_NATIVE and declares DenormPreserve for 16-bit floats. Without
 // OPENNGX_F16_NATIVE it decodes each code with e4m3.glsl instead (same halves, slower).
@@ -25,6 +25,39 @@ uint widen_halves(uint x) {
 #include "e4m3.glsl"
 uint widen_halves(uint x) { return e4m3_to_f16(x & 0xFFu) | (e4m3_to_f16((x >> 16) & 0xFFu) << 16); }
 #endif
+
+// widen(E4(h)) of both halves h of `w`, for halves in [+0, 464] (0x5F40, the largest that
+// rounds to 448; the window attention's P = f16(e r) lies in [0, 1]): E4M3 publication and its
+// widening in one, without a code table. From 2^-6 (0x2400, E4M3's smallest normal) the f16
+// mantissa is rounded to 3 bits, nearest even (a carry steps the exponent, as it should); below,
+// E4M3's subnormals are the multiples of 2^-9, which is the f16 ulp on [2, 4), so (h + 2) - 2
+// rounds h to one, ties to even (2 is an even multiple), exactly. Mirror: `numerics::e4m3`'s
+// test, every half of the range.
+uint e4_round_pair(uint w) {
+    uint nrm = (w + 0x003F003Fu + ((w >> 7) & 0x00010001u)) & 0xFF80FF80u;
+    uint sub = f16_add_pair_raw(f16_add_pair_raw(w, 0x40004000u), 0xC000C000u);
+    uint normal = ((((w | 0x80008000u) - 0x24002400u) & 0x80008000u) >> 15) * 0xFFFFu;
+    return (nrm & normal) | (sub & ~normal);
+}
+
+// E4(h) of both halves h of `w` (any halves) as codes at bytes 0 and 2 (0x00cc00cc), without a
+// code table: e4m3.glsl's rules (NaN -> +0, +-0 keep the sign, +-inf and overflow saturate to
+// +-448, nearest even) on the magnitude. From 2^-6 (0x2400) the mantissa rounded to 3 bits,
+// nearest even, and the bits above it less E4M3's exponent offset (8 << 3) are the code; 0x7F
+// and above (overflow, inf) saturate to 0x7E. Below, the code is k of (h + 2) = 2 + k 2^-9 as in
+// e4_round_pair, on magnitudes masked to that range (so the add sees no other value). Mirror:
+// `numerics::e4m3`'s test, every half.
+uint e4_publish_pair(uint w) {
+    uint mag = w & 0x7FFF7FFFu;
+    uint normal = (((mag + 0x5C005C00u) & 0x80008000u) >> 15) * 0xFFFFu;  // mag >= 0x2400
+    uint up = ((mag + 0x003F003Fu + ((mag >> 7) & 0x00010001u)) >> 7) & 0x01FF01FFu;
+    uint code = (up + 0x01C001C0u) & 0x01FF01FFu;  // up - 0x40 where normal
+    uint over = ((((code | 0x80008000u) - 0x007F007Fu) & 0x80008000u) >> 15) * 0xFFFFu;
+    code = (code & ~over) | (0x007E007Eu & over);
+    uint sub = f16_add_pair_raw(mag & ~normal, 0x40004000u) - 0x40004000u;
+    uint nan = (((mag + 0x03FF03FFu) & 0x80008000u) >> 15) * 0xFFFFu;
+    return (((code & normal) | (sub & ~normal)) | ((w >> 8) & 0x00800080u)) & ~nan;
+}
 
 // The four codes of `w` as two f16 pairs (codes 0, 1 and 2, 3).
 uvec2 widen_word(uint w) {

@@ -165,6 +165,18 @@ uint f16_mul_pair(uint a, uint b) {
     precise f16vec2 p = f16_bitcast_from_u32(a) * f16_bitcast_from_u32(b);
     return f16_canon_pair(f16_bitcast_to_u32(p));
 }
+
+// f16_add and f16_mul of both halves at once with nothing canonicalised: one packed add or
+// multiply, for results that cannot be NaN or whose NaN the caller discards (it says which).
+uint f16_add_pair_raw(uint a, uint b) {
+    precise f16vec2 s = f16_bitcast_from_u32(a) + f16_bitcast_from_u32(b);
+    return f16_bitcast_to_u32(s);
+}
+
+uint f16_mul_pair_raw(uint a, uint b) {
+    precise f16vec2 p = f16_bitcast_from_u32(a) * f16_bitcast_from_u32(b);
+    return f16_bitcast_to_u32(p);
+}
 #else
 // f16(a + b), one rounding.
 uint f16_add(uint a, uint b) {
@@ -187,6 +199,12 @@ uint f16_mul(uint a, uint b) {
 uint f16_mul_pair(uint a, uint b) {
     return f16_mul(a & 0xFFFFu, b & 0xFFFFu) | (f16_mul(a >> 16, b >> 16) << 16);
 }
+
+uint f16_add_pair_raw(uint a, uint b) {
+    return f16_add(a & 0xFFFFu, b & 0xFFFFu) | (f16_add(a >> 16, b >> 16) << 16);
+}
+
+uint f16_mul_pair_raw(uint a, uint b) { return f16_mul_pair(a, b); }
 #endif
 
 #if defined(OPENNGX_F32_RTZ) && defined(OPENNGX_F16_NATIVE)
@@ -210,6 +228,28 @@ uint f16_fma_finite(uint a, uint b, uint c) {
 }
 #endif
 
+#if defined(OPENNGX_F16_NATIVE) && !defined(OPENNGX_F32_RTZ)
+// f16(a*b + c), one rounding, for finite halves, in native-f16 builds without the RTZ f32 mode
+// (the tensor route's cooperative-matrix kernels): the f32 sum s = RN(p + c) and its exact
+// error (TwoSum, as in f16_fma below) give the exact sum rounded to odd at f32 precision (an
+// inexact s with an even last bit moves one ulp toward the true value; the true value lies
+// strictly between the two), and the device's RNE conversion of that to f16 is the exact sum's
+// f16 RNE, as in f16_fma_finite. An exact zero keeps the sign of the f32 add. Mirror: the
+// numerics test `kernels_round_to_odd_fma_equals_fma`; on the device, test/numerics_native.
+uint f16_fma_finite_rn(uint a, uint b, uint c) {
+    precise float p = float(f16_native(a)) * float(f16_native(b));
+    float cf = float(f16_native(c));
+    precise float s = p + cf;
+    precise float bv = s - p;
+    precise float err = (p - (s - bv)) + (cf - bv);
+    uint sb = floatBitsToUint(s);
+    if (err != 0.0 && (sb & 1u) == 0u) {
+        sb = ((err > 0.0) == (s > 0.0)) ? sb + 1u : sb - 1u;
+    }
+    return f16_bits(float16_t(uintBitsToFloat(sb)));
+}
+#endif
+
 // The fused half FMA f16(a*b + c) with a single rounding. The product is exact in f32; the sum
 // s = fl32(p + c) and its exact error (TwoSum) decide ties: the true value can only round
 // differently from s when s is exactly halfway between two halves.
@@ -221,6 +261,9 @@ uint f16_fma(uint a, uint b, uint c) {
     }
 #if defined(OPENNGX_F32_RTZ) && defined(OPENNGX_F16_NATIVE)
     return f16_fma_finite(a, b, c);
+#endif
+#if defined(OPENNGX_F16_NATIVE) && !defined(OPENNGX_F32_RTZ)
+    return f16_fma_finite_rn(a, b, c);
 #endif
     precise float p = f16_to_f32(a) * f16_to_f32(b);
     float cf = f16_to_f32(c);

@@ -1,9 +1,11 @@
 // Body of the numerics test kernels (`numerics.comp`: the portable forms; `numerics_fast.comp`:
-// the forms of the RTZ builds): applies one shaders/lib function (chosen by specialization
+// the forms of the RTZ builds; `numerics_native.comp`: native f16 without the RTZ mode, as the
+// tensor route's cooperative-matrix kernels compile them): applies one shaders/lib function (chosen by specialization
 // constant FUNC) to every element; element i reads the four words args[4i..4i+3] and writes
 // out[i]. The including shader enables GL_GOOGLE_include_directive.
 #include "f16.glsl"
 #include "e4m3.glsl"
+#include "e4m3_widen.glsl"
 #include "silu.glsl"
 #include "exp.glsl"
 #include "recip.glsl"
@@ -44,6 +46,11 @@ void main() {
     case 15u: r = floatBitsToUint(f16_to_f32(a)); break;
     case 16u: r = e4m3_from_f32(uintBitsToFloat(a)); break;
     case 17u: r = f16_mul_pair(a | (c << 16), b | (d << 16)); break;
+    // The tensor route's table-free pair forms: halves a (low) and b (high).
+    case 18u: r = exp_window_pair(a | (b << 16)); break;
+    case 19u: r = exp_vit_pair(a | (b << 16)); break;
+    case 20u: r = e4_round_pair(a | (b << 16)); break;
+    case 21u: r = e4_publish_pair(a | (b << 16)); break;
     default: r = 0xDEADBEEFu; break;
     }
     outv[i] = r;

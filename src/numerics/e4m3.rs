@@ -115,6 +115,73 @@ mod tests {
         }
     }
 
+    /// `shaders/lib/e4m3_widen.glsl`'s `e4_round_pair` (the window attention's P) publishes and
+    /// widens two halves in [+0, 464] without a table: from 2^-6 the f16 mantissa rounded to
+    /// three bits, nearest even; below, (h + 2) - 2 in f16. The same steps here, for every half
+    /// of the range in both halves of the word, equal `to_f16(from_f16(h))`.
+    #[test]
+    fn the_kernels_arithmetic_rounding_equals_publish_and_widen() {
+        use crate::numerics::f16;
+        let round_pair = |w: u32| -> u32 {
+            let nrm = (w + 0x003F_003F + ((w >> 7) & 0x0001_0001)) & 0xFF80_FF80;
+            let add = |a: u32, b: u32| {
+                u32::from(f16::add(a as u16, b as u16))
+                    | (u32::from(f16::add((a >> 16) as u16, (b >> 16) as u16)) << 16)
+            };
+            let sub = add(add(w, 0x4000_4000), 0xC000_C000);
+            let normal = ((((w | 0x8000_8000) - 0x2400_2400) & 0x8000_8000) >> 15) * 0xFFFF;
+            (nrm & normal) | (sub & !normal)
+        };
+        for h in 0..=0x5F40u16 {
+            let other = 0x5F40 - h;
+            let got = round_pair(u32::from(h) | (u32::from(other) << 16));
+            assert_eq!(
+                got & 0xFFFF,
+                u32::from(to_f16(from_f16(h))),
+                "half {h:#06x}"
+            );
+            assert_eq!(
+                got >> 16,
+                u32::from(to_f16(from_f16(other))),
+                "half {other:#06x}"
+            );
+        }
+    }
+
+    /// `shaders/lib/e4m3_widen.glsl`'s `e4_publish_pair` publishes two halves without a table:
+    /// the mantissa of magnitudes from 2^-6 rounded to three bits and rebiased (saturating at
+    /// 0x7E), below it k of (|h| + 2) = 2 + k 2^-9 in f16, the sign put back, NaN to 0. The same
+    /// steps here, for every half in both halves of the word, equal `from_f16`.
+    #[test]
+    fn the_kernels_arithmetic_publication_equals_from_f16() {
+        use crate::numerics::f16;
+        let publish_pair = |w: u32| -> u32 {
+            let mag = w & 0x7FFF_7FFF;
+            let normal = (((mag + 0x5C00_5C00) & 0x8000_8000) >> 15) * 0xFFFF;
+            let up = ((mag + 0x003F_003F + ((mag >> 7) & 0x0001_0001)) >> 7) & 0x01FF_01FF;
+            let mut code = (up + 0x01C0_01C0) & 0x01FF_01FF;
+            let over = ((((code | 0x8000_8000) - 0x007F_007F) & 0x8000_8000) >> 15) * 0xFFFF;
+            code = (code & !over) | (0x007E_007E & over);
+            let m = mag & !normal;
+            let sum = u32::from(f16::add(m as u16, 0x4000))
+                | (u32::from(f16::add((m >> 16) as u16, 0x4000)) << 16);
+            let sub = sum - 0x4000_4000;
+            let nan = (((mag + 0x03FF_03FF) & 0x8000_8000) >> 15) * 0xFFFF;
+            (((code & normal) | (sub & !normal)) | ((w >> 8) & 0x0080_0080)) & !nan
+        };
+        for h in 0..=u16::MAX {
+            let other = h.wrapping_mul(0x9E37) ^ 0x5A5A;
+            let got = publish_pair(u32::from(h) | (u32::from(other) << 16));
+            assert_eq!(
+                got & 0xFF00_FF00,
+                0,
+                "{h:#06x} {other:#06x}: codes in bytes 0 and 2"
+            );
+            assert_eq!(got & 0xFF, u32::from(from_f16(h)), "half {h:#06x}");
+            assert_eq!(got >> 16, u32::from(from_f16(other)), "half {other:#06x}");
+        }
+    }
+
     #[test]
     fn decode_values() {
         assert_eq!(to_f32(0x00), 0.0);

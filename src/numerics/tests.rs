@@ -891,6 +891,67 @@ fn fused_half_fma_matches_exact_arithmetic() {
     assert!(f16::is_nan(f16::fma(0x3C00, 0x3C00, 0x7E00)));
 }
 
+/// `shaders/lib/f16.glsl`'s `f16_fma_finite_rn` (native-f16 kernels without the RTZ f32 mode):
+/// the f32 sum and its TwoSum error give the exact sum rounded to odd at f32 precision, which
+/// rounds to the exact sum's f16. The same steps here against `f16::fma`, on the random families
+/// above and on sums that land exactly halfway between two halves in f32.
+#[test]
+fn kernels_round_to_odd_fma_equals_fma() {
+    let odd = |a: u16, b: u16, c: u16| -> u16 {
+        let p = f16::to_f32(a) * f16::to_f32(b);
+        let cf = f16::to_f32(c);
+        let s = p + cf;
+        let bv = s - p;
+        let err = (p - (s - bv)) + (cf - bv);
+        let mut sb = s.to_bits();
+        if err != 0.0 && sb & 1 == 0 {
+            sb = if (err > 0.0) == (s > 0.0) {
+                sb + 1
+            } else {
+                sb - 1
+            };
+        }
+        f16::from_f32_rne(f32::from_bits(sb))
+    };
+    let mut rng = Rng(0x0DD_F3A);
+    let mut ties = 0;
+    for i in 0..1_000_000u32 {
+        let (a, b, c) = match i % 4 {
+            0 => (rng.half_finite(), rng.half_finite(), rng.half_finite()),
+            1 => {
+                let a = rng.half_exp(10, 20);
+                let b = rng.half_exp(10, 20);
+                let p = f16::mul(a, b);
+                let c = if f16::is_nonfinite(p) {
+                    0
+                } else {
+                    p ^ 0x8000 ^ (rng.next() as u16 & 3)
+                };
+                (a, b, c)
+            }
+            // a*b + c halfway between two halves in f32 only (the ties of gpu_numerics).
+            2 => (
+                0x3C00 | (i & 0x3FF) as u16,
+                0x1400 | (rng.next() as u16 & 0x3FF),
+                0x3C00 | ((i * 7) & 0x3FF) as u16,
+            ),
+            _ => (rng.half_exp(0, 3), rng.half_exp(0, 15), rng.half_exp(0, 2)),
+        };
+        let want = f16::fma(a, b, c);
+        let p = f16::to_f32(a) * f16::to_f32(b);
+        let s = p + f16::to_f32(c);
+        if f16::from_f32_rne(s) != want {
+            ties += 1;
+        }
+        assert_eq!(odd(a, b, c), want, "fma({a:#06x}, {b:#06x}, {c:#06x})");
+    }
+    // Deterministic (fixed seed): 46 cases where rounding the f32 sum alone would be wrong.
+    assert!(
+        ties > 20,
+        "only {ties} cases where the f32 sum alone rounds wrongly"
+    );
+}
+
 #[test]
 fn add_and_mul_are_correctly_rounded() {
     let mut rng = Rng(0xADD);
