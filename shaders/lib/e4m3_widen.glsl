@@ -26,17 +26,35 @@ uint widen_halves(uint x) {
 uint widen_halves(uint x) { return e4m3_to_f16(x & 0xFFu) | (e4m3_to_f16((x >> 16) & 0xFFu) << 16); }
 #endif
 
+// The E4M3 subnormal codes k = RNE(h 2^9) (0 to 8; 8 is the smallest normal, 2^-6) of both
+// halves of `w`, for halves below 2^-6 in magnitude (others masked to +0 by the caller), as
+// floats. f16 -> f32, the scaling by 2^9 and roundEven are exact, and no floating-point add
+// follows a multiply anywhere on the way: the kernels' exactness must not depend on `precise`,
+// whose NoContraction the SPIR-V optimizer drops from inlined copies (docs/numerics.md).
+vec2 e4_subnormal_codes(uint w) {
+#ifdef OPENNGX_F16_NATIVE
+    vec2 m = vec2(f16_bitcast_from_u32(w));
+#else
+    vec2 m = vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
+#endif
+    return roundEven(m * 512.0);
+}
+
 // widen(E4(h)) of both halves h of `w`, for halves in [+0, 464] (0x5F40, the largest that
-// rounds to 448; the window attention's P = f16(e r) lies in [0, 1]): E4M3 publication and its
-// widening in one, without a code table. From 2^-6 (0x2400, E4M3's smallest normal) the f16
-// mantissa is rounded to 3 bits, nearest even (a carry steps the exponent, as it should); below,
-// E4M3's subnormals are the multiples of 2^-9, which is the f16 ulp on [2, 4), so (h + 2) - 2
-// rounds h to one, ties to even (2 is an even multiple), exactly. Mirror: `numerics::e4m3`'s
-// test, every half of the range.
+// rounds to 448; the softmax weights: the window attention's P = f16(e r) lies in [0, 1]): E4M3
+// publication and its widening in one, without a code table. From 2^-6 (0x2400, E4M3's smallest
+// normal) the f16 mantissa is rounded to 3 bits, nearest even (a carry steps the exponent, as it
+// should); below, the subnormal code k scaled back, k 2^-9, converts to a half exactly. Mirror:
+// `numerics::e4m3`'s test, every half of the range.
 uint e4_round_pair(uint w) {
     uint nrm = (w + 0x003F003Fu + ((w >> 7) & 0x00010001u)) & 0xFF80FF80u;
-    uint sub = f16_add_pair_raw(f16_add_pair_raw(w, 0x40004000u), 0xC000C000u);
     uint normal = ((((w | 0x80008000u) - 0x24002400u) & 0x80008000u) >> 15) * 0xFFFFu;
+    vec2 k = e4_subnormal_codes(w & ~normal) * 0.001953125;
+#ifdef OPENNGX_F16_NATIVE
+    uint sub = f16_bitcast_to_u32(f16vec2(k));
+#else
+    uint sub = f16_from_f32_rne(k.x) | (f16_from_f32_rne(k.y) << 16);
+#endif
     return (nrm & normal) | (sub & ~normal);
 }
 
@@ -44,9 +62,8 @@ uint e4_round_pair(uint w) {
 // code table: e4m3.glsl's rules (NaN -> +0, +-0 keep the sign, +-inf and overflow saturate to
 // +-448, nearest even) on the magnitude. From 2^-6 (0x2400) the mantissa rounded to 3 bits,
 // nearest even, and the bits above it less E4M3's exponent offset (8 << 3) are the code; 0x7F
-// and above (overflow, inf) saturate to 0x7E. Below, the code is k of (h + 2) = 2 + k 2^-9 as in
-// e4_round_pair, on magnitudes masked to that range (so the add sees no other value). Mirror:
-// `numerics::e4m3`'s test, every half.
+// and above (overflow, inf) saturate to 0x7E. Below, the subnormal code k (e4_subnormal_codes),
+// on magnitudes masked to that range. Mirror: `numerics::e4m3`'s test, every half.
 uint e4_publish_pair(uint w) {
     uint mag = w & 0x7FFF7FFFu;
     uint normal = (((mag + 0x5C005C00u) & 0x80008000u) >> 15) * 0xFFFFu;  // mag >= 0x2400
@@ -54,7 +71,8 @@ uint e4_publish_pair(uint w) {
     uint code = (up + 0x01C001C0u) & 0x01FF01FFu;  // up - 0x40 where normal
     uint over = ((((code | 0x80008000u) - 0x007F007Fu) & 0x80008000u) >> 15) * 0xFFFFu;
     code = (code & ~over) | (0x007E007Eu & over);
-    uint sub = f16_add_pair_raw(mag & ~normal, 0x40004000u) - 0x40004000u;
+    uvec2 k = uvec2(e4_subnormal_codes(mag & ~normal));
+    uint sub = k.x | (k.y << 16);
     uint nan = (((mag + 0x03FF03FFu) & 0x80008000u) >> 15) * 0xFFFFu;
     return (((code & normal) | (sub & ~normal)) | ((w >> 8) & 0x00800080u)) & ~nan;
 }

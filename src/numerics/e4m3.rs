@@ -115,21 +115,27 @@ mod tests {
         }
     }
 
+    /// `e4m3_widen.glsl`'s `e4_subnormal_codes`: RNE(h 2^9) in f32 for a half below 2^-6.
+    fn subnormal_code(h: u32) -> f32 {
+        let m = crate::numerics::f16::to_f32(h as u16);
+        assert!(m.abs() < 0.015_625, "{h:#06x} is not below 2^-6");
+        (m * 512.0).round_ties_even()
+    }
+
     /// `shaders/lib/e4m3_widen.glsl`'s `e4_round_pair` (the window attention's P) publishes and
     /// widens two halves in [+0, 464] without a table: from 2^-6 the f16 mantissa rounded to
-    /// three bits, nearest even; below, (h + 2) - 2 in f16. The same steps here, for every half
-    /// of the range in both halves of the word, equal `to_f16(from_f16(h))`.
+    /// three bits, nearest even; below, the subnormal code RNE(h 2^9) scaled back. The same
+    /// steps here, for every half of the range in both halves of the word, equal
+    /// `to_f16(from_f16(h))`.
     #[test]
     fn the_kernels_arithmetic_rounding_equals_publish_and_widen() {
         use crate::numerics::f16;
         let round_pair = |w: u32| -> u32 {
             let nrm = (w + 0x003F_003F + ((w >> 7) & 0x0001_0001)) & 0xFF80_FF80;
-            let add = |a: u32, b: u32| {
-                u32::from(f16::add(a as u16, b as u16))
-                    | (u32::from(f16::add((a >> 16) as u16, (b >> 16) as u16)) << 16)
-            };
-            let sub = add(add(w, 0x4000_4000), 0xC000_C000);
             let normal = ((((w | 0x8000_8000) - 0x2400_2400) & 0x8000_8000) >> 15) * 0xFFFF;
+            let m = w & !normal;
+            let back = |h: u32| u32::from(f16::from_f32_rne(subnormal_code(h) * 0.001_953_125));
+            let sub = back(m & 0xFFFF) | (back(m >> 16) << 16);
             (nrm & normal) | (sub & !normal)
         };
         for h in 0..=0x5F40u16 {
@@ -150,11 +156,10 @@ mod tests {
 
     /// `shaders/lib/e4m3_widen.glsl`'s `e4_publish_pair` publishes two halves without a table:
     /// the mantissa of magnitudes from 2^-6 rounded to three bits and rebiased (saturating at
-    /// 0x7E), below it k of (|h| + 2) = 2 + k 2^-9 in f16, the sign put back, NaN to 0. The same
+    /// 0x7E), below it the subnormal code RNE(|h| 2^9), the sign put back, NaN to 0. The same
     /// steps here, for every half in both halves of the word, equal `from_f16`.
     #[test]
     fn the_kernels_arithmetic_publication_equals_from_f16() {
-        use crate::numerics::f16;
         let publish_pair = |w: u32| -> u32 {
             let mag = w & 0x7FFF_7FFF;
             let normal = (((mag + 0x5C00_5C00) & 0x8000_8000) >> 15) * 0xFFFF;
@@ -163,9 +168,7 @@ mod tests {
             let over = ((((code | 0x8000_8000) - 0x007F_007F) & 0x8000_8000) >> 15) * 0xFFFF;
             code = (code & !over) | (0x007E_007E & over);
             let m = mag & !normal;
-            let sum = u32::from(f16::add(m as u16, 0x4000))
-                | (u32::from(f16::add((m >> 16) as u16, 0x4000)) << 16);
-            let sub = sum - 0x4000_4000;
+            let sub = subnormal_code(m & 0xFFFF) as u32 | ((subnormal_code(m >> 16) as u32) << 16);
             let nan = (((mag + 0x03FF_03FF) & 0x8000_8000) >> 15) * 0xFFFF;
             (((code & normal) | (sub & !normal)) | ((w >> 8) & 0x0080_0080)) & !nan
         };
