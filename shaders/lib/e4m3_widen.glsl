@@ -31,14 +31,7 @@ uint widen_halves(uint x) { return e4m3_to_f16(x & 0xFFu) | (e4m3_to_f16((x >> 1
 // floats. f16 -> f32, the scaling by 2^9 and roundEven are exact, and no floating-point add
 // follows a multiply anywhere on the way: the kernels' exactness must not depend on `precise`,
 // whose NoContraction the SPIR-V optimizer drops from inlined copies (docs/numerics.md).
-vec2 e4_subnormal_codes(uint w) {
-#ifdef OPENNGX_F16_NATIVE
-    vec2 m = vec2(f16_bitcast_from_u32(w));
-#else
-    vec2 m = vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
-#endif
-    return roundEven(m * 512.0);
-}
+vec2 e4_subnormal_codes(uint w) { return roundEven(f16_pair_to_vec2(w) * 512.0); }
 
 // widen(E4(h)) of both halves h of `w`, for halves in [+0, 464] (0x5F40, the largest that
 // rounds to 448; the softmax weights: the window attention's P = f16(e r) lies in [0, 1]): E4M3
@@ -49,12 +42,7 @@ vec2 e4_subnormal_codes(uint w) {
 uint e4_round_pair(uint w) {
     uint nrm = (w + 0x003F003Fu + ((w >> 7) & 0x00010001u)) & 0xFF80FF80u;
     uint normal = ((((w | 0x80008000u) - 0x24002400u) & 0x80008000u) >> 15) * 0xFFFFu;
-    vec2 k = e4_subnormal_codes(w & ~normal) * 0.001953125;
-#ifdef OPENNGX_F16_NATIVE
-    uint sub = f16_bitcast_to_u32(f16vec2(k));
-#else
-    uint sub = f16_from_f32_rne(k.x) | (f16_from_f32_rne(k.y) << 16);
-#endif
+    uint sub = f16_pair_from_vec2_exact(e4_subnormal_codes(w & ~normal) * 0.001953125);
     return (nrm & normal) | (sub & ~normal);
 }
 

@@ -72,58 +72,38 @@ uint exp_window(uint s) {
     return ((x << 5) ^ 0x8000u) & 0xFFFFu;
 }
 
-// exp_window of both halves of `w` (two scores) in a few exact f32 steps, for the tensor route's
-// window attention (no table load in its softmax). Scores of magnitude 8 or more (inf and NaN
-// too) clamp whatever the affine value is, so they become +-8 first (NaN -8: the low end, as the
-// min/max clamp gives it) and the f32 steps see finite halves only. Then s * 46
-// (= s * 0.044921875 * 2^10: 11 x 6 significant bits) is exact, roundEven puts the affine value
-// on the f16 grid of [1, 2) in one rounding, nearest even, and 1.30078125 + 2^-10 k is exact, as
-// is the clamp; the clamped value is a half, so its conversion is exact too. No step depends on
-// the f32 rounding mode. One rounding to the f16 grid equals exp_window's two (f32, then f16)
-// for every half: `numerics::exp`'s test runs these steps on all 65536 of them.
-uint exp_window_pair(uint w) {
+// The clamped affine value x = clamp(offset + 2^-10 roundEven(s * slope_1024), lo, hi) of both
+// scores of `w`, as an f16 pair, for the tensor route's attention (no table load in its
+// softmax). Scores of magnitude 8 or more (inf and NaN too) clamp whatever the affine value is
+// in both exp forms, so they become +-8 first (NaN -8: the low end, as the min/max clamp gives
+// it) and the f32 steps see finite halves only. s * slope_1024 is exact (slope_1024 is the
+// slope times 2^10, 6 or 11 significant bits against the half's 11), roundEven puts the value on
+// the f16 grid of [1, 2) in one rounding, nearest even, and offset + 2^-10 k is exact, as is the
+// clamp; the clamped value is a half, so its conversion is exact too. No step depends on the
+// f32 rounding mode or on `precise` (a fused multiply-add here is exact as well).
+uint exp_affine_pair(uint w, float slope_1024, float offset, float lo, float hi) {
     uint mag = w & 0x7FFF7FFFu;
     uint big = (((mag + 0x38003800u) & 0x80008000u) >> 15) * 0xFFFFu;  // |s| >= 8 (0x4800)
     uint nan = (((mag + 0x03FF03FFu) & 0x80008000u) >> 15) * 0xFFFFu;  // |s| > inf
     w = (w & ~big) | ((((w | nan) & 0x80008000u) | 0x48004800u) & big);
-#ifdef OPENNGX_F16_NATIVE
-    vec2 s = vec2(f16_bitcast_from_u32(w));
-#else
-    vec2 s = vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
-#endif
-    precise vec2 k = roundEven(s * 46.0);
-    precise vec2 x = clamp(k * 0.0009765625 + 1.30078125, 1.03125, 1.5693359375);
-#ifdef OPENNGX_F16_NATIVE
-    uint bits = f16_bitcast_to_u32(f16vec2(x));
-#else
-    uint bits = f16_from_f32_rne(x.x) | (f16_from_f32_rne(x.y) << 16);
-#endif
+    vec2 k = roundEven(f16_pair_to_vec2(w) * slope_1024);
+    return f16_pair_from_vec2_exact(clamp(k * 0.0009765625 + offset, lo, hi));
+}
+
+// exp_window of both halves of `w`: slope 0.044921875 (46 / 2^10). One rounding to the f16 grid
+// equals exp_window's two (f32, then f16) for every half; `numerics::exp`'s test runs these
+// steps on all 65536 of them.
+uint exp_window_pair(uint w) {
+    uint bits = exp_affine_pair(w, 46.0, 1.30078125, 1.03125, 1.5693359375);
     return ((bits << 5) & 0xFFE0FFE0u) ^ 0x80008000u;
 }
 
-// exp_vit of both halves of `w` in the same exact f32 steps, for the tensor route's ViT
-// attention: x = clamp(1.708984375 + 2^-10 roundEven(s * 91.6875)) (s * 0.08953857421875 * 2^10,
-// 11 x 11 significant bits, exact), one rounding to the f16 grid of [1, 2) as the half FMA's
-// (beyond [LO, HI] both clamp alike); +0x4000 on a half changes only its bits 14 and 15, so the
-// pair form flips them without a carry into the other half. `numerics::exp`'s test runs these
-// steps on every half.
+// exp_vit of both halves of `w`: slope 0.08953857421875 (91.6875 / 2^10), one rounding as the
+// half FMA's (beyond [LO, HI] both clamp alike); +0x4000 on a half changes only its bits 14 and
+// 15, so the pair form flips them without a carry into the other half. `numerics::exp`'s test
+// runs these steps on every half.
 uint exp_vit_pair(uint w) {
-    uint mag = w & 0x7FFF7FFFu;
-    uint big = (((mag + 0x38003800u) & 0x80008000u) >> 15) * 0xFFFFu;  // |s| >= 8 (0x4800)
-    uint nan = (((mag + 0x03FF03FFu) & 0x80008000u) >> 15) * 0xFFFFu;  // |s| > inf
-    w = (w & ~big) | ((((w | nan) & 0x80008000u) | 0x48004800u) & big);
-#ifdef OPENNGX_F16_NATIVE
-    vec2 s = vec2(f16_bitcast_from_u32(w));
-#else
-    vec2 s = vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
-#endif
-    precise vec2 k = roundEven(s * 91.6875);
-    precise vec2 x = clamp(k * 0.0009765625 + 1.708984375, 1.439453125, 1.9775390625);
-#ifdef OPENNGX_F16_NATIVE
-    uint bits = f16_bitcast_to_u32(f16vec2(x));
-#else
-    uint bits = f16_from_f32_rne(x.x) | (f16_from_f32_rne(x.y) << 16);
-#endif
+    uint bits = exp_affine_pair(w, 91.6875, 1.708984375, 1.439453125, 1.9775390625);
     uint v = (bits << 4) & 0xFFF0FFF0u;
     return v ^ 0x40004000u ^ ((v & 0x40004000u) << 1);
 }

@@ -168,6 +168,11 @@ uint f16_mul_pair(uint a, uint b) {
 
 // f16_add and f16_mul of both halves at once with nothing canonicalised: one packed add or
 // multiply, for results that cannot be NaN or whose NaN the caller discards (it says which).
+// Both halves of `w` as f32 (exact), and two f32 values that are halves (no rounding) as a
+// pair: the conversions of the pair forms (exp.glsl, e4m3_widen.glsl).
+vec2 f16_pair_to_vec2(uint w) { return vec2(f16_bitcast_from_u32(w)); }
+uint f16_pair_from_vec2_exact(vec2 x) { return f16_bitcast_to_u32(f16vec2(x)); }
+
 uint f16_add_pair_raw(uint a, uint b) {
     precise f16vec2 s = f16_bitcast_from_u32(a) + f16_bitcast_from_u32(b);
     return f16_bitcast_to_u32(s);
@@ -203,6 +208,9 @@ uint f16_mul_pair(uint a, uint b) {
 uint f16_add_pair_raw(uint a, uint b) {
     return f16_add(a & 0xFFFFu, b & 0xFFFFu) | (f16_add(a >> 16, b >> 16) << 16);
 }
+
+vec2 f16_pair_to_vec2(uint w) { return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16)); }
+uint f16_pair_from_vec2_exact(vec2 x) { return f16_from_f32_rne(x.x) | (f16_from_f32_rne(x.y) << 16); }
 
 uint f16_mul_pair_raw(uint a, uint b) { return f16_mul_pair(a, b); }
 #endif

@@ -61,87 +61,77 @@ pub fn exp_vit(s: F16) -> F16 {
 mod tests {
     use super::*;
 
-    /// `shaders/lib/exp.glsl`'s `exp_window_pair` (the tensor route's window attention) takes
-    /// no table: scores of magnitude 8 or more (inf, NaN) become ±8 (NaN -8), then
-    /// x = clamp(1.30078125 + 2^-10 roundEven(s * 46)) in f32, every step exact, and its bits are
-    /// moved on the pair. The same steps here, for every half in both halves of the word, equal
-    /// `exp_window` (whose x is rounded twice, to f32 and then to f16).
-    #[test]
-    fn the_kernels_arithmetic_exp_window_equals_exp_window() {
-        let pair = |mut w: u32| -> u32 {
-            let mag = w & 0x7FFF_7FFF;
-            let big = (((mag + 0x3800_3800) & 0x8000_8000) >> 15) * 0xFFFF;
-            let nan = (((mag + 0x03FF_03FF) & 0x8000_8000) >> 15) * 0xFFFF;
-            w = (w & !big) | ((((w | nan) & 0x8000_8000) | 0x4800_4800) & big);
-            let x = |h: u32| -> u32 {
-                let s = f16::to_f32(h as F16);
-                assert!(
-                    s.is_finite() && s.abs() <= 8.0,
-                    "{h:#06x} reaches the f32 steps"
-                );
-                let k = (s * 46.0).round_ties_even();
-                // Exact: s * 46 has at most 17 significant bits, k * 2^-10 + 1.30078125 lies on
-                // the 2^-10 grid below 2^14.
-                assert_eq!(f64::from(s) * 46.0, f64::from(s * 46.0));
-                let v = (k * 0.000_976_562_5 + WINDOW_OFFSET)
-                    .clamp(f16::to_f32(WINDOW_LO), f16::to_f32(WINDOW_HI));
-                let b = u32::from(f16::from_f32_rne(v));
-                assert_eq!(
-                    f16::to_f32(b as F16),
-                    v,
-                    "{h:#06x}: the clamped value is a half"
-                );
-                b
-            };
-            let bits = x(w & 0xFFFF) | (x(w >> 16) << 16);
-            ((bits << 5) & 0xFFE0_FFE0) ^ 0x8000_8000
+    /// `shaders/lib/exp.glsl`'s `exp_affine_pair`: scores of magnitude 8 or more (inf, NaN)
+    /// become ±8 (NaN -8), then x = clamp(offset + 2^-10 roundEven(s * slope_1024)) in f32,
+    /// every step exact (asserted), as an f16 pair.
+    fn affine_pair(mut w: u32, slope_1024: f32, offset: F16, lo: F16, hi: F16) -> u32 {
+        let mag = w & 0x7FFF_7FFF;
+        let big = (((mag + 0x3800_3800) & 0x8000_8000) >> 15) * 0xFFFF;
+        let nan = (((mag + 0x03FF_03FF) & 0x8000_8000) >> 15) * 0xFFFF;
+        w = (w & !big) | ((((w | nan) & 0x8000_8000) | 0x4800_4800) & big);
+        let x = |h: u32| -> u32 {
+            let s = f16::to_f32(h as F16);
+            assert!(
+                s.is_finite() && s.abs() <= 8.0,
+                "{h:#06x} reaches the f32 steps"
+            );
+            assert_eq!(
+                f64::from(s) * f64::from(slope_1024),
+                f64::from(s * slope_1024)
+            );
+            let k = (s * slope_1024).round_ties_even();
+            let v =
+                (k * 0.000_976_562_5 + f16::to_f32(offset)).clamp(f16::to_f32(lo), f16::to_f32(hi));
+            let b = u32::from(f16::from_f32_rne(v));
+            assert_eq!(
+                f16::to_f32(b as F16),
+                v,
+                "{h:#06x}: the clamped value is a half"
+            );
+            b
         };
+        x(w & 0xFFFF) | (x(w >> 16) << 16)
+    }
+
+    /// Every half in both halves of a word through `pair`, against `f`.
+    fn every_half(pair: impl Fn(u32) -> u32, f: fn(F16) -> F16) {
         for h in 0..=u16::MAX {
             let other = h.wrapping_mul(0x9E37);
             let got = pair(u32::from(h) | (u32::from(other) << 16));
-            assert_eq!(got & 0xFFFF, u32::from(exp_window(h)), "score {h:#06x}");
-            assert_eq!(
-                got >> 16,
-                u32::from(exp_window(other)),
-                "score {other:#06x}"
-            );
+            assert_eq!(got & 0xFFFF, u32::from(f(h)), "score {h:#06x}");
+            assert_eq!(got >> 16, u32::from(f(other)), "score {other:#06x}");
         }
     }
 
-    /// `exp.glsl`'s `exp_vit_pair` (the tensor route's ViT attention): the same pre-clamp, then
-    /// x = clamp(1.708984375 + 2^-10 roundEven(s * 91.6875)) in f32, every step exact, one
-    /// rounding as the half FMA of `exp_vit`; +0x4000 on each half as two bit flips. For every
-    /// half in both halves of the word it equals `exp_vit`.
+    /// `exp.glsl`'s `exp_window_pair` (the tensor route's window attention) takes no table:
+    /// the affine pair with slope 46 / 2^10, then its bits moved on the pair. It equals
+    /// `exp_window` (whose x is rounded twice, to f32 and then to f16) for every half.
+    #[test]
+    fn the_kernels_arithmetic_exp_window_equals_exp_window() {
+        assert_eq!(WINDOW_SLOPE * 1024.0, 46.0);
+        let offset = f16::from_f32_rne(WINDOW_OFFSET);
+        assert_eq!(f16::to_f32(offset), WINDOW_OFFSET);
+        every_half(
+            |w| {
+                let bits = affine_pair(w, 46.0, offset, WINDOW_LO, WINDOW_HI);
+                ((bits << 5) & 0xFFE0_FFE0) ^ 0x8000_8000
+            },
+            exp_window,
+        );
+    }
+
+    /// `exp.glsl`'s `exp_vit_pair` (the tensor route's ViT attention): the affine pair with
+    /// slope 91.6875 / 2^10, one rounding as the half FMA of `exp_vit`; +0x4000 on each half as
+    /// two bit flips. It equals `exp_vit` for every half.
     #[test]
     fn the_kernels_arithmetic_exp_vit_equals_exp_vit() {
-        let pair = |mut w: u32| -> u32 {
-            let mag = w & 0x7FFF_7FFF;
-            let big = (((mag + 0x3800_3800) & 0x8000_8000) >> 15) * 0xFFFF;
-            let nan = (((mag + 0x03FF_03FF) & 0x8000_8000) >> 15) * 0xFFFF;
-            w = (w & !big) | ((((w | nan) & 0x8000_8000) | 0x4800_4800) & big);
-            let x = |h: u32| -> u32 {
-                let s = f16::to_f32(h as F16);
-                assert_eq!(f64::from(s) * 91.6875, f64::from(s * 91.6875), "{h:#06x}");
-                let k = (s * 91.6875).round_ties_even();
-                let v = (k * 0.000_976_562_5 + f16::to_f32(VIT_OFFSET))
-                    .clamp(f16::to_f32(VIT_LO), f16::to_f32(VIT_HI));
-                let b = u32::from(f16::from_f32_rne(v));
-                assert_eq!(
-                    f16::to_f32(b as F16),
-                    v,
-                    "{h:#06x}: the clamped value is a half"
-                );
-                b
-            };
-            let v = ((x(w & 0xFFFF) | (x(w >> 16) << 16)) << 4) & 0xFFF0_FFF0;
-            v ^ 0x4000_4000 ^ ((v & 0x4000_4000) << 1)
-        };
         assert_eq!(f16::to_f32(VIT_SLOPE) * 1024.0, 91.6875);
-        for h in 0..=u16::MAX {
-            let other = h.wrapping_mul(0x9E37);
-            let got = pair(u32::from(h) | (u32::from(other) << 16));
-            assert_eq!(got & 0xFFFF, u32::from(exp_vit(h)), "score {h:#06x}");
-            assert_eq!(got >> 16, u32::from(exp_vit(other)), "score {other:#06x}");
-        }
+        every_half(
+            |w| {
+                let v = (affine_pair(w, 91.6875, VIT_OFFSET, VIT_LO, VIT_HI) << 4) & 0xFFF0_FFF0;
+                v ^ 0x4000_4000 ^ ((v & 0x4000_4000) << 1)
+            },
+            exp_vit,
+        );
     }
 }

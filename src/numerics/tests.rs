@@ -853,27 +853,26 @@ fn gemm_e4m3_f13_throughput() {
 // f16 arithmetic against the oracle
 // ---------------------------------------------------------------------------------------------
 
+/// FMA operands whose product is near c in magnitude with the opposite sign: cancellation.
+fn cancelling_fma(rng: &mut Rng) -> (u16, u16, u16) {
+    let a = rng.half_exp(10, 20);
+    let b = rng.half_exp(10, 20);
+    let p = f16::mul(a, b);
+    let c = if f16::is_nonfinite(p) {
+        0
+    } else {
+        p ^ 0x8000 ^ (rng.next() as u16 & 3)
+    };
+    (a, b, c)
+}
+
 #[test]
 fn fused_half_fma_matches_exact_arithmetic() {
     let mut rng = Rng(0xF3A);
     for i in 0..1_000_000 {
         let (a, b, c) = match i % 4 {
             0 => (rng.half_finite(), rng.half_finite(), rng.half_finite()),
-            // Products near c in magnitude: cancellation.
-            1 => {
-                let a = rng.half_exp(10, 20);
-                let b = rng.half_exp(10, 20);
-                let p = f16::mul(a, b);
-                (
-                    a,
-                    b,
-                    if f16::is_nonfinite(p) {
-                        0
-                    } else {
-                        p ^ 0x8000 ^ (rng.next() as u16 & 3)
-                    },
-                )
-            }
+            1 => cancelling_fma(&mut rng),
             2 => (rng.half_exp(0, 3), rng.half_exp(0, 15), rng.half_exp(0, 2)),
             _ => (
                 rng.half_finite(),
@@ -918,17 +917,7 @@ fn kernels_round_to_odd_fma_equals_fma() {
     for i in 0..1_000_000u32 {
         let (a, b, c) = match i % 4 {
             0 => (rng.half_finite(), rng.half_finite(), rng.half_finite()),
-            1 => {
-                let a = rng.half_exp(10, 20);
-                let b = rng.half_exp(10, 20);
-                let p = f16::mul(a, b);
-                let c = if f16::is_nonfinite(p) {
-                    0
-                } else {
-                    p ^ 0x8000 ^ (rng.next() as u16 & 3)
-                };
-                (a, b, c)
-            }
+            1 => cancelling_fma(&mut rng),
             // a*b + c halfway between two halves in f32 only (the ties of gpu_numerics).
             2 => (
                 0x3C00 | (i & 0x3FF) as u16,
