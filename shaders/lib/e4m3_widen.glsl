@@ -1,6 +1,6 @@
 // E4M3 codes widened to the f16 they equal, exactly, in a few integer operations and one f16
-// multiply per pair instead of a code table, and halves published to E4M3 the same way (mirror: e4m3::to_f16, every code; the tensor route's
-// kernels). Needs the device's own f16 multiply with subnormals kept: the including shader
+// multiply per pair instead of a code table, and halves published to E4M3 the same way
+// (mirrors: e4m3::to_f16 and e4m3::from_f16, every code and half; the tensor route's kernels). Needs the device's own f16 multiply with subnormals kept: the including shader
 // defines OPENNGX_F16_NATIVE and declares DenormPreserve for 16-bit floats. Without
 // OPENNGX_F16_NATIVE it decodes each code with e4m3.glsl instead (same halves, slower).
 #ifndef OPENNGX_E4M3_WIDEN_GLSL

@@ -166,13 +166,15 @@ uint f16_mul_pair(uint a, uint b) {
     return f16_canon_pair(f16_bitcast_to_u32(p));
 }
 
-// f16_add and f16_mul of both halves at once with nothing canonicalised: one packed add or
-// multiply, for results that cannot be NaN or whose NaN the caller discards (it says which).
 // Both halves of `w` as f32 (exact), and two f32 values that are halves (no rounding) as a
 // pair: the conversions of the pair forms (exp.glsl, e4m3_widen.glsl).
 vec2 f16_pair_to_vec2(uint w) { return vec2(f16_bitcast_from_u32(w)); }
 uint f16_pair_from_vec2_exact(vec2 x) { return f16_bitcast_to_u32(f16vec2(x)); }
 
+// f16_add and f16_mul of both halves at once with nothing canonicalised: one packed add or
+// multiply, for results that cannot be NaN or whose NaN the caller discards (it says which).
+// An add after such a multiply may be fused by the driver (docs/numerics.md): callers keep
+// exactness without relying on `precise`.
 uint f16_add_pair_raw(uint a, uint b) {
     precise f16vec2 s = f16_bitcast_from_u32(a) + f16_bitcast_from_u32(b);
     return f16_bitcast_to_u32(s);
