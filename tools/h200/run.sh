@@ -46,7 +46,7 @@
 #           512x512 and 1080p on the tensor route, the C-ABI replay (about 1.5 minutes)
 #   ab      #14: times of this build against base/openngx (OPENNGX_BUNDLE_BASELINE) in one call,
 #           1080p and 4K, with this build's per-op profile, and the 1080p frame times alone
-#   arith   #14, branch ta2 (session 31): what the branch owes, most needed first, for a short
+#   arith   #14, branch tensor-arith (session 31): what the branch owes, most needed first, for a short
 #           call: gpu_numerics and gpu_attention (the table-free attention's forms and kernels),
 #           the 1080p frame times of base/openngx, this build and `--fusion ffn-gemm`, --check at
 #           1080p with both fusions, the C-ABI replay, the 4K times, --check at 512x512 (both
