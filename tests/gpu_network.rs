@@ -149,10 +149,10 @@ fn assert_matches(
 /// builds (`TensorRoute::emulated`: every MMA in integer arithmetic as the H25 model, the
 /// device builds' bytes) against the CPU reference in h25 at 64x64: all 75 boundaries and the
 /// head, byte for byte, with each fusion
-/// (`OPENNGX_GPU_TENSOR_FUSIONS=off,gemm,attention,ffn,block`; by default `gemm`, `attention`
-/// and `block`, which between them run every emulated kernel: the window normalisation as the
-/// QKV GEMM's epilogue, then inside the attention's staging, then the window blocks' FFN pairs
-/// and the C = 32 blocks' attention halves as one kernel each). On
+/// (`OPENNGX_GPU_TENSOR_FUSIONS=off,gemm,attention,ffn,block,ffn-gemm`; by default `gemm`,
+/// `attention` and `block`, which between them run every emulated kernel: the window
+/// normalisation as the QKV GEMM's epilogue, then inside the attention's staging, then the
+/// window blocks' FFN pairs and the C = 32 blocks' attention halves as one kernel each). On
 /// lavapipe this is the route's wiring and every one of its kernels, checked without tensor
 /// cores; the device's MMA is the probe's and `bench --route tensor --check`'s to prove.
 #[test]

@@ -232,7 +232,7 @@ void main() {
         // att = E4(O) widened back, in place; the seed f16(skip * scale) in the row's scores.
         [[unroll]] for (uint i = 0u; i < 8u; i++) {
             uint w = s_m[Q_AT + at + i];
-            s_m[Q_AT + at + i] = s_lut[table_e4(w & 0xFFFFu)] | (s_lut[table_e4(w >> 16)] << 16);
+            s_m[Q_AT + at + i] = widen_halves(e4_publish_pair(w));
             s_m[S_AT + row * SS + 8u * h + i] = f16_mul_pair(cur.skip[i >> 2][i & 3u], scales[i]);
         }
         if (RESIDENT) {
@@ -272,9 +272,10 @@ void main() {
                     raw_words[pc.raw_off + 16u * t + 8u * h + 2u * i] = f16_canon_pair(w0);
                     raw_words[pc.raw_off + 16u * t + 8u * h + 2u * i + 1u] = f16_canon_pair(w1);
                 }
-                out_words[pc.out_off + 8u * t + 4u * h + i] = table_e4(w0 & 0xFFFFu)
-                    | (table_e4(w0 >> 16) << 8) | (table_e4(w1 & 0xFFFFu) << 16)
-                    | (table_e4(w1 >> 16) << 24);
+                // Channels 0, 2 then 1, 3 (e4_publish_pair's codes land at bytes 0 and 2).
+                out_words[pc.out_off + 8u * t + 4u * h + i] =
+                    e4_publish_pair((w0 & 0xFFFFu) | (w1 << 16))
+                    | (e4_publish_pair((w0 >> 16) | (w1 & 0xFFFF0000u)) << 8);
             }
         }
     }

@@ -157,66 +157,46 @@ uint scale_half(uint idx) { return uint(scale_halves[idx]); }
 
 #include "norm_temperature.glsl"
 
-// The window normalisation (normalize_coop.glsl's operations, in its order) of the tile's f16
-// results at SA: unit u = (row u / (BN / 32), 32-column part u % (BN / 32)) is one of q, k, v
-// of one head of one row (the QKV's columns are head-major [q 32, k 32, v 32] groups; a tile
-// starts on a multiple of 32). For q and k: r[c] = f16(x[c]^2 + f16(x[c + 16]^2)) (one fused
-// FMA) for c < 16, the stride levels 8/4/2/1 of f16 adds, norm = rsqrt(r[0]) from the table;
-// q' = E4(f16(f16(q norm) t)), k' = E4(f16(k norm)), v' = E4(v).
-void norm_epilogue(uint tid, uint row0, uint col0) {
+#include "norm_lanes.glsl"
+
+// The window normalisation (norm_lanes.glsl, as normalize_subgroup.glsl runs it) of the tile's
+// f16 results at SA: unit u = (row u / (BN / 32), 32-column part u % (BN / 32)) is one of q, k,
+// v of one head of one row (the QKV's columns are head-major [q 32, k 32, v 32] groups; a tile
+// starts on a multiple of 32). An aligned group of eight lanes owns a unit, lane j its channels
+// 4j .. 4j + 3, so the workgroup runs NT / 8 units per pass: one invocation per unit (a chain of
+// 16 FMAs, the tree and 32 multiplies and table reads) made this fusion slower than the
+// separate kernel on the H100 (docs/performance.md, session 14). Every lane runs every pass
+// (the shuffles); rows past the end only skip their stores.
+void norm_epilogue(uint row0, uint col0) {
     const uint PARTS = BN / 32u;
-    for (uint u = tid; u < BM * PARTS; u += NT) {
+    const uint UNITS = NT / 8u;
+    uint lane = gl_SubgroupInvocationID;
+    uint j = lane % 8u;
+    uint first = lane - j;
+    uint slot = gl_SubgroupID * (gl_SubgroupSize / 8u) + lane / 8u;
+    for (uint u0 = 0u; u0 < BM * PARTS; u0 += UNITS) {
+        uint u = u0 + slot;
         uint r = u / PARTS;
-        uint j = u % PARTS;
+        uint jp = u % PARTS;
         uint row = row0 + r;
-        uint col = col0 + 32u * j;
+        uint col = col0 + 32u * jp;
+        uint at = SA + r * CS + 16u * jp + 2u * j;
+        uvec2 x = uvec2(s_mem[at], s_mem[at + 1u]);
+        // Lanes j < 4 sum x[c] and x[c + 16] (lane j + 4's).
+        uint sum = norm_lane_sum(x, subgroupShuffleXor(x, 4u));
+        uint s0 = subgroupShuffle(sum, first);
         if (row >= pc.rows || col >= pc.n) {
             continue;
         }
         uint head = col / 96u;
         uint part = (col % 96u) / 32u;
-        uint x[16];
-        [[unroll]] for (uint i = 0u; i < 16u; i++) {
-            x[i] = s_mem[SA + r * CS + 16u * j + i];
-        }
-        uint dst = (row * pc.heads + head) * 8u;
-        if (part == 2u) {
-            [[unroll]] for (uint i = 0u; i < 8u; i++) {
-                uint w0 = x[2u * i];
-                uint w1 = x[2u * i + 1u];
-                v_words[pc.v_off + dst + i] = table_e4(w0 & 0xFFFFu) | (table_e4(w0 >> 16) << 8)
-                    | (table_e4(w1 & 0xFFFFu) << 16) | (table_e4(w1 >> 16) << 24);
-            }
-            continue;
-        }
-        uint sq[16];
-        [[unroll]] for (uint c = 0u; c < 16u; c++) {
-            uint lo = (x[c >> 1] >> (16u * (c & 1u))) & 0xFFFFu;
-            uint hi = (x[8u + (c >> 1)] >> (16u * (c & 1u))) & 0xFFFFu;
-            sq[c] = sumsq_pair(lo, hi);
-        }
-        [[unroll]] for (uint s = 8u; s >= 1u; s >>= 1) {
-            [[unroll]] for (uint c = 0u; c < s; c++) {
-                sq[c] = f16_add(sq[c], sq[c + s]);
-            }
-        }
-        uint norm = rsqrt_table(sq[0]);
-        uint t = part == 0u ? norm_temperature(head) : 0u;
-        [[unroll]] for (uint i = 0u; i < 8u; i++) {
-            uint word = 0u;
-            [[unroll]] for (uint b = 0u; b < 4u; b++) {
-                uint h = (x[2u * i + (b >> 1)] >> (16u * (b & 1u))) & 0xFFFFu;
-                uint y = f16_mul(h, norm);
-                if (part == 0u) {
-                    y = f16_mul(y, t);
-                }
-                word |= table_e4(y) << (8u * b);
-            }
-            if (part == 0u) {
-                q_words[pc.q_off + dst + i] = word;
-            } else {
-                k_words[pc.k_off + dst + i] = word;
-            }
+        uint dst = (row * pc.heads + head) * 8u + j;
+        if (part == 0u) {
+            q_words[pc.q_off + dst] = norm_q_word(x, rsqrt_table(s0), norm_temperature(head), false);
+        } else if (part == 1u) {
+            k_words[pc.k_off + dst] = norm_k_word(x, rsqrt_table(s0));
+        } else {
+            v_words[pc.v_off + dst] = norm_v_word(x);
         }
     }
 }
@@ -393,7 +373,7 @@ void main() {
         }
         barrier();
 #ifdef GEMM_NORM
-        norm_epilogue(tid, row0, col0);
+        norm_epilogue(row0, col0);
 #else
         // Unrolled like the seed: the epilogue's table reads of all quads in flight at once.
         [[unroll]] for (uint i = 0u; i < QUADS; i++) {

@@ -12,6 +12,7 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_spirv_intrinsics : require
 // RoundingModeRTE (4462, capability 4467) and DenormPreserve (4459, capability 4464) for 16-bit
 // results: the device's own f16 adds and multiplies (OPENNGX_F16_NATIVE, f16.glsl) then round to

@@ -10,12 +10,9 @@
 // (docs/performance.md, session 20). Here each lane runs four channels of three vectors side by
 // side.
 //
-// The sums of squares, in norm.glsl's order: lane j < 4 forms q's r[c] for its c = 4j + i from
-// q[c] and q[c + 16] (lane j + 4's), lane 4 + j k's from k[c] (lane j's) and k[c + 16]; level s of
-// the stride tree adds r[c + s] to r[c]: s = 8 from lane j ^ 2, s = 4 from lane j ^ 1, s = 2 and 1
-// inside the lane. Lanes whose r is not read compute a sum that nobody uses. Shuffles stay within
-// the aligned eight, so any subgroup size that is a multiple of 8 gives the same bytes (lavapipe's
-// 8 in CI, 32 on NVIDIA).
+// The sums of squares (norm_lanes.glsl): lane j < 4 forms q's r[c] for its c = 4j + i from
+// q[c] and q[c + 16] (lane j + 4's), lane 4 + j k's from k[c] (lane j's) and k[c + 16]; the
+// stride tree runs inside each half of the eight.
 //
 // With WORDS (every offset a multiple of 4 elements) a lane loads each of q, k, v as one 8-byte
 // word pair and stores each output as one 32-bit word; without it, as halves and bytes.
@@ -41,6 +38,7 @@ layout(std430, binding = 4) writeonly buffer VWords { uint v_words[]; };
 
 layout(std430, binding = 5) readonly buffer Table { uint table_words[]; };
 #include "tables.glsl"
+#include "norm_lanes.glsl"
 
 // Channels 4j .. 4j + 3 of vector `part` (0 q, 1 k, 2 v) of unit `unit`, as two f16 pairs.
 uvec2 load_quad(uint unit, uint part, uint j) {
@@ -71,45 +69,18 @@ void main() {
     uvec2 oq = subgroupShuffleXor(q, 4u);
     uvec2 ok = subgroupShuffleXor(k, 4u);
     bool is_q = j < 4u;
-    uvec2 lo = is_q ? q : ok;
-    uvec2 hi = is_q ? oq : k;
-    uint r[4];
-    [[unroll]] for (uint i = 0u; i < 4u; i++) {
-        uint l = f16_quad_half(lo, i);
-        uint h = f16_quad_half(hi, i);
-        r[i] = sumsq_pair(l, h);
-    }
-    // s = 8 (lane j ^ 2) and s = 4 (lane j ^ 1), r[c] first as in norm.glsl.
-    [[unroll]] for (uint d = 2u; d >= 1u; d >>= 1) {
-        uvec2 mine = uvec2(r[0] | (r[1] << 16), r[2] | (r[3] << 16));
-        uvec2 other = subgroupShuffleXor(mine, d);
-        [[unroll]] for (uint i = 0u; i < 4u; i++) {
-            r[i] = f16_add(r[i], f16_quad_half(other, i));
-        }
-    }
-    r[0] = f16_add(r[0], r[2]);
-    r[1] = f16_add(r[1], r[3]);
-    r[0] = f16_add(r[0], r[1]);
+    uint sum = norm_lane_sum(is_q ? q : ok, is_q ? oq : k);
     uint first = lane - j;
-    uint norm_q = rsqrt_table(subgroupShuffle(r[0], first));
-    uint norm_k = rsqrt_table(subgroupShuffle(r[0], first + 4u));
+    uint norm_q = rsqrt_table(subgroupShuffle(sum, first));
+    uint norm_k = rsqrt_table(subgroupShuffle(sum, first + 4u));
 
     if (!live) {
         return;
     }
     uint t = norm_temperature(unit % pc.heads);
-    uint qw = 0u;
-    uint kw = 0u;
-    uint vw = 0u;
-    [[unroll]] for (uint i = 0u; i < 4u; i++) {
-        uint x = f16_mul(f16_quad_half(q, i), norm_q);
-        if (VIT) {
-            x = f16_mul(x, NORM_VIT_Q_SCALE);
-        }
-        qw |= table_e4(f16_mul(x, t)) << (8u * i);
-        kw |= table_e4(f16_mul(f16_quad_half(k, i), norm_k)) << (8u * i);
-        vw |= table_e4(f16_quad_half(v, i)) << (8u * i);
-    }
+    uint qw = norm_q_word(q, norm_q, t, VIT);
+    uint kw = norm_k_word(k, norm_k);
+    uint vw = norm_v_word(v);
     uint dst = 32u * unit + 4u * j;
     if (WORDS) {
         q_words[(pc.q_off + dst) >> 2] = qw;

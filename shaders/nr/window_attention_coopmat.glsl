@@ -9,8 +9,10 @@
 // attention.glsl, with both products as 16x16x16 MMAs, so the bytes are what the exact route
 // computes in the h25 profile:
 //   S[q][k] = prior[qp][k] + Q[q].K[k]    (the prior is the C operand; channels 0-15, 16-31)
-//   e = exp_window(S) (table); r[q] = f16(1/tree(e[q])); P[q][k] = E4(f16(e[q][k] * r[q]))
+//   e = exp_window(S); r[q] = f16(1/tree(e[q])); P[q][k] = E4(f16(e[q][k] * r[q]))
 //   O[q][c] = E4(P[q].V[:, c])            (four 16-key groups from +0)
+// The exp weights, P's publication and O's run in arithmetic on f16 pairs (exp.glsl,
+// e4m3_widen.glsl), so the softmax waits on no table load.
 // A workgroup of 128 invocations (4 subgroups of 32) runs one head over several windows of one
 // window column, one after another (the code table and the head's prior stay in shared memory
 // for all of them, and q, k, v on words load one window ahead); subgroup s owns queries
@@ -54,7 +56,9 @@ layout(std430, binding = 3) readonly buffer PriorWords { uint prior_words[]; };
 layout(std430, binding = 4) writeonly buffer Out { uint8_t outb[]; };
 // The same binding as words, for an output range that starts on a word.
 layout(std430, binding = 4) writeonly buffer OutWords { uint out_words[]; };
-// numerics::tables::ATTENTION (see attention.glsl).
+// numerics::tables::ATTENTION (see attention.glsl): bound by the recorder, read by no step of
+// this build since its softmax and output went arithmetic (the fused build's normalisation
+// still reads it).
 layout(std430, binding = 5) readonly buffer Tables { uint table_words[]; };
 #endif
 #include "tables.glsl"
@@ -169,18 +173,20 @@ void window(uint wy, uint tid, uint sg) {
         if (tok >= 0) {
             uint ob = row_at(pc.out_off, tok) + 16u * h;
             if ((pc.out_off & 3u) == 0u) {
-                // Four codes per word store.
+                // Four codes per word store: channels 0, 2 published together, then 1, 3
+                // (e4_publish_pair puts its codes at bytes 0 and 2).
                 [[unroll]] for (uint i = 0u; i < 4u; i++) {
                     uint w0 = s_q[q * CS + 8u * h + 2u * i];
                     uint w1 = s_q[q * CS + 8u * h + 2u * i + 1u];
-                    out_words[(ob >> 2) + i] = table_e4(w0 & 0xFFFFu) | (table_e4(w0 >> 16) << 8)
-                        | (table_e4(w1 & 0xFFFFu) << 16) | (table_e4(w1 >> 16) << 24);
+                    uint even = (w0 & 0xFFFFu) | (w1 << 16);
+                    uint odd = (w0 >> 16) | (w1 & 0xFFFF0000u);
+                    out_words[(ob >> 2) + i] = e4_publish_pair(even) | (e4_publish_pair(odd) << 8);
                 }
             } else {
                 [[unroll]] for (uint i = 0u; i < 8u; i++) {
-                    uint w = s_q[q * CS + 8u * h + i];
-                    outb[ob + 2u * i] = uint8_t(table_e4(w & 0xFFFFu));
-                    outb[ob + 2u * i + 1u] = uint8_t(table_e4(w >> 16));
+                    uint p = e4_publish_pair(s_q[q * CS + 8u * h + i]);
+                    outb[ob + 2u * i] = uint8_t(p & 0xFFu);
+                    outb[ob + 2u * i + 1u] = uint8_t(p >> 16);
                 }
             }
         }

@@ -1,10 +1,11 @@
 // The window attention's products on cooperative matrices, shared by
 // window_attention_coopmat.glsl (the attention as a kernel of its own) and
 // attention_block_coopmat.glsl (a C = 32 block's QKV, normalisation, attention and projection
-// as one kernel). The includer declares the shared arrays `s_lut` (E4M3 code -> f16), `s_q`,
-// `s_k`, `s_v` (rows of CS uints), `s_s` and `s_p` (rows of SS uints) with the word offsets
-// Q_AT, K_AT, V_AT, S_AT and P_AT into them (several may name one arena), the bytes `priors`
-// and words `prior_words` of the stored priors, `table_e4` and `exp_window_table`.
+// as one kernel). The includer declares the shared arrays `s_q`, `s_k`, `s_v` (rows of CS
+// uints), `s_s` and `s_p` (rows of SS uints) with the word offsets
+// Q_AT, K_AT, V_AT, S_AT and P_AT into them (several may name one arena), and the bytes
+// `priors` and words `prior_words` of the stored priors; it includes exp.glsl, softmax.glsl,
+// recip.glsl and e4m3_widen.glsl.
 #ifndef OPENNGX_WINDOW_CORE_GLSL
 #define OPENNGX_WINDOW_CORE_GLSL
 
@@ -72,31 +73,30 @@ void window_products(uint sg) {
 
     // The subgroup's own 16 queries from here on, two lanes per query: lane 2 i + h takes keys
     // k with (k >> 2) & 1 == h, i.e. the tree's t[4 h .. 4 h + 3] (softmax.glsl: t[g] folds
-    // e[g + 16 j] + e[g + 16 j + 8] over j; keys g, g + 1, g even, share a word), swapped with the
-    // other lane by one shuffle. e = exp_window(S) stays in registers until r is known.
+    // e[g + 16 j] + e[g + 16 j + 8] over j; keys g, g + 1, g even, share a word, so one packed
+    // add serves t[g] and t[g + 1]), swapped with the other lane by one shuffle. e =
+    // exp_window(S) (exp.glsl's arithmetic pair form) stays in registers until r is known. Every
+    // e lies in [2^-14, 9.75] and 64 of them sum to at most 624, so no add or multiply below
+    // can give NaN or overflow: the packed forms need no canonicalisation.
     uint row = 16u * sg + (TILE_LANE >> 1);
     uint half_ = TILE_LANE & 1u;
     uint e[16];
     uint t[4];
     [[unroll]] for (uint gp = 0u; gp < 2u; gp++) {
         uint g0 = 4u * half_ + 2u * gp;
-        uint ta = 0u;
-        uint tb = 0u;
+        uint tp = 0u;
         [[unroll]] for (uint j = 0u; j < 4u; j++) {
             uint at_a = S_AT + row * SS + ((g0 + 16u * j) >> 1);
-            uint wa = s_s[at_a];
-            uint wb = s_s[at_a + 4u];
-            uint ea0 = exp_window_table(wa & 0xFFFFu);
-            uint ea1 = exp_window_table(wa >> 16);
-            uint eb0 = exp_window_table(wb & 0xFFFFu);
-            uint eb1 = exp_window_table(wb >> 16);
-            ta = softmax_tree_step(ta, f16_add(ea0, eb0), j);
-            tb = softmax_tree_step(tb, f16_add(ea1, eb1), j);
-            e[8u * gp + 2u * j] = ea0 | (ea1 << 16);
-            e[8u * gp + 2u * j + 1u] = eb0 | (eb1 << 16);
+            uint ea = exp_window_pair(s_s[at_a]);
+            uint eb = exp_window_pair(s_s[at_a + 4u]);
+            // b[g0][j] and b[g0 + 1][j] folded into t[g0] and t[g0 + 1] (softmax_tree_step).
+            uint b = f16_add_pair_raw(ea, eb);
+            tp = j == 0u ? b : f16_add_pair_raw(tp, b);
+            e[8u * gp + 2u * j] = ea;
+            e[8u * gp + 2u * j + 1u] = eb;
         }
-        t[2u * gp] = ta;
-        t[2u * gp + 1u] = tb;
+        t[2u * gp] = tp & 0xFFFFu;
+        t[2u * gp + 1u] = tp >> 16;
     }
     uint tg[8];
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
@@ -108,21 +108,16 @@ void window_products(uint sg) {
         tg[4u + i] = half_ == 0u ? other : t[i];
     }
     uint r = recip(softmax_tree_finish(tg));
+    uint rr = r | (r << 16);
 
-    // P = E4(f16(e * r)), widened back for the second product, over the same words.
+    // P = E4(f16(e * r)), widened back for the second product (e4_round_pair: P is in [0, 1]),
+    // over the same words.
     [[unroll]] for (uint gp = 0u; gp < 2u; gp++) {
         uint g0 = 4u * half_ + 2u * gp;
         [[unroll]] for (uint j = 0u; j < 4u; j++) {
             uint at_a = S_AT + row * SS + ((g0 + 16u * j) >> 1);
             [[unroll]] for (uint b = 0u; b < 2u; b++) {
-                uint w = e[8u * gp + 2u * j + b];
-                uint lo = w & 0xFFFFu;
-                uint hi = w >> 16;
-                if (r != 0x3C00u) {
-                    lo = f16_mul(lo, r);
-                    hi = f16_mul(hi, r);
-                }
-                s_s[at_a + 4u * b] = s_lut[table_e4(lo)] | (s_lut[table_e4(hi)] << 16);
+                s_s[at_a + 4u * b] = e4_round_pair(f16_mul_pair_raw(e[8u * gp + 2u * j + b], rr));
             }
         }
     }

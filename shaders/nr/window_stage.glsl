@@ -3,7 +3,7 @@
 // (shaders/test/window_stage_qkv.comp, which proves it on devices without cooperative
 // matrices). The includer declares the push constants (`pc.width`, `height`, `shift_x`,
 // `shift_y`; with NORM_FUSED also `heads`, `qkv_off` in words; with NORM_FUSED or
-// NORM_IN_PLACE `temp_off` in bytes), `s_lut` (E4M3 code -> f16), `table_e4`, `rsqrt_table`,
+// NORM_IN_PLACE `temp_off` in bytes), e4m3_widen.glsl's functions, `rsqrt_table`,
 // with NORM_FUSED the bindings `qkv_words` and `temps`, with NORM_IN_PLACE `temps`, and with
 // either the shared rows `s_q`, `s_k`, `s_v`. gl_WorkGroupID = (window column, first window
 // row, head); the kernels run the window rows gl_WorkGroupID.y, + gl_NumWorkGroups.y, ... of
@@ -48,7 +48,7 @@ uint half_of(uint w[8], uint c) { return (w[c >> 1] >> (16u * (c & 1u))) & 0xFFF
 // The cosine normalisation of `Op::Normalize` (normalize_coop.glsl, norm.glsl) of one lane
 // pair's rows: the pair (2 row, 2 row + 1) holds half `h` (channels 16 h .. 16 h + 15, as 8
 // words) of a query's f16 q (`wq`) and of a key's k and v (`wk`, `wv`) and stores q', k', v'
-// (E4M3, widened through s_lut) at `qat`, `kat`, `vat` of s_q, s_k, s_v, zeros where `qin` or
+// (E4M3, widened back in arithmetic) at `qat`, `kat`, `vat` of s_q, s_k, s_v, zeros where `qin` or
 // `kin` says the token is outside the level. Lane h = 0 sums q's squares, lane 1 k's:
 // r[c] = f16(x[c]^2 + f16(x[c + 16]^2)) for c < 16 (one fused half FMA), then the stride tree
 // 8/4/2/1 of f16 adds, norm = rsqrt(r[0]) from the table, each lane holding one half of each
@@ -80,19 +80,15 @@ void normalize_into(uint wq[8], uint wk[8], uint wv[8], bool qin, bool kin, uint
     uint norm_q = h == 0u ? mine : other;
     uint norm_k = h == 0u ? other : mine;
     uint t = norm_temperature(gl_WorkGroupID.z);
+    // Two channels at a time: packed multiplies (a NaN publishes as +0 whatever its bits), then
+    // E4 and back to f16 in arithmetic (e4m3_widen.glsl), no table.
+    uint nq = norm_q | (norm_q << 16);
+    uint nk = norm_k | (norm_k << 16);
+    uint tt = t | (t << 16);
     [[unroll]] for (uint i = 0u; i < 8u; i++) {
-        uint qw = 0u;
-        uint kw = 0u;
-        uint vw = 0u;
-        [[unroll]] for (uint j = 0u; j < 2u; j++) {
-            uint sh = 16u * j;
-            uint q = (wq[i] >> sh) & 0xFFFFu;
-            uint k = (wk[i] >> sh) & 0xFFFFu;
-            uint v = (wv[i] >> sh) & 0xFFFFu;
-            qw |= s_lut[table_e4(f16_mul(f16_mul(q, norm_q), t))] << sh;
-            kw |= s_lut[table_e4(f16_mul(k, norm_k))] << sh;
-            vw |= s_lut[table_e4(v)] << sh;
-        }
+        uint qw = widen_halves(e4_publish_pair(f16_mul_pair_raw(f16_mul_pair_raw(wq[i], nq), tt)));
+        uint kw = widen_halves(e4_publish_pair(f16_mul_pair_raw(wk[i], nk)));
+        uint vw = widen_halves(e4_publish_pair(wv[i]));
         s_q[qat + i] = qin ? qw : 0u;
         s_k[kat + i] = kin ? kw : 0u;
         s_v[vat + i] = kin ? vw : 0u;

@@ -15,6 +15,7 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #define NORM_FUSED 1
 #include "e4m3.glsl"
+#include "e4m3_widen.glsl"
 
 layout(local_size_x = 128) in;
 

@@ -46,13 +46,18 @@
 #           512x512 and 1080p on the tensor route, the C-ABI replay (about 1.5 minutes)
 #   ab      #14: times of this build against base/openngx (OPENNGX_BUNDLE_BASELINE) in one call,
 #           1080p and 4K, with this build's per-op profile, and the 1080p frame times alone
+#   arith   #14, branch tensor-arith (session 31): what the branch owes, most needed first, for a short
+#           call: gpu_numerics and gpu_attention (the table-free attention's forms and kernels),
+#           the 1080p frame times of base/openngx, this build and `--fusion ffn-gemm`, --check at
+#           1080p with both fusions, the C-ABI replay, the 4K times, --check at 512x512 (both
+#           routes), gpu_gemm (the C = 32 attention block); about 4 minutes
 #   table   #14: the tensor route's frame times at 512x512, 720p, 1080p, 1440p and 4K, this
 #           build and base/openngx alternately (OPENNGX_BUNDLE_BASELINE)
 #   parity  the exact route on a 3-frame h25 fixture written on the device by the CPU reference
 #           (`parity --route gpu`; the carried fixtures are the C harness's, without the
 #           features parity reads); PARITY_SIZE=WxH, 512x512 by default
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab table parity)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab arith table parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 LOG="$OUT"
 if [ -n "${PACK:-}" ]; then LOG="${LOGS:-$(mktemp -d)}"; fi
@@ -341,6 +346,23 @@ ab)
     # The frame times without the per-op timestamps (a base without --timing fails here only).
     run ab_new_frame_1920x1080 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
     run ab_base_frame_1920x1080 60 ./base/openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing frame
+    ;;
+arith)
+    [ -x base/openngx ] || { echo "run.sh: no base/openngx in the bundle (OPENNGX_BUNDLE_BASELINE)" >&2; exit 2; }
+    run gpu_numerics 120 ./gpu_numerics --nocapture
+    run gpu_attention 120 ./gpu_attention --nocapture
+    t=(--frames 20 --route tensor --timing frame)
+    run arith_base_1920x1080 60 ./base/openngx bench --width 1920 --height 1080 "${t[@]}"
+    run arith_new_1920x1080 60 ./openngx bench --width 1920 --height 1080 "${t[@]}"
+    run arith_ffn-gemm_1920x1080 60 ./openngx bench --width 1920 --height 1080 "${t[@]}" --fusion ffn-gemm
+    run check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
+    run check_ffn-gemm_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check --fusion ffn-gemm
+    replay_fixtures
+    run arith_base_3840x2160 60 ./base/openngx bench --width 3840 --height 2160 "${t[@]}"
+    run arith_new_3840x2160 60 ./openngx bench --width 3840 --height 2160 "${t[@]}"
+    run arith_ffn-gemm_3840x2160 60 ./openngx bench --width 3840 --height 2160 "${t[@]}" --fusion ffn-gemm
+    run check_512x512 120 ./openngx bench --width 512 --height 512 --frames 3 --route exact,tensor --check
+    run gpu_gemm 150 ./gpu_gemm --nocapture
     ;;
 table)
     # The five sizes of #14's table, this build and base/openngx alternately, --timing frame.

@@ -13,6 +13,7 @@ use crate::gpu::{
 use crate::nr::graph::Epilogue;
 use crate::numerics::{tables, Profiles};
 
+use super::attention::NormalizeKernel;
 use super::elementwise::bind_aligned;
 use super::gemm::{GemmShape, MIN_ROWS_PER_GROUP};
 use super::{need, KernelPolicy};
@@ -36,7 +37,8 @@ fn invalid(detail: String) -> GpuError {
 /// Prepare the QKV GEMM `s` (E4 `input` `[rows][cin]`, `matrix` `[n][k]`) with the window
 /// normalisation of its f16 result into `norm`'s outputs. Refuses what the kernel does not
 /// compute: another policy or profile than the cooperative matrices' `h25`, a seed, split-K,
-/// several groups, an E4 epilogue, or N other than `96 * heads`.
+/// several groups, an E4 epilogue, N other than `96 * heads`, or a device whose subgroups do
+/// not fit the epilogue's groups of eight lanes ([`NormalizeKernel::subgroups_fit`]).
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_gemm_norm(
     ctx: &Arc<GpuContext>,
@@ -49,6 +51,14 @@ pub fn prepare_gemm_norm(
     norm: &NormOutputs,
 ) -> Result<Dispatch, GpuError> {
     policy.require_tiles_h25("gemm + normalize", profiles)?;
+    let caps = ctx.capabilities();
+    if !NormalizeKernel::subgroups_fit(caps) {
+        return Err(invalid(format!(
+            "the epilogue runs each unit on an aligned group of eight lanes: it needs subgroups \
+             of 8 to 128 lanes with shuffles (the device has {} lanes, shuffles {})",
+            caps.subgroup_size, caps.subgroup_shuffles
+        )));
+    }
     let heads = norm.heads as usize;
     if s.epilogue != Epilogue::F16
         || s.seed.is_some()

@@ -91,20 +91,24 @@ pub enum Fusion {
     /// written (`attention_block_coopmat.comp`). Exact, and slower on the H100 (1080p 41.24
     /// against 36.94 ms: docs/performance.md, session 22).
     Block,
+    /// [`Fusion::Ffn`] and [`Fusion::NormInGemm`] together: each window block's FFN pair as one
+    /// kernel, and each window normalisation as its QKV GEMM's epilogue.
+    FfnNormInGemm,
 }
 
 impl Fusion {
     /// Every choice, in the order of [`Fusion::name`]'s list.
-    pub const ALL: [Fusion; 5] = [
+    pub const ALL: [Fusion; 6] = [
         Fusion::Off,
         Fusion::NormInGemm,
         Fusion::NormInAttention,
         Fusion::Ffn,
         Fusion::Block,
+        Fusion::FfnNormInGemm,
     ];
 
     /// The name `bench --fusion` and `OPENNGX_FUSION` take: `off`, `gemm`, `attention`, `ffn`,
-    /// `block`.
+    /// `block`, `ffn-gemm`.
     pub fn name(self) -> &'static str {
         match self {
             Fusion::Off => "off",
@@ -112,6 +116,7 @@ impl Fusion {
             Fusion::NormInAttention => "attention",
             Fusion::Ffn => "ffn",
             Fusion::Block => "block",
+            Fusion::FfnNormInGemm => "ffn-gemm",
         }
     }
 }
@@ -227,6 +232,7 @@ mod fusion_names {
         }
         assert_eq!("ffn".parse::<Fusion>(), Ok(Fusion::Ffn));
         assert_eq!("attention".parse::<Fusion>(), Ok(Fusion::NormInAttention));
+        assert_eq!("ffn-gemm".parse::<Fusion>(), Ok(Fusion::FfnNormInGemm));
         let e = "everything".parse::<Fusion>().expect_err("unknown");
         assert!(e.contains("everything") && e.contains("ffn"), "{e}");
         assert!("".parse::<Fusion>().is_err());

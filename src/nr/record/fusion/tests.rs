@@ -398,12 +398,14 @@ fn the_tensor_routes_plan_in_strips_fits_the_memory_targets() {
             assert_eq!(l.workspace_bytes(), every.workspace_bytes(), "{w}x{h}");
             assert!(l.workspace_bytes() < off.workspace_bytes());
             // Every window normalisation, or the 46 window blocks' FFN pairs (and with them
-            // three nodes of each C = 32 block outside the field's strips), or nothing.
+            // three nodes of each C = 32 block outside the field's strips, or every window
+            // normalisation), or nothing.
             let want = match fusion {
                 Fusion::Off => 0..=0,
                 Fusion::Ffn => 46..=46,
                 Fusion::Block => 46 + 3 * 8..=46 + 3 * 10,
                 Fusion::NormInGemm | Fusion::NormInAttention => 61..=usize::MAX,
+                Fusion::FfnNormInGemm => 46 + 61..=usize::MAX,
             };
             assert!(want.contains(&l.fusions.count()), "{fusion:?}");
             assert!(

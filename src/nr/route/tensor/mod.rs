@@ -53,14 +53,15 @@ const GEMM_SHARED_BYTES: u32 = CoopmatTile::base(64).shared_bytes();
 ///   inside the `ffn2` (128 -> 32 per expert) that reads its output (`ffn_coopmat.comp`): the
 ///   C = 32 blocks' (one expert, `ffn2` seeded) and the expert blocks' (`ffn2` unseeded);
 ///   [`Fusion::Block`] fuses these pairs too (and, as a [`chain`], each C = 32 block's
-///   attention half).
+///   attention half);
+/// * [`Fusion::FfnNormInGemm`]: both the pairs of [`Fusion::NormInGemm`] and of [`Fusion::Ffn`].
 ///
 /// The ViT's normalisation stays a launch of its own (its q takes another scale, and in the
 /// attention's staging each ViT workgroup would repeat the keys' work once per query block).
 pub fn fuses(fusion: Fusion, node: &Node, next: &Node) -> bool {
     match (fusion, &node.op, &next.op) {
         (
-            Fusion::NormInGemm,
+            Fusion::NormInGemm | Fusion::FfnNormInGemm,
             Op::Gemm {
                 mat,
                 seed: None,
@@ -101,7 +102,7 @@ pub fn fuses(fusion: Fusion, node: &Node, next: &Node) -> bool {
             },
         ) => (q, k, v, heads) == (q2, k2, v2, h2),
         (
-            Fusion::Ffn | Fusion::Block,
+            Fusion::Ffn | Fusion::Block | Fusion::FfnNormInGemm,
             Op::Gemm {
                 mode: InputMode::Shared,
                 mat,

@@ -91,7 +91,7 @@ pub struct Args {
     /// window block's first two FFN GEMMs as one kernel, the hidden channels kept on chip) or
     /// `block` (`ffn`, and each C = 32 block's QKV GEMM, normalisation, attention and projection
     /// as one kernel). The same bytes; the exact route fuses nothing.
-    #[arg(long, value_name = "off|gemm|attention|ffn|block", default_value_t = Fusion::default(), value_parser = parse_fusion)]
+    #[arg(long, value_name = "off|gemm|attention|ffn|block|ffn-gemm", default_value_t = Fusion::default(), value_parser = parse_fusion)]
     pub(crate) fusion: Fusion,
     /// Also print what the driver reports about each kernel (register counts and the like,
     /// through VK_KHR_pipeline_executable_properties where the device has it).
@@ -795,6 +795,7 @@ mod tests {
                 ("attention", Fusion::NormInAttention),
                 ("ffn", Fusion::Ffn),
                 ("block", Fusion::Block),
+                ("ffn-gemm", Fusion::FfnNormInGemm),
             ],
             &["on"],
         );
