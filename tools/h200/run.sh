@@ -53,11 +53,14 @@
 #           routes), gpu_gemm (the C = 32 attention block); about 4 minutes
 #   table   #14: the tensor route's frame times at 512x512, 720p, 1080p, 1440p and 4K, this
 #           build and base/openngx alternately (OPENNGX_BUNDLE_BASELINE)
+#   floor   #14: the launch floor (`bench --timing floor`: the frame's launches and barriers with
+#           empty kernels) beside the frame time at the five sizes, and at 1080p without strips
+#           and with --fusion block
 #   parity  the exact route on a 3-frame h25 fixture written on the device by the CPU reference
 #           (`parity --route gpu`; the carried fixtures are the C harness's, without the
 #           features parity reads); PARITY_SIZE=WxH, 512x512 by default
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab arith table parity)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab arith table floor parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 LOG="$OUT"
 if [ -n "${PACK:-}" ]; then LOG="${LOGS:-$(mktemp -d)}"; fi
@@ -374,8 +377,23 @@ table)
         done
     done
     ;;
+floor)
+    # What the launches and barriers cost without their work, beside the frame they come from.
+    for size in 1920x1080 3840x2160 512x512 1280x720 2560x1440; do
+        for timing in floor frame; do
+            run "${timing}_$size" 60 ./openngx bench --width "${size%x*}" --height "${size#*x}" --frames 20 --route tensor --timing "$timing"
+        done
+    done
+    for extra in "--strips off" "--fusion block"; do
+        name="${extra#--}"
+        for timing in floor frame; do
+            # shellcheck disable=SC2086 # two words each
+            run "${timing}_1920x1080_${name// /-}" 60 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing "$timing" $extra
+        done
+    done
+    ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, block_min, budget, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, table, parity)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, block_min, budget, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, arith, table, floor, parity)" >&2
     exit 2
     ;;
 esac

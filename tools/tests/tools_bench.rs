@@ -180,6 +180,24 @@ fn bench_strips_are_exact_over_the_whole_network() {
     assert_eq!(j["mismatches"], serde_json::json!([]), "{j}");
 }
 
+/// `--timing floor` records the same launches as a timed frame (same count, the floor flagged in
+/// the report) with empty kernels, and takes GPU time of its own.
+#[test]
+fn bench_launch_floor_runs_the_frames_launches() {
+    if common::Harness::new().is_none() {
+        return; // SKIP printed
+    }
+    let frame = bench_64x64("blocks 0-1, frame", &["--blocks", "2", "--timing", "frame"]);
+    let floor = bench_64x64("blocks 0-1, floor", &["--blocks", "2", "--timing", "floor"]);
+    assert_eq!(frame["launch_floor"], false, "{frame}");
+    assert_eq!(floor["launch_floor"], true, "{floor}");
+    let launches = frame["dispatches"].as_u64().expect("dispatches");
+    assert!(launches > 0, "{frame}");
+    assert_eq!(floor["dispatches"].as_u64(), Some(launches), "{floor}");
+    let ms = floor["median_ms"].as_f64().expect("median");
+    assert!(ms > 0.0 && ms.is_finite(), "{floor}");
+}
+
 #[test]
 fn bench_refuses_bad_arguments_before_running() {
     for blocks in ["0", "72"] {
@@ -191,6 +209,13 @@ fn bench_refuses_bad_arguments_before_running() {
             stderr(&o)
         );
     }
+    let o = openngx(&["bench", "--timing", "floor", "--check"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--timing floor runs empty kernels"),
+        "{}",
+        stderr(&o)
+    );
     let o = openngx(&["bench", "--frames", "0"], &[]);
     assert_eq!(o.status.code(), Some(1));
     assert!(

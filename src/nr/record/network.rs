@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::feature::Route;
 use crate::gpu::{
     BufferBinding, Capabilities, DescriptorArena, Dispatch, GpuBuffer, GpuContext, GpuError,
-    MemoryKind, Recorder, StageTime, TimestampPool, UploadBatch,
+    MemoryKind, PipelineDesc, Recorder, StageTime, TimestampPool, UploadBatch,
 };
 use crate::nr::graph::{Graph, TensorId};
 use crate::nr::route::{self, Fusion, NetworkRoute, NodeBindings, RouteError};
@@ -186,10 +186,46 @@ pub fn plan_within(
     })
 }
 
+/// Which kernels a recording launches: the prepared ones, or the empty one of the launch floor
+/// ([`NetworkRecorder::record_launch_floor`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LaunchKernels {
+    Own,
+    Empty,
+}
+
+/// Record `launch` (and its follow-up launches) with its own kernel, or with the empty kernel
+/// built on the launch's own layout so that its descriptor set and push constants bind as they
+/// are.
+fn record_launch(
+    ctx: &GpuContext,
+    launch: &Dispatch,
+    rec: &mut Recorder<'_>,
+    kernels: LaunchKernels,
+) -> Result<(), GpuError> {
+    if kernels == LaunchKernels::Own {
+        return launch.record(rec);
+    }
+    let p = &launch.pipeline;
+    let empty = ctx.pipeline(&PipelineDesc {
+        shader: "nr/launch_floor".to_owned(),
+        bindings: p.bindings,
+        images: p.images,
+        push_bytes: p.push_bytes,
+        spec: Vec::new(),
+    })?;
+    rec.run(&empty, launch.set, &launch.push, launch.groups)?;
+    if let Some(next) = &launch.then {
+        rec.compute_to_compute();
+        record_launch(ctx, next, rec, kernels)?;
+    }
+    Ok(())
+}
+
 /// The network of one geometry on one device.
 pub struct NetworkRecorder {
     /// The device and the weights the prepared descriptor sets point into, kept alive.
-    _ctx: Arc<GpuContext>,
+    ctx: Arc<GpuContext>,
     graph: Graph,
     _weights: Arc<GpuWeights>,
     workspace: Workspace,
@@ -321,7 +357,7 @@ impl NetworkRecorder {
             None
         };
         Ok(NetworkRecorder {
-            _ctx: Arc::clone(ctx),
+            ctx: Arc::clone(ctx),
             graph,
             _weights: weights,
             workspace,
@@ -414,6 +450,30 @@ impl NetworkRecorder {
         rec: &mut Recorder<'_>,
         range: std::ops::Range<usize>,
     ) -> Result<(), RecordError> {
+        self.record_range(rec, range, LaunchKernels::Own)
+    }
+
+    /// The launch floor of nodes `range` (`bench --timing floor`): the same launches in the same
+    /// order behind the same barriers as [`Self::record_nodes`], each with its own pipeline
+    /// layout, descriptor set, push constants and grid, but every kernel replaced by an empty
+    /// one (`nr/launch_floor`). Its GPU time is what the launches and barriers cost without
+    /// their work. Nothing is written (no timestamps, no readback): the workspace keeps
+    /// whatever it held, so never read results after it.
+    pub fn record_launch_floor(
+        &mut self,
+        rec: &mut Recorder<'_>,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), RecordError> {
+        self.record_range(rec, range, LaunchKernels::Empty)
+    }
+
+    fn record_range(
+        &mut self,
+        rec: &mut Recorder<'_>,
+        range: std::ops::Range<usize>,
+        kernels: LaunchKernels,
+    ) -> Result<(), RecordError> {
+        let floor = kernels == LaunchKernels::Empty;
         let len = self.graph.nodes.len();
         if range.start > range.end || range.end > len {
             return Err(RecordError::Graph(format!(
@@ -439,8 +499,14 @@ impl NetworkRecorder {
         // and earlier reads of the workspace are done before this part overwrites it.
         rec.compute_to_compute();
         rec.transfer_to_compute();
+        // The floor writes no timestamps: its caller times the whole range.
+        let mut timestamps = if floor {
+            None
+        } else {
+            self.timestamps.as_mut()
+        };
         if range.start == 0 {
-            if let Some(ts) = self.timestamps.as_mut() {
+            if let Some(ts) = timestamps.as_deref_mut() {
                 ts.reset(rec);
                 ts.mark(rec, "start")?;
             }
@@ -466,9 +532,9 @@ impl NetworkRecorder {
                         if after_launch {
                             rec.compute_to_compute();
                         }
-                        launch.record(rec)?;
+                        record_launch(&self.ctx, launch, rec, kernels)?;
                         after_launch = true;
-                        if let Some(ts) = self.timestamps.as_mut() {
+                        if let Some(ts) = timestamps.as_deref_mut() {
                             ts.mark(rec, &self.graph.nodes[j].label)?;
                         }
                     }
@@ -486,9 +552,9 @@ impl NetworkRecorder {
             }
             after_launch = true;
             for launch in &self.prepared[i] {
-                launch.record(rec)?;
+                record_launch(&self.ctx, launch, rec, kernels)?;
             }
-            if let Some(ts) = self.timestamps.as_mut() {
+            if let Some(ts) = timestamps.as_deref_mut() {
                 ts.mark(rec, &self.graph.nodes[i].label)?;
             }
             i += 1;
@@ -496,7 +562,7 @@ impl NetworkRecorder {
         // Exit: results are visible to the caller's later shaders and copies.
         rec.compute_to_compute();
         rec.compute_to_transfer();
-        if range.end == len {
+        if range.end == len && !floor {
             self.record_readback(rec)?;
         }
         Ok(())

@@ -99,8 +99,10 @@ pub struct Args {
     pub(crate) pipeline_stats: bool,
     /// `nodes`: a timestamp after every op (the per-stage and per-op profile); `frame`: only
     /// before and after the network, as a feature records it (the frame time without the
-    /// profile's timestamps, no per-op lines).
-    #[arg(long, value_name = "nodes|frame", default_value = "nodes", value_parser = parse_timing)]
+    /// profile's timestamps, no per-op lines); `floor`: as `frame`, but every launch runs an
+    /// empty kernel with its own grid behind the same barriers (what the launches and barriers
+    /// cost without their work; no bytes, so not with `--check`).
+    #[arg(long, value_name = "nodes|frame|floor", default_value = "nodes", value_parser = parse_timing)]
     pub(crate) timing: Timing,
 }
 
@@ -111,13 +113,16 @@ pub(crate) enum Timing {
     Nodes,
     /// Around the whole network only.
     Frame,
+    /// Around the whole network, every launch with an empty kernel (the launch floor).
+    Floor,
 }
 
 fn parse_timing(s: &str) -> Result<Timing, String> {
     match s {
         "nodes" => Ok(Timing::Nodes),
         "frame" => Ok(Timing::Frame),
-        t => Err(format!("`{t}`: expected nodes or frame")),
+        "floor" => Ok(Timing::Floor),
+        t => Err(format!("`{t}`: expected nodes, frame or floor")),
     }
 }
 
@@ -345,6 +350,9 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
     if args.frames == 0 {
         return Err("--frames must be at least 1".into());
     }
+    if args.check && args.timing == Timing::Floor {
+        return Err("--timing floor runs empty kernels, so it has no bytes to --check".into());
+    }
     if let Some(b) = args.blocks {
         if !(1..=BLOCK_COUNT).contains(&b) {
             return Err(format!("--blocks must be 1..={BLOCK_COUNT}"));
@@ -437,9 +445,12 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
         .count();
     // `--timing frame`: two timestamps of the bench's own around the network.
     let mut frame_pool = match args.timing {
-        Timing::Frame => TimestampPool::new(gpu.ctx(), 2).map_err(|e| e.to_string())?,
+        Timing::Frame | Timing::Floor => {
+            TimestampPool::new(gpu.ctx(), 2).map_err(|e| e.to_string())?
+        }
         Timing::Nodes => None,
     };
+    let floor = args.timing == Timing::Floor;
     let mut dispatches = 0;
     for i in 0..args.warmup + args.frames {
         let t = Instant::now();
@@ -449,7 +460,12 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
                 p.reset(rec);
                 p.mark(rec, "start").map_err(|e| e.to_string())?;
             }
-            net.record_nodes(rec, 0..nodes).map_err(|e| e.to_string())?;
+            if floor {
+                net.record_launch_floor(rec, 0..nodes)
+            } else {
+                net.record_nodes(rec, 0..nodes)
+            }
+            .map_err(|e| e.to_string())?;
             if let Some(p) = pool.as_mut() {
                 p.mark(rec, "frame").map_err(|e| e.to_string())?;
             }
@@ -565,7 +581,7 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
             "device": device, "width": args.width, "height": args.height,
             "field": [geometry.field.w, geometry.field.h], "profile": profiles.name,
             "route": route.name(), "route_detail": gpu.net.route().describe(),
-            "frames": args.frames, "blocks": args.blocks.unwrap_or(BLOCK_COUNT), "median_ms": med, "min_ms": min, "dispatches": dispatches,
+            "frames": args.frames, "launch_floor": floor, "blocks": args.blocks.unwrap_or(BLOCK_COUNT), "median_ms": med, "min_ms": min, "dispatches": dispatches,
             "nodes": nodes, "launches": launches[..nodes].iter().sum::<usize>(), "split_nodes": split_nodes,
             "max_binding_range": gpu.net.limits().max_range, "compared_boundaries": compared,
             "strips": strip_count, "strip_bands": strip_bands, "fused": fused,
@@ -612,10 +628,18 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
                 gpu.net.limits().max_range
             );
         }
-        println!(
-            "GPU time per frame: median {med:.2} ms, min {min:.2} ms over {} frames",
-            args.frames
-        );
+        if floor {
+            println!(
+                "launch floor (the same {dispatches} launches and barriers, empty kernels): \
+                 median {med:.2} ms, min {min:.2} ms over {} frames",
+                args.frames
+            );
+        } else {
+            println!(
+                "GPU time per frame: median {med:.2} ms, min {min:.2} ms over {} frames",
+                args.frames
+            );
+        }
         println!(
             "device memory: weights {:.1} MiB + workspace {:.1} MiB = {:.1} MiB",
             weights_bytes as f64 / 1048576.0,
@@ -828,7 +852,11 @@ mod tests {
             "--timing",
             |a| a.timing,
             Timing::Nodes,
-            &[("frame", Timing::Frame), ("nodes", Timing::Nodes)],
+            &[
+                ("frame", Timing::Frame),
+                ("nodes", Timing::Nodes),
+                ("floor", Timing::Floor),
+            ],
             &["ops"],
         );
     }
