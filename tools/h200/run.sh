@@ -56,11 +56,13 @@
 #   floor   #14: the launch floor (`bench --timing floor`: the frame's launches and barriers with
 #           empty kernels) beside the frame time at the five sizes, and at 1080p without strips
 #           and with --fusion block
+#   floor_min  the least of floor (little device time left): 1080p and 4K, and 1080p without
+#           strips, the floor first
 #   parity  the exact route on a 3-frame h25 fixture written on the device by the CPU reference
 #           (`parity --route gpu`; the carried fixtures are the C harness's, without the
 #           features parity reads); PARITY_SIZE=WxH, 512x512 by default
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab arith table floor parity)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab arith table floor floor_min parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 LOG="$OUT"
 if [ -n "${PACK:-}" ]; then LOG="${LOGS:-$(mktemp -d)}"; fi
@@ -392,8 +394,17 @@ floor)
         done
     done
     ;;
+floor_min)
+    t=(--frames 20 --route tensor)
+    run floor_1920x1080 40 ./openngx bench --width 1920 --height 1080 "${t[@]}" --timing floor
+    run floor_3840x2160 40 ./openngx bench --width 3840 --height 2160 "${t[@]}" --timing floor
+    run floor_1920x1080_strips-off 40 ./openngx bench --width 1920 --height 1080 "${t[@]}" --timing floor --strips off
+    run frame_1920x1080 40 ./openngx bench --width 1920 --height 1080 "${t[@]}" --timing frame
+    run frame_1920x1080_strips-off 40 ./openngx bench --width 1920 --height 1080 "${t[@]}" --timing frame --strips off
+    run frame_3840x2160 40 ./openngx bench --width 3840 --height 2160 "${t[@]}" --timing frame
+    ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, block_min, budget, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, arith, table, floor, parity)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, block_min, budget, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, arith, table, floor, floor_min, parity)" >&2
     exit 2
     ;;
 esac
