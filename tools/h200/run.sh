@@ -58,11 +58,16 @@
 #           and with --fusion block
 #   floor_min  the least of floor (little device time left): 1080p and 4K, and 1080p without
 #           strips, the floor first
+#   issue   #14's table: both routes in one run (`--timing frame`, 20 frames) at 512x512, 720p,
+#           1080p, 1440p and 4K, the tensor route at 1080p and 4K in the strips' earlier
+#           budget (--strips per-token:40), the tensor route's 1080p per-op profile with pipeline
+#           statistics, and both routes' `--check` at 720p and 1080p (the bytes against the CPU
+#           reference, and the tensor route against the exact one: bytes per boundary, head PSNR)
 #   parity  the exact route on a 3-frame h25 fixture written on the device by the CPU reference
 #           (`parity --route gpu`; the carried fixtures are the C harness's, without the
 #           features parity reads); PARITY_SIZE=WxH, 512x512 by default
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab arith table floor floor_min parity)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab arith table floor floor_min issue parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 LOG="$OUT"
 if [ -n "${PACK:-}" ]; then LOG="${LOGS:-$(mktemp -d)}"; fi
@@ -335,6 +340,19 @@ checks_min)
     run check_1920x1080 150 ./openngx bench --width 1920 --height 1080 --frames 3 --route tensor --check
     replay_fixtures
     ;;
+issue)
+    for s in 1920x1080 3840x2160 512x512 1280x720 2560x1440; do
+        run "issue_$s" 120 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route exact,tensor --timing frame
+    done
+    # The strips' earlier default budget (40 bytes per field token) in the same call.
+    for s in 1920x1080 3840x2160; do
+        run "issue_${s}_per-token-40" 60 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route tensor --timing frame --strips per-token:40
+    done
+    run profile_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --pipeline-stats
+    for s in 1280x720 1920x1080; do
+        run "issue_check_$s" 200 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 3 --route exact,tensor --check
+    done
+    ;;
 parity)
     size="${PARITY_SIZE:-512x512}"
     [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
@@ -404,7 +422,7 @@ floor_min)
     run frame_3840x2160 40 ./openngx bench --width 3840 --height 2160 "${t[@]}" --timing frame
     ;;
 *)
-    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, block_min, budget, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, arith, table, floor, floor_min, parity)" >&2
+    echo "run.sh: unknown part $part (life, soak, soak_nolayer, gemmnorm, gemmnorm_min, fusion, fusion_min, ffn, block, block_min, budget, tensor, strips, strips_check, strips_time, rr, replay, profile, rr_dynamic, core, checks, checks_min, ab, arith, table, floor, floor_min, issue, parity)" >&2
     exit 2
     ;;
 esac

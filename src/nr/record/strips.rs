@@ -34,15 +34,16 @@ use super::workspace::scratch_bytes;
 /// The least band-local bytes per band of the default budget ([`default_budget`]).
 pub const DEFAULT_BUDGET: u64 = 64 << 20;
 
-/// Band-local bytes per band per token of the field in the default budget. 40 is the most
-/// that keeps the tensor route's feature within the memory targets at 1080p (411.9 of
-/// 450 MiB) and 4K (1161.9 of 1228.8 MiB) with every fusion choice (`--fusion off` at 4K:
-/// 1225.7); each band fewer saves a launch of every node of the strip (docs/performance.md,
-/// sessions 23 and 29: the weights' f16 copies of the small FFNs added 0.5 MiB).
-pub const BUDGET_PER_FIELD_TOKEN: u64 = 40;
+/// Band-local bytes per band per token of the field in the default budget. 48 keeps the tensor
+/// route's feature within the memory targets at 1080p (419.5 of 450 MiB) and 4K (1207.0
+/// of 1228.8 MiB) with every fusion choice but `--fusion off` at 4K (1282.0, a diagnostic
+/// choice). On an H200 it ran 1080p in 29.40 ms against 29.80 at 40 (32 bands instead of 37;
+/// 4K: 96.15 against 96.17), and 64 (449.4 MiB, 23 bands) in 28.88: each band fewer saves a
+/// launch of every node of the strip (docs/performance.md, sessions 23, 29 and 33).
+pub const BUDGET_PER_FIELD_TOKEN: u64 = 48;
 
 /// The default budget of a schedule: [`BUDGET_PER_FIELD_TOKEN`] bytes per field token, at
-/// least [`DEFAULT_BUDGET`] (84.4 MiB at 1920x1080, 318.8 MiB at 3840x2160).
+/// least [`DEFAULT_BUDGET`] (94.9 MiB at 1920x1080, 379.7 MiB at 3840x2160).
 pub fn default_budget(graph: &Graph) -> u64 {
     budget_per_token(graph, BUDGET_PER_FIELD_TOKEN)
 }
