@@ -60,7 +60,8 @@
 #           strips, the floor first
 #   issue   #14's table: both routes in one run (`--timing frame`, 20 frames) at 512x512, 720p,
 #           1080p, 1440p and 4K, the tensor route at 1080p and 4K in the strips' earlier
-#           budget (--strips per-token:40), the tensor route's 1080p per-op profile with pipeline
+#           budget (--strips per-token:40), the 1080p launch floor, 4K without strips, the
+#           tensor route's 1080p per-op profile with pipeline
 #           statistics, and both routes' `--check` at 720p and 1080p (the bytes against the CPU
 #           reference, and the tensor route against the exact one: bytes per boundary, head PSNR)
 #   parity  the exact route on a 3-frame h25 fixture written on the device by the CPU reference
@@ -348,6 +349,9 @@ issue)
     for s in 1920x1080 3840x2160; do
         run "issue_${s}_per-token-40" 60 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 20 --route tensor --timing frame --strips per-token:40
     done
+    # What the strips cost: the launch floor in the default strips, and 4K without strips.
+    run issue_floor_1920x1080 40 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --timing floor
+    run issue_3840x2160_strips-off 60 ./openngx bench --width 3840 --height 2160 --frames 20 --route tensor --timing frame --strips off
     run profile_1920x1080 90 ./openngx bench --width 1920 --height 1080 --frames 20 --route tensor --pipeline-stats
     for s in 1280x720 1920x1080; do
         run "issue_check_$s" 200 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 3 --route exact,tensor --check
