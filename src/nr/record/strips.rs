@@ -43,7 +43,7 @@ pub const DEFAULT_BUDGET: u64 = 64 << 20;
 pub const BUDGET_PER_FIELD_TOKEN: u64 = 48;
 
 /// The default budget of a schedule: [`BUDGET_PER_FIELD_TOKEN`] bytes per field token, at
-/// least [`DEFAULT_BUDGET`] (94.9 MiB at 1920x1080, 379.7 MiB at 3840x2160).
+/// least [`DEFAULT_BUDGET`] (101.3 MiB at 1920x1080, 382.5 MiB at 3840x2160).
 pub fn default_budget(graph: &Graph) -> u64 {
     budget_per_token(graph, BUDGET_PER_FIELD_TOKEN)
 }
