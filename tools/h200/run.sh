@@ -61,9 +61,9 @@
 #   issue   #14's table: both routes in one run (`--timing frame`, 20 frames) at 512x512, 720p,
 #           1080p, 1440p and 4K, the tensor route at 1080p and 4K in the strips' earlier
 #           budget (--strips per-token:40), the 1080p launch floor, 4K without strips, the
-#           tensor route's 1080p per-op profile with pipeline
-#           statistics, and both routes' `--check` at 720p and 1080p (the bytes against the CPU
-#           reference, and the tensor route against the exact one: bytes per boundary, head PSNR)
+#           tensor route's 1080p per-op profile with pipeline statistics, and both routes'
+#           `--check` at 720p and 1080p (the bytes against the CPU reference, and the tensor
+#           route against the exact one: bytes per boundary, head PSNR)
 #   parity  the exact route on a 3-frame h25 fixture written on the device by the CPU reference
 #           (`parity --route gpu`; the carried fixtures are the C harness's, without the
 #           features parity reads); PARITY_SIZE=WxH, 512x512 by default
