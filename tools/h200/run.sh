@@ -64,11 +64,14 @@
 #           tensor route's 1080p per-op profile with pipeline statistics, and both routes'
 #           `--check` at 720p and 1080p (the bytes against the CPU reference, and the tensor
 #           route against the exact one: bytes per boundary, head PSNR)
+#   replay_large  #14: the C harness's replay of a 3-frame h25 fixture written on the device by the
+#           CPU reference (REPLAY_SIZE=WxH, 1920x1080 by default): the tensor route in the
+#           feature's own strips through the public C ABI (about 4 minutes at 1080p)
 #   parity  the exact route on a 3-frame h25 fixture written on the device by the CPU reference
 #           (`parity --route gpu`; the carried fixtures are the C harness's, without the
 #           features parity reads); PARITY_SIZE=WxH, 512x512 by default
 set -u
-[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab arith table floor floor_min issue parity)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: run.sh PART... (life soak soak_nolayer gemmnorm gemmnorm_min fusion fusion_min ffn block block_min budget tensor strips strips_check strips_time rr replay profile rr_dynamic core checks checks_min ab arith table floor floor_min issue replay_large parity)" >&2; exit 2; }
 OUT="${OUT:-$PWD/out}"
 LOG="$OUT"
 if [ -n "${PACK:-}" ]; then LOG="${LOGS:-$(mktemp -d)}"; fi
@@ -356,6 +359,15 @@ issue)
     for s in 1280x720 1920x1080; do
         run "issue_check_$s" 200 ./openngx bench --width "${s%x*}" --height "${s#*x}" --frames 3 --route exact,tensor --check
     done
+    ;;
+replay_large)
+    # The feature's own strips through the C ABI at a large size: a 3-frame h25 fixture written
+    # here by the CPU reference (too large to carry), replayed by the C harness under the
+    # validation layer; REPLAY_SIZE=WxH, 1920x1080 by default.
+    size="${REPLAY_SIZE:-1920x1080}"
+    [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+    run "fixture_h25_$size" 300 ./openngx reference --model model --synthetic-scene --width "${size%x*}" --height "${size#*x}" --frames 3 --profile h25 --out "fx_h25_$size"
+    run "replay_h25_$size" 240 env OPENNGX_LOG=1 OPENNGX_MODEL_DIR="$PWD/model" ./replay "fx_h25_$size"
     ;;
 parity)
     size="${PARITY_SIZE:-512x512}"
