@@ -133,6 +133,26 @@ fn bench_json_reports_times_stages_and_memory() {
     ] {
         assert!(kinds.contains_key(k), "`{k}` in {j}");
     }
+    // Per op class (#14's profile): the kinds summed without their shapes and levels, every
+    // kind's time and MACs counted once, and the MACs of the timed ops in all.
+    let classes = j["op_classes"].as_object().expect("op_classes object");
+    for c in ["gemm", "window attention", "adapter", "normalize"] {
+        assert!(classes.contains_key(c), "`{c}` in {j}");
+    }
+    assert!(classes.keys().all(|c| !c.contains('@')), "{j}");
+    let total = |o: &serde_json::Map<String, serde_json::Value>, f: &str| -> f64 {
+        o.values().filter_map(|v| v[f].as_f64()).sum()
+    };
+    for field in ["ms", "macs"] {
+        let (a, b) = (total(kinds, field), total(classes, field));
+        assert!(
+            (a - b).abs() <= 1e-9 * a.max(1.0),
+            "{field}: kinds {a}, classes {b}: {j}"
+        );
+    }
+    let timed = f("timed_macs");
+    assert!((timed - total(kinds, "macs")).abs() <= 1e-9 * timed, "{j}");
+    assert!(f("timed_macs") >= 2.0 * 336.0 * 320.0 * 32.0 * 128.0, "{j}");
     // Driver statistics per kernel where the device offers VK_KHR_pipeline_executable_properties
     // (lavapipe does not: then the reason), never silently nothing.
     let stats = &j["pipeline_stats"];

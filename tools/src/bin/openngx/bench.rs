@@ -284,6 +284,35 @@ fn launch_kinds(
     out
 }
 
+/// The class of a per-kind profile key: the kind without its shape and level ("gemm 32x128 x1
+/// @Field" -> "gemm", "window attention C32 @L(0)" -> "window attention"), a fused chain's classes
+/// joined by " + " ("gemm + gemm" for the FFN pairs). The classes are what #14's profile sets
+/// against the frame's FLOPs (docs/tensor-route-targets.md).
+fn op_class(kind: &str) -> String {
+    kind.split(" + ")
+        .map(|part| {
+            part.split(' ')
+                .take_while(|w| !w.contains(|c: char| c.is_ascii_digit() || c == '@'))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// The per-kind medians (ms) and MACs summed by [`op_class`]: (ms, MACs) per class.
+fn by_class<'a>(
+    kinds: impl IntoIterator<Item = (&'a str, f64, f64)>,
+) -> BTreeMap<String, (f64, f64)> {
+    let mut out: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for (k, ms, m) in kinds {
+        let e = out.entry(op_class(k)).or_default();
+        e.0 += ms;
+        e.1 += m;
+    }
+    out
+}
+
 /// What one route's run leaves for a comparison with another: the boundaries and the head
 /// (with --check).
 struct RouteRun {
@@ -593,6 +622,14 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
             .iter_mut()
             .map(|(k, v)| (k.as_str(), median(v)))
             .collect();
+        let classes: BTreeMap<String, serde_json::Value> = by_class(
+            per_kind
+                .iter_mut()
+                .map(|(k, v)| (k.as_str(), median(v), macs.get(k).copied().unwrap_or(0.0))),
+        )
+        .into_iter()
+        .map(|(c, (ms, m))| (c, serde_json::json!({"ms": ms, "macs": m})))
+        .collect();
         let kinds: BTreeMap<&str, serde_json::Value> = per_kind
             .iter_mut()
             .map(|(k, v)| {
@@ -610,7 +647,8 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
             "strips": strip_count, "strip_bands": strip_bands, "fused": fused,
             "weights_bytes": weights_bytes, "workspace_bytes": workspace_bytes, "input_copy_bytes": input_len,
             "weights_widened_bytes": gpu.weights.widened_bytes(),
-            "stages_median_ms": stages, "op_kinds": kinds,
+            "stages_median_ms": stages, "op_kinds": kinds, "op_classes": classes,
+            "timed_macs": macs.values().sum::<f64>(),
             "exact": exact.as_ref().map(|b| b.is_empty()),
             "mismatches": exact,
             "pipeline_stats": stats.as_ref().map(stats_json),
@@ -689,6 +727,31 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
                 println!("  {k:<40} {ms:9.2} ms");
             }
         }
+        if !per_kind.is_empty() {
+            println!("per op class (the kinds' medians summed, MACs, TFLOP/s):");
+            let classes = by_class(
+                per_kind
+                    .iter_mut()
+                    .map(|(k, v)| (k.as_str(), median(v), macs.get(k).copied().unwrap_or(0.0))),
+            );
+            for (c, (ms, m)) in &classes {
+                if *m > 0.0 {
+                    println!(
+                        "  {c:<40} {ms:9.2} ms {m:10.3e} MAC {:8.2} TFLOP/s",
+                        2.0 * m / (ms * 1e-3) / 1e12
+                    );
+                } else {
+                    println!("  {c:<40} {ms:9.2} ms");
+                }
+            }
+            let total: f64 = macs.values().sum();
+            println!(
+                "  timed ops: {total:.3e} MACs ({:.3} TFLOP), {:.2} TFLOP/s at this run's median \
+                 of {med:.2} ms",
+                2.0 * total / 1e12,
+                2.0 * total / (med * 1e-3) / 1e12
+            );
+        }
         if let Some(stats) = &stats {
             print_pipeline_stats(stats);
         }
@@ -761,10 +824,42 @@ impl Drop for TempDir {
 
 #[cfg(test)]
 mod tests {
-    use super::{launch_kinds, op_kind, stage, Args, Fusion, StripChoice, Timing};
+    use super::{
+        by_class, launch_kinds, op_class, op_kind, stage, Args, Fusion, StripChoice, Timing,
+    };
     use clap::Parser;
     use openngx::nr::geometry::Geometry;
     use openngx::nr::graph;
+
+    /// The classes drop shapes and levels and keep a fused chain's parts; the sums per class
+    /// keep every kind's time and MACs once.
+    #[test]
+    fn op_classes_sum_the_kinds() {
+        for (kind, class) in [
+            ("gemm 32x128 x1 @Field", "gemm"),
+            ("gemm 1024x1024 /256 x1 @L(5)", "gemm"),
+            ("gemm 32x128 x1 @L(0) + gemm 128x32 x1 @L(0)", "gemm + gemm"),
+            ("window attention C32 @Field", "window attention"),
+            ("window attention C512 @L(4)", "window attention"),
+            ("vit attention", "vit attention"),
+            ("normalize", "normalize"),
+            ("gemm 32x96 x1 @L(0) + normalize", "gemm + normalize"),
+            ("adapter", "adapter"),
+        ] {
+            assert_eq!(op_class(kind), class, "{kind}");
+        }
+        let classes = by_class([
+            ("gemm 32x32 x1 @Field", 1.5, 10.0),
+            ("gemm 64x64 x1 @L(1)", 0.25, 5.0),
+            ("window attention C32 @Field", 2.0, 7.0),
+            ("window attention C64 @L(1)", 1.0, 3.0),
+            ("normalize", 0.5, 0.0),
+        ]);
+        assert_eq!(classes.len(), 3);
+        assert_eq!(classes["gemm"], (1.75, 15.0));
+        assert_eq!(classes["window attention"], (3.0, 10.0));
+        assert_eq!(classes["normalize"], (0.5, 0.0));
+    }
 
     /// A fused chain's time and work meet under one key: a C = 128 block's `ffn1` run inside
     /// its `ffn2` has no key of its own, the launch's key names both and has both MACs (rows x
