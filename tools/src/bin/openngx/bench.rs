@@ -617,19 +617,21 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
     let stats = args
         .pipeline_stats
         .then(|| gpu.ctx().pipeline_statistics().map_err(|e| e.to_string()));
+    // The kinds summed per class (#14's profile by op kind against the frame's FLOPs).
+    let classes = by_class(
+        per_kind
+            .iter_mut()
+            .map(|(k, v)| (k.as_str(), median(v), macs.get(k).copied().unwrap_or(0.0))),
+    );
     if args.json {
         let stages: BTreeMap<&str, f64> = per_stage
             .iter_mut()
             .map(|(k, v)| (k.as_str(), median(v)))
             .collect();
-        let classes: BTreeMap<String, serde_json::Value> = by_class(
-            per_kind
-                .iter_mut()
-                .map(|(k, v)| (k.as_str(), median(v), macs.get(k).copied().unwrap_or(0.0))),
-        )
-        .into_iter()
-        .map(|(c, (ms, m))| (c, serde_json::json!({"ms": ms, "macs": m})))
-        .collect();
+        let classes: BTreeMap<&str, serde_json::Value> = classes
+            .iter()
+            .map(|(c, (ms, m))| (c.as_str(), serde_json::json!({"ms": ms, "macs": m})))
+            .collect();
         let kinds: BTreeMap<&str, serde_json::Value> = per_kind
             .iter_mut()
             .map(|(k, v)| {
@@ -729,11 +731,6 @@ fn run_route(args: &Args, route: Route, profiles: Profiles) -> Result<RouteRun, 
         }
         if !per_kind.is_empty() {
             println!("per op class (the kinds' medians summed, MACs, TFLOP/s):");
-            let classes = by_class(
-                per_kind
-                    .iter_mut()
-                    .map(|(k, v)| (k.as_str(), median(v), macs.get(k).copied().unwrap_or(0.0))),
-            );
             for (c, (ms, m)) in &classes {
                 if *m > 0.0 {
                     println!(
