@@ -114,6 +114,13 @@ replay_fixtures() {
         run "replay_$(basename "$fx")" 120 env OPENNGX_MODEL_DIR="$PWD/model" ./replay "$fx"
     done
 }
+# A 3-frame h25 fixture of size WxH ($1) at fx_h25_WxH, written here by the CPU reference (the
+# model synthesised first), once per call: replay_large and parity share it.
+h25_fixture() {
+    [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
+    [ -d "fx_h25_$1" ] ||
+        run "fixture_h25_$1" 300 ./openngx reference --model model --synthetic-scene --width "${1%x*}" --height "${1#*x}" --frames 3 --profile h25 --out "fx_h25_$1"
+}
 for part in "$@"; do
 case "$part" in
 life|soak)
@@ -365,14 +372,12 @@ replay_large)
     # here by the CPU reference (too large to carry), replayed by the C harness under the
     # validation layer; REPLAY_SIZE=WxH, 1920x1080 by default.
     size="${REPLAY_SIZE:-1920x1080}"
-    [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
-    run "fixture_h25_$size" 300 ./openngx reference --model model --synthetic-scene --width "${size%x*}" --height "${size#*x}" --frames 3 --profile h25 --out "fx_h25_$size"
+    h25_fixture "$size"
     run "replay_h25_$size" 240 env OPENNGX_LOG=1 OPENNGX_MODEL_DIR="$PWD/model" ./replay "fx_h25_$size"
     ;;
 parity)
     size="${PARITY_SIZE:-512x512}"
-    [ -f model/manifest.json ] || run synth_model 120 ./openngx synth-model --out model
-    run "fixture_h25_$size" 300 ./openngx reference --model model --synthetic-scene --width "${size%x*}" --height "${size#*x}" --frames 3 --profile h25 --out "fx_h25_$size"
+    h25_fixture "$size"
     run "parity_gpu_h25_$size" 300 ./openngx parity --route gpu --model model --fixture "fx_h25_$size"
     ;;
 ab)
